@@ -1,0 +1,40 @@
+/* attention.h — per-head hybrid causal attention on the CPU (full or SWA per KV head, GQA).
+ *
+ * Visibility (DESIGN.md §2): for a query at position i, a full head sees keys j <= i; an SWA head
+ * sees i - window < j <= i plus the sinks j < sinks. Softmax scale 1/sqrt(head_dim).
+ * SWA heads cost O(n_tokens * (window + sinks)); no n_tokens x n_tokens buffer is allocated.
+ */
+#ifndef BOSCH_ATTENTION_H
+#define BOSCH_ATTENTION_H
+
+#include <stdint.h>
+
+/* Prefill: q [n_tokens][n_head*head_dim], k and v [n_tokens][n_head_kv*head_dim] (positions
+ * 0..n_tokens-1, RoPE already applied), out [n_tokens][n_head*head_dim]. Query head h uses KV head
+ * h / (n_head / n_head_kv). z_row [n_head_kv]: 1 full, 0 SWA. window >= 1, sinks >= 0.
+ * Runs on all cores (OpenMP over KV head x tile of 32 queries); the result does not depend on
+ * the number of threads (each tile is computed by one thread in a fixed order). On allocation
+ * failure of a thread's ~100 KB scratch, its outputs are NaN. */
+void attn_prefill_hybrid(const float *q, const float *k, const float *v, float *out, int n_tokens, int n_head,
+                         int n_head_kv, int head_dim, const uint8_t *z_row, int window, int sinks);
+
+/* The slots of one KV head visible to a decode query: k and v are that head's cache,
+ * [cap][head_dim] row-major; the visible slots are [lo[0], hi[0]) and [lo[1], hi[1]) (an empty
+ * range has hi <= lo). Which slots are visible (window, sinks, ring order) is the caller's
+ * business (kv_cache.c); softmax does not depend on slot order. */
+typedef struct {
+    const float *k, *v;
+    int lo[2], hi[2];
+} attn_kv_span;
+
+/* Decode attention of one query position: q [n_head*head_dim] (RoPE applied, query head h uses KV
+ * head h / (n_head / n_head_kv)), spans [n_head_kv], out [n_head*head_dim]. Each KV head's slots
+ * are cut into fixed chunks of 256 processed in parallel and merged in order, so the result does
+ * not depend on the number of threads. On allocation failure out is filled with NaN. */
+void attn_decode_hybrid(const float *q, float *out, int n_head, int n_head_kv, int head_dim,
+                        const attn_kv_span *spans);
+
+/* Number of keys visible to the query at position i (for tests and cost accounting). */
+int attn_visible_keys(int i, int full, int window, int sinks);
+
+#endif

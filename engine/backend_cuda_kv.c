@@ -1,0 +1,174 @@
+/* backend_cuda_kv.c — the hybrid KV cache on the GPU and the decode step (see backend_cuda.h).
+ * Layout as kern_attn_decode wants it: per (layer, kv_head) one [n_seq][cap][head_dim] block,
+ * cap = n_ctx for a full head and min(n_ctx, sinks + window) for an SWA head (ring slots). */
+#ifdef BOSCH_HAVE_CUDA
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_cuda_internal.h"
+#include "kv_cache.h"
+
+struct cuda_kv {
+    int n_layer, n_head_kv, head_dim, n_seq, n_ctx, n_past;
+    attn_mask mask;   /* copy of the mask (z, window, sinks) */
+    float *store;     /* one device block: every head's keys, then every head's values */
+    float **d_k;      /* [n_layer*n_head_kv] device array of device pointers into store */
+    float **d_v;      /* same for values */
+    int *d_cap;       /* [n_layer*n_head_kv] slots per head and sequence */
+    uint8_t *d_z;     /* [n_layer*n_head_kv] */
+    uint64_t bytes;   /* bytes of keys and values */
+};
+
+int cuda_kv_create(cuda_kv **out, const cuda_model *g, const attn_mask *mask, int n_seq, int n_ctx, char *err,
+                   size_t errlen) {
+    const model_hparams *hp = &g->hp;
+    *out = NULL;
+    if (mask->n_layer != hp->n_layer || mask->n_head_kv != hp->n_head_kv || mask->window < 1 || mask->sinks < 0 ||
+        n_seq < 1 || n_ctx < 1) {
+        cuda_seterr(err, errlen, "cuda: KV cache: mask %d x %d (window %d, sinks %d), n_seq %d, n_ctx %d do not fit "
+                    "the model (%d x %d)", mask->n_layer, mask->n_head_kv, mask->window, mask->sinks, n_seq, n_ctx,
+                    hp->n_layer, hp->n_head_kv);
+        return -1;
+    }
+    int units = hp->n_layer * hp->n_head_kv;
+    cuda_kv *kv = calloc(1, sizeof *kv);
+    int *cap = malloc(sizeof(int) * units);
+    float **hk = malloc(sizeof(float *) * units), **hv = malloc(sizeof(float *) * units);
+    int rc = -1;
+    if (!kv || !cap || !hk || !hv || mask_copy(&kv->mask, mask)) {
+        cuda_seterr(err, errlen, "cuda: out of host memory");
+        goto done;
+    }
+    kv->n_layer = hp->n_layer, kv->n_head_kv = hp->n_head_kv, kv->head_dim = hp->head_dim;
+    kv->n_seq = n_seq, kv->n_ctx = n_ctx;
+    uint64_t slots = 0; /* per sequence, over all heads */
+    for (int u = 0; u < units; u++) {
+        int swa_cap = mask->sinks + mask->window < n_ctx ? mask->sinks + mask->window : n_ctx;
+        cap[u] = mask->z[u] == ATTN_FULL ? n_ctx : swa_cap;
+        slots += (uint64_t)cap[u];
+    }
+    uint64_t per_kind = slots * (uint64_t)n_seq * hp->head_dim; /* floats of keys (= of values) */
+    kv->bytes = 2 * per_kind * sizeof(float);
+    if (kern_malloc((void **)&kv->store, kv->bytes, err, errlen)) goto done;
+    uint64_t off = 0;
+    for (int u = 0; u < units; u++) {
+        hk[u] = kv->store + off;
+        hv[u] = kv->store + per_kind + off;
+        off += (uint64_t)n_seq * cap[u] * hp->head_dim;
+    }
+    if (kern_malloc((void **)&kv->d_k, sizeof(float *) * units, err, errlen) ||
+        kern_malloc((void **)&kv->d_v, sizeof(float *) * units, err, errlen) ||
+        kern_malloc((void **)&kv->d_cap, sizeof(int) * units, err, errlen) ||
+        kern_malloc((void **)&kv->d_z, (size_t)units, err, errlen) ||
+        kern_upload(kv->d_k, hk, sizeof(float *) * units, err, errlen) ||
+        kern_upload(kv->d_v, hv, sizeof(float *) * units, err, errlen) ||
+        kern_upload(kv->d_cap, cap, sizeof(int) * units, err, errlen) ||
+        kern_upload(kv->d_z, mask->z, (size_t)units, err, errlen))
+        goto done;
+    rc = 0;
+done:
+    free(cap);
+    free(hk);
+    free(hv);
+    if (rc) {
+        cuda_kv_free(kv);
+        return -1;
+    }
+    *out = kv;
+    return 0;
+}
+
+void cuda_kv_free(cuda_kv *kv) {
+    if (!kv) return;
+    kern_free(kv->store);
+    kern_free(kv->d_k);
+    kern_free(kv->d_v);
+    kern_free(kv->d_cap);
+    kern_free(kv->d_z);
+    if (kv->mask.z) mask_free(&kv->mask);
+    free(kv);
+}
+
+int cuda_kv_n_past(const cuda_kv *kv) { return kv->n_past; }
+uint64_t cuda_kv_bytes(const cuda_kv *kv) { return kv->bytes; }
+void cuda_kv_clear(cuda_kv *kv) { kv->n_past = 0; }
+void cuda_kv_set_n_past(cuda_kv *kv, int n_past) { kv->n_past = n_past; }
+
+static int same_mask(const attn_mask *a, const attn_mask *b) {
+    size_t n = (size_t)a->n_layer * a->n_head_kv;
+    return a->window == b->window && a->sinks == b->sinks && !memcmp(a->z, b->z, n);
+}
+
+int cuda_kv_check(const cuda_kv *kv, const attn_mask *const *masks, int n_seq, int n_tokens, char *err,
+                  size_t errlen) {
+    if (kv->n_past != 0 || n_seq != kv->n_seq || n_tokens > kv->n_ctx) {
+        cuda_seterr(err, errlen, "cuda: KV cache: prefill of %d x %d tokens needs an empty cache of %d sequences "
+                    "x >= %d positions (it has n_past %d, %d x %d)", n_seq, n_tokens, n_seq, n_tokens, kv->n_past,
+                    kv->n_seq, kv->n_ctx);
+        return -1;
+    }
+    for (int s = 0; s < n_seq; s++) {
+        int ok = masks ? same_mask(masks[s], &kv->mask) : mask_count_swa(&kv->mask) == 0;
+        if (!ok) {
+            cuda_seterr(err, errlen, "cuda: KV cache: the mask of sequence %d differs from the cache's", s);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int cuda_kv_store_prefill(cuda_kv *kv, int l, const float *d_k, const float *d_v, int n_tokens, char *err,
+                          size_t errlen) {
+    size_t u = (size_t)l * kv->n_head_kv;
+    return kern_kv_store_block(d_k, d_v, kv->d_k + u, kv->d_v + u, kv->d_cap + u, kv->d_z + u, kv->n_seq, 0,
+                               n_tokens, kv->n_head_kv, kv->head_dim, kv->mask.window, kv->mask.sinks, NULL, err,
+                               errlen);
+}
+
+#define TRY(call)                   \
+    do {                            \
+        if ((call) != 0) return -1; \
+    } while (0)
+
+/* One block of the decode step for the n_seq rows of g->x at position pos. */
+static int decode_layer(cuda_model *g, cuda_kv *kv, int l, int pos, char *err, size_t errlen) {
+    const model_hparams *hp = &g->hp;
+    int n = kv->n_seq, hd = hp->head_dim;
+    size_t u = (size_t)l * kv->n_head_kv;
+    TRY(cuda_qkv(g, l, n, err, errlen));
+    /* every row is at position pos: RoPE over one "token" of n*heads heads */
+    TRY(kern_rope(g->q, 1, n * hp->n_head, hd, hp->rope_dim, pos, hp->rope_base, hp->rope_neox, NULL, err, errlen));
+    TRY(kern_rope(g->k, 1, n * hp->n_head_kv, hd, hp->rope_dim, pos, hp->rope_base, hp->rope_neox, NULL, err,
+                  errlen));
+    TRY(kern_kv_store(g->k, g->v, kv->d_k + u, kv->d_v + u, kv->d_cap + u, kv->d_z + u, n, pos, hp->n_head_kv, hd,
+                      kv->mask.window, kv->mask.sinks, NULL, err, errlen));
+    TRY(kern_attn_decode(g->q, (const float *const *)(kv->d_k + u), (const float *const *)(kv->d_v + u),
+                         kv->d_cap + u, kv->d_z + u, g->att, n, pos, hp->n_head, hp->n_head_kv, hd, kv->mask.window,
+                         kv->mask.sinks, NULL, err, errlen));
+    return cuda_attn_out_ffn(g, l, n, err, errlen);
+}
+
+int cuda_decode(cuda_model *g, cuda_kv *kv, const int32_t *tokens, float *logits, char *err, size_t errlen) {
+    int n = kv->n_seq, pos = kv->n_past;
+    if (pos >= kv->n_ctx) {
+        cuda_seterr(err, errlen, "cuda: decode: the KV cache is full (%d positions)", kv->n_ctx);
+        return -1;
+    }
+    TRY(cuda_ensure_rows(g, n, err, errlen));
+    TRY(cuda_embed(g, tokens, n, err, errlen));
+    for (int l = 0; l < g->hp.n_layer; l++) TRY(decode_layer(g, kv, l, pos, err, errlen));
+    if (logits) {
+        int rows[CUDA_LOGIT_CHUNK];
+        for (int r0 = 0; r0 < n; r0 += CUDA_LOGIT_CHUNK) {
+            int c = n - r0 < CUDA_LOGIT_CHUNK ? n - r0 : CUDA_LOGIT_CHUNK;
+            for (int i = 0; i < c; i++) rows[i] = r0 + i;
+            TRY(cuda_logits(g, rows, c, logits + (size_t)r0 * g->hp.n_vocab, err, errlen));
+        }
+    }
+    TRY(kern_sync(NULL, err, errlen));
+    kv->n_past = pos + 1;
+    return 0;
+}
+
+#endif /* BOSCH_HAVE_CUDA */

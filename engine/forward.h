@@ -1,0 +1,56 @@
+/* forward.h — the hybrid-attention forward pass on the CPU, fp32, OpenBLAS GEMMs.
+ * Per block: x += Wo·attn(RoPE(Wq·n), RoPE(Wk·n), Wv·n) with n = RMSNorm(x) (qwen3: per-head
+ * RMSNorm on q and k before RoPE); x += Wdown·(silu(Wgate·n) * Wup·n) with n = RMSNorm(x).
+ * Layer-level entry points let the evaluator restart from any layer (prefix reuse).
+ */
+#ifndef BOSCH_FORWARD_H
+#define BOSCH_FORWARD_H
+
+#include <stdint.h>
+
+#include "kv_cache.h"
+#include "mask.h"
+#include "model.h"
+
+typedef struct forward_ws forward_ws; /* scratch buffers for up to max_tokens tokens */
+
+/* Scratch for blocks of up to max_tokens tokens (about max_tokens * (4*n_embd + 3*(n_head +
+ * 2*n_head_kv)*head_dim) floats plus a 512-token FFN chunk). NULL on OOM or bad arguments. */
+forward_ws *forward_ws_create(const model_hparams *hp, int max_tokens);
+void forward_ws_free(forward_ws *ws);
+int forward_ws_max_tokens(const forward_ws *ws);
+/* The workspace's residual stream [max_tokens][n_embd]: after forward_prefill it holds the hidden
+ * states leaving the last block (before the final RMSNorm). */
+float *forward_ws_residual(forward_ws *ws);
+
+/* x [n_tokens][n_embd] = embedding rows of tokens (ids must be < n_vocab; -1 otherwise). */
+int forward_embed(const model *m, const int32_t *tokens, int n_tokens, float *x);
+
+/* One transformer block, in place on x [n_tokens][n_embd] (x must not be ws's own scratch other
+ * than forward_ws_residual), tokens at positions pos0..pos0+n_tokens-1. mask NULL = all heads full.
+ * With kv == NULL: self-contained prefill (pos0 must be 0). With kv: the block's keys/values are
+ * stored in kv; pos0 == 0 attends within the block (prefill into an empty cache), pos0 > 0 stores
+ * and attends one position at a time through the cache (decode, or a later prefill chunk).
+ * Does not change kv->n_past. Returns 0, or -1 when n_tokens > ws capacity, pos0 != 0 without kv,
+ * or pos0 + n_tokens > kv->n_ctx. */
+int forward_layer(const model *m, int layer, const attn_mask *mask, float *x, int n_tokens, int pos0,
+                  kv_cache *kv, forward_ws *ws);
+
+/* Final RMSNorm + LM head for selected rows of x [..][n_embd] (rows[i] indexes x):
+ * logits [n_rows][n_vocab]. Only these rows reach the LM head. */
+void forward_logits(const model *m, const float *x, const int *rows, int n_rows, float *logits,
+                    forward_ws *ws);
+
+/* Whole prefill: embed, all blocks, logits for `rows` (token indexes in 0..n_tokens-1; may be
+ * NULL / 0). kv may be NULL; with kv the tokens go at positions kv->n_past.. and kv->n_past
+ * advances by n_tokens. Returns 0, or -1 (bad token id, bad row, mask shape differs from the
+ * model, n_tokens > ws capacity or past kv->n_ctx). */
+int forward_prefill(const model *m, const attn_mask *mask, const int32_t *tokens, int n_tokens,
+                    kv_cache *kv, const int *rows, int n_rows, float *logits, forward_ws *ws);
+
+/* One decode step at position kv->n_past; logits [n_vocab] (may be NULL); advances kv->n_past.
+ * Returns 0 or -1 as forward_prefill. */
+int forward_decode(const model *m, const attn_mask *mask, int32_t token, kv_cache *kv, float *logits,
+                   forward_ws *ws);
+
+#endif

@@ -1,0 +1,51 @@
+/* kv_cache.h — the hybrid KV cache (DESIGN.md §4): full heads keep every position, SWA heads a ring
+ * of `window` entries plus `sinks` fixed entries. Keys are stored after RoPE at their true
+ * positions; sinks keep theirs. fp32 storage.
+ */
+#ifndef BOSCH_KV_CACHE_H
+#define BOSCH_KV_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mask.h"
+#include "model.h"
+
+typedef struct {
+    int n_layer, n_head_kv, head_dim;
+    int n_ctx; /* maximum positions, tokens */
+    int window, sinks;
+    int n_past;     /* positions stored so far */
+    uint8_t *z;     /* [n_layer][n_head_kv] copy of the mask */
+    int *cap;       /* [n_layer][n_head_kv] slots: n_ctx (full) or min(n_ctx, sinks + window) (SWA) */
+    float **k;      /* [n_layer*n_head_kv] -> [cap][head_dim] */
+    float **v;      /* same layout as k */
+    uint64_t bytes; /* bytes allocated for k and v, equals kv_cache_bytes() */
+} kv_cache;
+
+/* Exact KV bytes for `mask` at context n_ctx: sum over (layer, kv_head) of slots x head_dim x 2
+ * (keys and values) x bytes_per_elem (4 for this fp32 cache, 2 for bf16), slots = n_ctx for a
+ * full head and min(n_ctx, sinks + window) for an SWA head (mask->window, mask->sinks).
+ * 0 on bad arguments. */
+uint64_t kv_cache_bytes(const model_hparams *hp, const attn_mask *mask, int n_ctx, int bytes_per_elem);
+
+/* Allocate for `mask` (z, window, sinks are copied) and n_ctx positions: one block of exactly
+ * kv_cache_bytes(hp, mask, n_ctx, 4) bytes, zeroed lazily (calloc). 0 or -1 (OOM, shape mismatch:
+ * mask n_layer/n_head_kv differ from hp, n_ctx < 1, window < 1, sinks < 0). */
+int kv_cache_init(kv_cache *kv, const model_hparams *hp, const attn_mask *mask, int n_ctx);
+void kv_cache_free(kv_cache *kv);
+void kv_cache_clear(kv_cache *kv); /* n_past = 0 */
+
+/* Store position `pos` of `layer`: k_row and v_row are [n_head_kv*head_dim]. An SWA head keeps
+ * positions < sinks in their own slots and later ones in a ring slot sinks + (pos-sinks) % window
+ * (overwriting the position pos - window). Positions must be stored in increasing order;
+ * pos outside [0, n_ctx) or a bad layer is ignored. Does not change n_past. */
+void kv_cache_store(kv_cache *kv, int layer, int pos, const float *k_row, const float *v_row);
+
+/* Decode attention of one query position `pos` (keys 0..pos must be stored, and pos must be the
+ * latest stored position, because an SWA ring keeps only the last `window` positions) for `layer`:
+ * q [n_head*head_dim] -> out [n_head*head_dim], visibility as in attention.h with the cache's
+ * window and sinks. Parallel over fixed chunks of slots; the result does not depend on threads. */
+void kv_cache_attend(const kv_cache *kv, int layer, int pos, const float *q, float *out, int n_head);
+
+#endif

@@ -1,0 +1,432 @@
+/* model.c — load a llama/qwen3 GGUF: hyper-parameters from `{arch}.*` keys, tensors checked
+ * for shape and dequantized to fp32 in parallel (OpenMP over row chunks). */
+#include "model.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "quant.h"
+
+#define MODEL_ALIGN 64
+/* Dequantization work unit: about this many elements, cut at row boundaries. */
+#define MODEL_CHUNK_ELEMS (1u << 18)
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static char *dup_str(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* `{arch}.{suffix}` as u32; missing keys take `def` when def >= 0, else fail. */
+static int read_u32(const gguf_file *g, const char *arch, const char *suffix, long def, int *out,
+                    char *err, size_t errlen) {
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    if (!gguf_find_kv(g, key)) {
+        if (def < 0) {
+            seterr(err, errlen, "model: %s: missing metadata key '%s'", g->path, key);
+            return -1;
+        }
+        *out = (int)def;
+        return 0;
+    }
+    uint32_t v;
+    if (gguf_get_u32(g, key, &v, err, errlen) != 0) return -1;
+    if (v > (1u << 30)) {
+        seterr(err, errlen, "model: %s: key '%s' = %u is out of range", g->path, key, v);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int read_f32(const gguf_file *g, const char *arch, const char *suffix, double def,
+                    int required, float *out, char *err, size_t errlen) {
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    if (!gguf_find_kv(g, key)) {
+        if (required) {
+            seterr(err, errlen, "model: %s: missing metadata key '%s'", g->path, key);
+            return -1;
+        }
+        *out = (float)def;
+        return 0;
+    }
+    return gguf_get_f32(g, key, out, err, errlen);
+}
+
+static int read_hparams(model *m, const char *arch, char *err, size_t errlen) {
+    const gguf_file *g = m->gguf;
+    model_hparams *hp = &m->hp;
+    if (read_u32(g, arch, "block_count", -1, &hp->n_layer, err, errlen) ||
+        read_u32(g, arch, "embedding_length", -1, &hp->n_embd, err, errlen) ||
+        read_u32(g, arch, "feed_forward_length", -1, &hp->n_ff, err, errlen) ||
+        read_u32(g, arch, "attention.head_count", -1, &hp->n_head, err, errlen) ||
+        read_u32(g, arch, "attention.head_count_kv", hp->n_head, &hp->n_head_kv, err, errlen) ||
+        read_u32(g, arch, "context_length", 0, &hp->n_ctx_train, err, errlen) ||
+        read_f32(g, arch, "rope.freq_base", 10000.0, 0, &hp->rope_base, err, errlen) ||
+        read_f32(g, arch, "attention.layer_norm_rms_epsilon", 0, 1, &hp->rms_eps, err, errlen))
+        return -1;
+    if (hp->n_layer < 1 || hp->n_embd < 1 || hp->n_ff < 1 || hp->n_head < 1 || hp->n_head_kv < 1) {
+        seterr(err, errlen,
+               "model: %s: bad shape n_layer=%d n_embd=%d n_ff=%d n_head=%d n_head_kv=%d", g->path,
+               hp->n_layer, hp->n_embd, hp->n_ff, hp->n_head, hp->n_head_kv);
+        return -1;
+    }
+    if (hp->n_head % hp->n_head_kv != 0) {
+        seterr(err, errlen, "model: %s: n_head=%d is not a multiple of n_head_kv=%d", g->path,
+               hp->n_head, hp->n_head_kv);
+        return -1;
+    }
+    if (read_u32(g, arch, "attention.key_length", hp->n_embd / hp->n_head, &hp->head_dim, err,
+                 errlen) ||
+        read_u32(g, arch, "rope.dimension_count", hp->head_dim, &hp->rope_dim, err, errlen))
+        return -1;
+    if (hp->head_dim < 2 || hp->rope_dim < 2 || hp->rope_dim > hp->head_dim || hp->rope_dim % 2) {
+        seterr(err, errlen, "model: %s: bad head_dim=%d / rope.dimension_count=%d", g->path,
+               hp->head_dim, hp->rope_dim);
+        return -1;
+    }
+    int vlen;
+    if (read_u32(g, arch, "attention.value_length", hp->head_dim, &vlen, err, errlen)) return -1;
+    if (vlen != hp->head_dim) {
+        seterr(err, errlen, "model: %s: %s.attention.value_length=%d differs from key_length=%d "
+               "(unsupported)", g->path, arch, vlen, hp->head_dim);
+        return -1;
+    }
+    if (!(hp->rms_eps > 0.0f) || !(hp->rope_base > 0.0f)) {
+        seterr(err, errlen, "model: %s: bad rms epsilon %g or rope base %g", g->path,
+               (double)hp->rms_eps, (double)hp->rope_base);
+        return -1;
+    }
+    return 0;
+}
+
+/* One tensor to dequantize into dst. */
+typedef struct {
+    const gguf_tensor *t;
+    float *dst;
+} load_job;
+
+typedef struct {
+    model *m;
+    load_job *jobs;
+    int n_jobs;
+    size_t arena_elems; /* running size of the arena, in floats */
+    char *err;
+    size_t errlen;
+} loader;
+
+static size_t round_up(size_t n) {
+    size_t a = MODEL_ALIGN / sizeof(float);
+    return (n + a - 1) / a * a;
+}
+
+static void shape_str(char *buf, size_t cap, const uint64_t *ne, int nd) {
+    size_t o = 0;
+    o += snprintf(buf + o, cap - o, "[");
+    for (int i = 0; i < nd && o < cap; i++)
+        o += snprintf(buf + o, cap - o, "%s%llu", i ? ", " : "", (unsigned long long)ne[i]);
+    if (o < cap) snprintf(buf + o, cap - o, "]");
+}
+
+/* Check tensor `name` exists (unless optional) with GGUF shape ne0 x ne1 (ne1 = 1 for vectors) and
+ * a supported type; reserve its place in the arena. *slot receives the arena offset + 1 (0: absent). */
+static int plan_tensor(loader *ld, const char *name, uint64_t ne0, uint64_t ne1, int optional,
+                       size_t *slot) {
+    const gguf_file *g = ld->m->gguf;
+    const gguf_tensor *t = gguf_find_tensor(g, name);
+    *slot = 0;
+    if (!t) {
+        if (optional) return 0;
+        seterr(ld->err, ld->errlen, "model: %s: missing tensor '%s'", g->path, name);
+        return -1;
+    }
+    uint64_t want[2] = {ne0, ne1};
+    int ok = t->ne[0] == ne0 && t->ne[1] == ne1 && t->ne[2] == 1 && t->ne[3] == 1;
+    if (!ok) {
+        char ws[64], hs[96];
+        shape_str(ws, sizeof ws, want, ne1 == 1 ? 1 : 2);
+        shape_str(hs, sizeof hs, t->ne, t->n_dims ? (int)t->n_dims : 1);
+        seterr(ld->err, ld->errlen, "model: %s: tensor '%s': expected shape %s, got %s", g->path,
+               name, ws, hs);
+        return -1;
+    }
+    if (!quant_type_supported(t->type)) {
+        seterr(ld->err, ld->errlen, "model: %s: tensor '%s': unsupported type %u", g->path, name,
+               t->type);
+        return -1;
+    }
+    ld->jobs[ld->n_jobs].t = t;
+    ld->jobs[ld->n_jobs].dst = NULL;
+    ld->n_jobs++;
+    *slot = ld->arena_elems + 1;
+    ld->arena_elems += round_up((size_t)(ne0 * ne1));
+    return 0;
+}
+
+/* Slots of every tensor, as arena offsets + 1 (0 = absent), resolved to pointers after allocation. */
+typedef struct {
+    size_t attn_norm, wq, wk, wv, wo, q_norm, k_norm, ffn_norm, w_gate, w_up, w_down;
+} layer_slots;
+
+static int plan_all(loader *ld, size_t *tok, size_t *onorm, size_t *out, layer_slots *ls) {
+    const model_hparams *hp = &ld->m->hp;
+    uint64_t E = hp->n_embd, F = hp->n_ff, V = hp->n_vocab;
+    uint64_t Q = (uint64_t)hp->n_head * hp->head_dim, KV = (uint64_t)hp->n_head_kv * hp->head_dim;
+    int qk_norm = hp->arch == MODEL_ARCH_QWEN3;
+    char name[96];
+    if (plan_tensor(ld, "token_embd.weight", E, V, 0, tok) ||
+        plan_tensor(ld, "output_norm.weight", E, 1, 0, onorm) ||
+        plan_tensor(ld, "output.weight", E, V, 1, out))
+        return -1;
+#define PLAN(field, suffix, a, b, opt)                                                    \
+    do {                                                                                  \
+        snprintf(name, sizeof name, "blk.%d.%s.weight", l, suffix);                       \
+        if (plan_tensor(ld, name, a, b, opt, &ls[l].field)) return -1;                    \
+    } while (0)
+    for (int l = 0; l < hp->n_layer; l++) {
+        /* order matters: wq|wk|wv and w_gate|w_up are laid out back to back (fused GEMMs) */
+        PLAN(attn_norm, "attn_norm", E, 1, 0);
+        PLAN(wq, "attn_q", E, Q, 0);
+        PLAN(wk, "attn_k", E, KV, 0);
+        PLAN(wv, "attn_v", E, KV, 0);
+        PLAN(wo, "attn_output", Q, E, 0);
+        if (qk_norm) {
+            PLAN(q_norm, "attn_q_norm", hp->head_dim, 1, 0);
+            PLAN(k_norm, "attn_k_norm", hp->head_dim, 1, 0);
+        }
+        PLAN(ffn_norm, "ffn_norm", E, 1, 0);
+        PLAN(w_gate, "ffn_gate", E, F, 0);
+        PLAN(w_up, "ffn_up", E, F, 0);
+        PLAN(w_down, "ffn_down", F, E, 0);
+    }
+#undef PLAN
+    return 0;
+}
+
+/* Dequantize every job in parallel, in chunks of whole rows. Returns 0 or -1. */
+static int dequantize_all(loader *ld) {
+    /* count chunks */
+    size_t n_chunks = 0;
+    for (int j = 0; j < ld->n_jobs; j++) {
+        const gguf_tensor *t = ld->jobs[j].t;
+        uint64_t rows_per = MODEL_CHUNK_ELEMS / t->ne[0];
+        if (rows_per < 1) rows_per = 1;
+        n_chunks += (t->ne[1] + rows_per - 1) / rows_per;
+    }
+    int *c_job = malloc(sizeof(int) * n_chunks);
+    uint64_t *c_row = malloc(sizeof(uint64_t) * n_chunks);
+    if (!c_job || !c_row) {
+        free(c_job);
+        free(c_row);
+        seterr(ld->err, ld->errlen, "model: %s: out of memory", ld->m->path);
+        return -1;
+    }
+    size_t c = 0;
+    for (int j = 0; j < ld->n_jobs; j++) {
+        const gguf_tensor *t = ld->jobs[j].t;
+        uint64_t rows_per = MODEL_CHUNK_ELEMS / t->ne[0];
+        if (rows_per < 1) rows_per = 1;
+        for (uint64_t r = 0; r < t->ne[1]; r += rows_per, c++) {
+            c_job[c] = j;
+            c_row[c] = r;
+        }
+    }
+    int failed = -1;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t i = 0; i < n_chunks; i++) {
+        const load_job *jb = &ld->jobs[c_job[i]];
+        const gguf_tensor *t = jb->t;
+        uint64_t rows_per = MODEL_CHUNK_ELEMS / t->ne[0];
+        if (rows_per < 1) rows_per = 1;
+        uint64_t r0 = c_row[i], n_rows = t->ne[1] - r0 < rows_per ? t->ne[1] - r0 : rows_per;
+        size_t rb = quant_row_bytes(t->type, t->ne[0]);
+        const uint8_t *src = (const uint8_t *)t->data + r0 * rb;
+        if (quant_dequantize(t->type, src, jb->dst + r0 * t->ne[0], n_rows * t->ne[0]) != 0) {
+#pragma omp critical
+            failed = c_job[i];
+        }
+    }
+    free(c_job);
+    free(c_row);
+    if (failed >= 0) {
+        const gguf_tensor *t = ld->jobs[failed].t;
+        seterr(ld->err, ld->errlen, "model: %s: tensor '%.*s': cannot dequantize type %s",
+               ld->m->path, (int)t->name.len, t->name.ptr, quant_type_name(t->type));
+        return -1;
+    }
+    return 0;
+}
+
+static float *arena_at(model *m, size_t slot) { return slot ? m->arena + (slot - 1) : NULL; }
+
+static int load_weights(model *m, char *err, size_t errlen) {
+    const model_hparams *hp = &m->hp;
+    int max_jobs = 3 + 11 * hp->n_layer;
+    layer_slots *ls = calloc((size_t)hp->n_layer, sizeof *ls);
+    loader ld = {m, calloc((size_t)max_jobs, sizeof(load_job)), 0, 0, err, errlen};
+    m->layers = calloc((size_t)hp->n_layer, sizeof(model_layer));
+    int rc = -1;
+    size_t s_tok, s_onorm, s_out;
+    if (!ls || !ld.jobs || !m->layers) {
+        seterr(err, errlen, "model: %s: out of memory", m->path);
+        goto done;
+    }
+    if (plan_all(&ld, &s_tok, &s_onorm, &s_out, ls)) goto done;
+    if (ld.arena_elems > SIZE_MAX / sizeof(float) ||
+        !(m->arena = aligned_alloc(MODEL_ALIGN, ld.arena_elems * sizeof(float)))) {
+        seterr(err, errlen, "model: %s: out of memory for %zu MiB of fp32 weights", m->path,
+               ld.arena_elems * sizeof(float) >> 20);
+        goto done;
+    }
+    m->arena_bytes = ld.arena_elems * sizeof(float);
+    /* resolve job destinations in plan order */
+    {
+        size_t off = 0;
+        for (int j = 0; j < ld.n_jobs; j++) {
+            ld.jobs[j].dst = m->arena + off;
+            off += round_up((size_t)(ld.jobs[j].t->ne[0] * ld.jobs[j].t->ne[1]));
+        }
+    }
+    m->tok_embd = arena_at(m, s_tok);
+    m->output_norm = arena_at(m, s_onorm);
+    m->output = s_out ? arena_at(m, s_out) : m->tok_embd;
+    for (int l = 0; l < hp->n_layer; l++) {
+        model_layer *L = &m->layers[l];
+        L->attn_norm = arena_at(m, ls[l].attn_norm);
+        L->wq = arena_at(m, ls[l].wq);
+        L->wk = arena_at(m, ls[l].wk);
+        L->wv = arena_at(m, ls[l].wv);
+        L->wo = arena_at(m, ls[l].wo);
+        L->q_norm = arena_at(m, ls[l].q_norm);
+        L->k_norm = arena_at(m, ls[l].k_norm);
+        L->ffn_norm = arena_at(m, ls[l].ffn_norm);
+        L->w_gate = arena_at(m, ls[l].w_gate);
+        L->w_up = arena_at(m, ls[l].w_up);
+        L->w_down = arena_at(m, ls[l].w_down);
+    }
+    rc = dequantize_all(&ld);
+done:
+    free(ls);
+    free(ld.jobs);
+    return rc;
+}
+
+/* Q, K, V weights contiguous (one GEMM for all three) and gate, up contiguous. */
+static void check_fusion(model *m) {
+    const model_hparams *hp = &m->hp;
+    size_t q = (size_t)hp->n_head * hp->head_dim * hp->n_embd;
+    size_t kv = (size_t)hp->n_head_kv * hp->head_dim * hp->n_embd;
+    size_t ff = (size_t)hp->n_ff * hp->n_embd;
+    m->fused_qkv = m->fused_gate_up = 1;
+    for (int l = 0; l < hp->n_layer; l++) {
+        const model_layer *L = &m->layers[l];
+        if (L->wk != L->wq + q || L->wv != L->wk + kv) m->fused_qkv = 0;
+        if (L->w_up != L->w_gate + ff) m->fused_gate_up = 0;
+    }
+}
+
+int model_load(model **out, const char *path, char *err, size_t errlen) {
+    double t0 = now_s();
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        seterr(err, errlen,
+               "model: %s: %s; run scripts/setup to download the default model "
+               "(SmolLM2-135M-Instruct Q4_1) into models/, or pass another GGUF path",
+               path, strerror(errno));
+        return -1;
+    }
+    model *m = calloc(1, sizeof *m);
+    if (!m || !(m->path = dup_str(path))) {
+        free(m);
+        seterr(err, errlen, "model: %s: out of memory", path);
+        return -1;
+    }
+    char *arch = NULL;
+    if (gguf_open(&m->gguf, path, err, errlen) != 0) goto fail;
+    if (gguf_get_str(m->gguf, "general.architecture", &arch, err, errlen) != 0) goto fail;
+    if (!strcmp(arch, "llama")) {
+        m->hp.arch = MODEL_ARCH_LLAMA;
+        m->hp.rope_neox = 0;
+    } else if (!strcmp(arch, "qwen3")) {
+        m->hp.arch = MODEL_ARCH_QWEN3;
+        m->hp.rope_neox = 1;
+    } else {
+        seterr(err, errlen,
+               "model: %s: unsupported architecture '%s' (supported: llama, qwen3)", path, arch);
+        goto fail;
+    }
+    if (read_hparams(m, arch, err, errlen) != 0) goto fail;
+    const gguf_tensor *te = gguf_find_tensor(m->gguf, "token_embd.weight");
+    if (!te) {
+        seterr(err, errlen, "model: %s: missing tensor 'token_embd.weight'", path);
+        goto fail;
+    }
+    if (te->ne[1] < 1 || te->ne[1] > (1u << 24)) {
+        seterr(err, errlen, "model: %s: tensor 'token_embd.weight': bad vocabulary size %llu", path,
+               (unsigned long long)te->ne[1]);
+        goto fail;
+    }
+    m->hp.n_vocab = (int)te->ne[1];
+    if (gguf_find_kv(m->gguf, "general.name")) {
+        if (gguf_get_str(m->gguf, "general.name", &m->name, err, errlen) != 0) goto fail;
+    } else {
+        const char *b = strrchr(path, '/');
+        if (!(m->name = dup_str(b ? b + 1 : path))) goto fail;
+    }
+    if (tokenizer_load(&m->tok, m->gguf, err, errlen) != 0) goto fail;
+    if (tokenizer_n_vocab(m->tok) > m->hp.n_vocab) {
+        seterr(err, errlen, "model: %s: tokenizer has %d tokens but token_embd has %d rows", path,
+               tokenizer_n_vocab(m->tok), m->hp.n_vocab);
+        goto fail;
+    }
+    if (load_weights(m, err, errlen) != 0) goto fail;
+    check_fusion(m);
+    free(arch);
+    m->load_s = now_s() - t0;
+    *out = m;
+    return 0;
+fail:
+    free(arch);
+    model_free(m);
+    return -1;
+}
+
+void model_free(model *m) {
+    if (!m) return;
+    free(m->arena);
+    free(m->layers);
+    if (m->tok) tokenizer_free(m->tok);
+    if (m->gguf) gguf_close(m->gguf);
+    free(m->name);
+    free(m->path);
+    free(m);
+}
+
+uint64_t model_file_bytes(const model *m) {
+    uint64_t b = 0;
+    for (uint64_t i = 0; i < m->gguf->n_tensors; i++) b += m->gguf->tensors[i].n_bytes;
+    return b;
+}

@@ -1,0 +1,480 @@
+/* tokenizer.c — byte-level BPE from tokenizer.ggml.* (see tokenizer.h).
+ *
+ * Loading (vocabulary, merges, special and end-of-generation tokens), lookups and decoding;
+ * encoding is in tokenizer_bpe.c, the chat template in tokenizer_chat.c. token text → id and
+ * merge pair → rank are open-addressing hash tables.
+ */
+#include "tokenizer.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pretokenize.h"
+#include "tokenizer_internal.h"
+#include "unicode.h"
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- hash tables ---------------------------------------------------------------------------- */
+
+static uint64_t hash_bytes(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h ^ (h >> 29);
+}
+
+static uint64_t hash_pair(uint64_t key) {
+    key ^= key >> 31; /* splitmix64 finalizer */
+    key *= 0x7fb5d329728ea185ull;
+    key ^= key >> 27;
+    key *= 0x81dadef4bc2dd44dull;
+    return key ^ (key >> 33);
+}
+
+static uint32_t table_size(uint64_t n) {
+    uint32_t cap = 16;
+    while (cap < 2 * n) cap <<= 1;
+    return cap;
+}
+
+static int32_t lookup_text(const tokenizer *t, const char *s, size_t n) {
+    uint32_t i = (uint32_t)hash_bytes(s, n) & t->tok_mask;
+    for (;; i = (i + 1) & t->tok_mask) {
+        int32_t id = t->tok_slots[i];
+        if (id < 0) return -1;
+        if (t->text_len[id] == n && memcmp(tok_text(t, id), s, n) == 0) return id;
+    }
+}
+
+/* Insert id under its text; a later token with the same text replaces the earlier (llama.cpp). */
+static void insert_text(tokenizer *t, int32_t id) {
+    uint32_t n = t->text_len[id];
+    uint32_t i = (uint32_t)hash_bytes(tok_text(t, id), n) & t->tok_mask;
+    for (;; i = (i + 1) & t->tok_mask) {
+        int32_t other = t->tok_slots[i];
+        if (other < 0 || (t->text_len[other] == n && memcmp(tok_text(t, other), tok_text(t, id), n) == 0)) {
+            t->tok_slots[i] = id;
+            return;
+        }
+    }
+}
+
+const merge_slot *tokenizer_lookup_merge(const tokenizer *t, int32_t a, int32_t b) {
+    uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+    uint32_t i = (uint32_t)hash_pair(key) & t->merge_mask;
+    for (;; i = (i + 1) & t->merge_mask) {
+        const merge_slot *s = &t->merge_slots[i];
+        if (s->rank < 0) return NULL;
+        if (s->key == key) return s;
+    }
+}
+
+/* Insert unless the pair is already there (the first, lowest rank wins, as in llama.cpp). */
+static void insert_merge(tokenizer *t, int32_t a, int32_t b, int32_t rank, int32_t result) {
+    uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+    uint32_t i = (uint32_t)hash_pair(key) & t->merge_mask;
+    for (;; i = (i + 1) & t->merge_mask) {
+        merge_slot *s = &t->merge_slots[i];
+        if (s->rank < 0) {
+            s->key = key, s->rank = rank, s->result = result;
+            return;
+        }
+        if (s->key == key) return;
+    }
+}
+
+/* ---- loading -------------------------------------------------------------------------------- */
+
+/* Bytes a normal token stands for: its text with the GPT-2 byte mapping undone (code points
+ * outside the mapping are kept as UTF-8). Writes into out (capacity >= n), returns the length. */
+static size_t unmap_bytes(const char *s, size_t n, char *out) {
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t k = unicode_utf8_decode(s + i, n - i, &cp);
+        int b = unicode_cpt_to_byte(cp);
+        if (b >= 0) {
+            out[o++] = (char)b;
+        } else {
+            memcpy(out + o, s + i, k);
+            o += k;
+        }
+        i += k;
+    }
+    return o;
+}
+
+static int hexval(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+/* "<0xAB>" → 0xAB, else -1. */
+static int byte_token_value(const char *s, size_t n) {
+    if (n != 6 || memcmp(s, "<0x", 3) != 0 || s[5] != '>') return -1;
+    int hi = hexval(s[3]), lo = hexval(s[4]);
+    return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+static int load_vocab(tokenizer *t, const gguf_file *g, char *err, size_t errlen) {
+    gguf_str *tokens = NULL;
+    int32_t *types = NULL;
+    uint64_t n = 0, n_types = 0;
+    if (gguf_get_str_array(g, "tokenizer.ggml.tokens", &tokens, &n, err, errlen) != 0) return -1;
+    if (n == 0 || n > INT32_MAX / 2) {
+        set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.tokens: bad count %llu", g->path,
+                (unsigned long long)n);
+        free(tokens);
+        return -1;
+    }
+    if (gguf_find_kv(g, "tokenizer.ggml.token_type")) {
+        if (gguf_get_i32_array(g, "tokenizer.ggml.token_type", &types, &n_types, err, errlen) != 0) {
+            free(tokens);
+            return -1;
+        }
+        if (n_types != n) {
+            set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.token_type has %llu entries, tokens %llu",
+                    g->path, (unsigned long long)n_types, (unsigned long long)n);
+            free(tokens);
+            free(types);
+            return -1;
+        }
+    }
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < n; i++) total += tokens[i].len + 1;
+    if (total > UINT32_MAX) {
+        set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.tokens: %llu bytes of text", g->path,
+                (unsigned long long)total);
+        free(tokens);
+        free(types);
+        return -1;
+    }
+    t->n_vocab = (int32_t)n;
+    t->text = malloc(total);
+    t->piece = malloc(total);
+    t->text_off = malloc(n * sizeof(uint32_t));
+    t->text_len = malloc(n * sizeof(uint32_t));
+    t->piece_off = malloc(n * sizeof(uint32_t));
+    t->piece_len = malloc(n * sizeof(uint32_t));
+    t->type = malloc(n);
+    t->tok_mask = table_size(n) - 1;
+    t->tok_slots = malloc(((size_t)t->tok_mask + 1) * sizeof(int32_t));
+    if (!t->text || !t->piece || !t->text_off || !t->text_len || !t->piece_off || !t->piece_len || !t->type ||
+        !t->tok_slots) {
+        set_err(err, errlen, "tokenizer: %s: out of memory for %llu tokens", g->path, (unsigned long long)n);
+        free(tokens);
+        free(types);
+        return -1;
+    }
+    memset(t->tok_slots, 0xff, ((size_t)t->tok_mask + 1) * sizeof(int32_t));
+    uint32_t off = 0, poff = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        int ty = types ? types[i] : TOKEN_NORMAL;
+        if (ty < 0 || ty > TOKEN_BYTE) {
+            set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.token_type[%llu] = %d is not a known type",
+                    g->path, (unsigned long long)i, ty);
+            free(tokens);
+            free(types);
+            return -1;
+        }
+        if (ty == 0) ty = TOKEN_NORMAL; /* undefined: treat as normal */
+        t->type[i] = (uint8_t)ty;
+        const char *s = tokens[i].ptr;
+        size_t len = tokens[i].len;
+        memcpy(t->text + off, s, len);
+        t->text[off + len] = 0;
+        t->text_off[i] = off, t->text_len[i] = (uint32_t)len;
+        off += (uint32_t)len + 1;
+        /* decoded bytes */
+        size_t plen = 0;
+        int bv = byte_token_value(s, len);
+        if (ty == TOKEN_NORMAL) {
+            plen = unmap_bytes(s, len, t->piece + poff);
+        } else if (ty == TOKEN_BYTE && bv >= 0) {
+            t->piece[poff] = (char)bv;
+            plen = 1;
+        } else if (ty == TOKEN_CONTROL || ty == TOKEN_USER) {
+            memcpy(t->piece + poff, s, len);
+            plen = len;
+        }
+        t->piece_off[i] = poff, t->piece_len[i] = (uint32_t)plen;
+        poff += (uint32_t)plen;
+        insert_text(t, (int32_t)i);
+    }
+    free(tokens);
+    free(types);
+    return 0;
+}
+
+static int load_merges(tokenizer *t, const gguf_file *g, char *err, size_t errlen) {
+    gguf_str *merges = NULL;
+    uint64_t n = 0;
+    if (gguf_get_str_array(g, "tokenizer.ggml.merges", &merges, &n, err, errlen) != 0) return -1;
+    if (n > INT32_MAX / 4) {
+        set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.merges: bad count %llu", g->path,
+                (unsigned long long)n);
+        free(merges);
+        return -1;
+    }
+    t->merge_mask = table_size(n) - 1;
+    t->merge_slots = malloc(((size_t)t->merge_mask + 1) * sizeof(merge_slot));
+    size_t maxlen = 0;
+    for (uint64_t i = 0; i < n; i++) maxlen = merges[i].len > maxlen ? merges[i].len : maxlen;
+    char *buf = malloc(maxlen + 1);
+    if (!t->merge_slots || !buf) {
+        set_err(err, errlen, "tokenizer: %s: out of memory for %llu merges", g->path, (unsigned long long)n);
+        free(merges);
+        free(buf);
+        return -1;
+    }
+    for (size_t i = 0; i <= t->merge_mask; i++) t->merge_slots[i].rank = -1;
+    for (uint64_t i = 0; i < n; i++) {
+        const char *s = merges[i].ptr;
+        size_t len = merges[i].len;
+        const char *sp = len > 1 ? memchr(s + 1, ' ', len - 1) : NULL;
+        if (!sp) {
+            set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.merges[%llu] = '%.*s' is not 'a b'", g->path,
+                    (unsigned long long)i, (int)(len > 64 ? 64 : len), s);
+            free(merges);
+            free(buf);
+            return -1;
+        }
+        size_t la = (size_t)(sp - s), lb = len - la - 1;
+        int32_t a = lookup_text(t, s, la), b = lookup_text(t, sp + 1, lb);
+        memcpy(buf, s, la);
+        memcpy(buf + la, sp + 1, lb);
+        int32_t r = lookup_text(t, buf, la + lb);
+        if (a < 0 || b < 0 || r < 0) {
+            t->n_merges_skipped++; /* a merge that cannot produce a vocabulary token */
+            continue;
+        }
+        insert_merge(t, a, b, (int32_t)i, r);
+    }
+    free(merges);
+    free(buf);
+    return 0;
+}
+
+/* Optional token id key: -1 when absent; error when present but out of range. */
+static int load_token_id(const gguf_file *g, const char *key, int32_t n_vocab, int32_t *out, char *err,
+                         size_t errlen) {
+    *out = -1;
+    if (!gguf_find_kv(g, key)) return 0;
+    uint32_t v;
+    if (gguf_get_u32(g, key, &v, err, errlen) != 0) return -1;
+    if (v >= (uint32_t)n_vocab) {
+        set_err(err, errlen, "tokenizer: %s: %s = %u is outside the vocabulary (%d tokens)", g->path, key, v,
+                n_vocab);
+        return -1;
+    }
+    *out = (int32_t)v;
+    return 0;
+}
+
+typedef struct {
+    uint32_t len;
+    int32_t id;
+} special_key;
+
+/* Longest text first, then lower id. */
+static int cmp_special(const void *pa, const void *pb) {
+    const special_key *a = pa, *b = pb;
+    if (a->len != b->len) return a->len > b->len ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int setup_specials(tokenizer *t) {
+    size_t n = 0;
+    for (int32_t i = 0; i < t->n_vocab; i++)
+        n += (t->type[i] == TOKEN_CONTROL || t->type[i] == TOKEN_USER) && t->text_len[i] > 0;
+    special_key *keys = malloc((n ? n : 1) * sizeof(special_key));
+    t->special = malloc((n ? n : 1) * sizeof(int32_t));
+    if (!keys || !t->special) {
+        free(keys);
+        return -1;
+    }
+    t->n_special = 0;
+    for (int32_t i = 0; i < t->n_vocab; i++) {
+        if ((t->type[i] == TOKEN_CONTROL || t->type[i] == TOKEN_USER) && t->text_len[i] > 0) {
+            keys[t->n_special].len = t->text_len[i];
+            keys[t->n_special++].id = i;
+            t->special_first[(unsigned char)tok_text(t, i)[0]] = 1;
+        }
+    }
+    qsort(keys, t->n_special, sizeof(special_key), cmp_special);
+    for (size_t i = 0; i < t->n_special; i++) t->special[i] = keys[i].id;
+    free(keys);
+    return 0;
+}
+
+/* End-of-generation tokens: eos, eot/eom ids, and control tokens with the usual end texts. */
+static int setup_eog(tokenizer *t, const gguf_file *g, char *err, size_t errlen) {
+    static const char *const end_texts[] = {"<|endoftext|>", "<|im_end|>",    "<|eot_id|>",      "<|eom_id|>",
+                                            "<|end|>",       "<end_of_turn>", "<|end_of_text|>", "<EOT>"};
+    t->eog = calloc((size_t)t->n_vocab, 1);
+    if (!t->eog) {
+        set_err(err, errlen, "tokenizer: %s: out of memory", g->path);
+        return -1;
+    }
+    if (t->eos >= 0) t->eog[t->eos] = 1;
+    static const char *const keys[] = {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"};
+    for (size_t k = 0; k < 2; k++) {
+        int32_t id;
+        if (load_token_id(g, keys[k], t->n_vocab, &id, err, errlen) != 0) return -1;
+        if (id >= 0) t->eog[id] = 1;
+    }
+    for (size_t k = 0; k < sizeof(end_texts) / sizeof(end_texts[0]); k++) {
+        int32_t id = lookup_text(t, end_texts[k], strlen(end_texts[k]));
+        if (id >= 0 && t->type[id] == TOKEN_CONTROL) t->eog[id] = 1;
+    }
+    return 0;
+}
+
+int tokenizer_load_pre(tokenizer **out, const gguf_file *g, const char *pre, char *err, size_t errlen) {
+    *out = NULL;
+    tokenizer *t = calloc(1, sizeof(*t));
+    char *model = NULL, *pre_file = NULL, *tmpl = NULL;
+    int rc = -1;
+    if (!t) {
+        set_err(err, errlen, "tokenizer: %s: out of memory", g->path);
+        return -1;
+    }
+    if (gguf_get_str(g, "tokenizer.ggml.model", &model, err, errlen) != 0) goto done;
+    if (strcmp(model, "gpt2") != 0) {
+        set_err(err, errlen,
+                "tokenizer: %s: tokenizer.ggml.model is '%s'; only 'gpt2' (byte-level BPE) is supported",
+                g->path, model);
+        goto done;
+    }
+    if (!pre) {
+        if (gguf_get_str(g, "tokenizer.ggml.pre", &pre_file, err, errlen) != 0) goto done;
+        pre = pre_file;
+    }
+    if (pretok_kind_from_name(pre, &t->pre) != 0) {
+        set_err(err, errlen,
+                "tokenizer: %s: tokenizer.ggml.pre is '%s'; known: gpt2, smollm (starcoder, refact, "
+                "command-r, codeshell, exaone, minerva), qwen2 (deepseek-r1-qwen)",
+                g->path, pre);
+        goto done;
+    }
+    snprintf(t->pre_name, sizeof(t->pre_name), "%s", pre);
+    if (load_vocab(t, g, err, errlen) != 0 || load_merges(t, g, err, errlen) != 0) goto done;
+    if (load_token_id(g, "tokenizer.ggml.bos_token_id", t->n_vocab, &t->bos, err, errlen) != 0 ||
+        load_token_id(g, "tokenizer.ggml.eos_token_id", t->n_vocab, &t->eos, err, errlen) != 0)
+        goto done;
+    /* A byte whose code point is not a token is dropped when encoded, as llama.cpp does (and
+     * Hugging Face's BPE without unk_token); SmolLM2 lacks e.g. 0x04, 0x1D, 0xC0, 0xF5..0xFF.
+     * Byte tokens "<0xXX>" (type 6) are decoded but, as in llama.cpp's BPE, not used to encode. */
+    for (int b = 0; b < 256; b++) {
+        char s[4];
+        size_t n = unicode_utf8_encode(unicode_byte_to_cpt((uint8_t)b), s);
+        t->byte_token[b] = lookup_text(t, s, n);
+    }
+    if (setup_specials(t) != 0) {
+        set_err(err, errlen, "tokenizer: %s: out of memory", g->path);
+        goto done;
+    }
+    if (setup_eog(t, g, err, errlen) != 0) goto done;
+    if (gguf_find_kv(g, "tokenizer.chat_template") &&
+        gguf_get_str(g, "tokenizer.chat_template", &tmpl, err, errlen) != 0)
+        goto done;
+    if (tokenizer_chat_setup(t, tmpl) != 0) {
+        set_err(err, errlen, "tokenizer: %s: out of memory", g->path);
+        goto done;
+    }
+    rc = 0;
+done:
+    free(model);
+    free(pre_file);
+    free(tmpl);
+    if (rc == 0)
+        *out = t;
+    else
+        tokenizer_free(t);
+    return rc;
+}
+
+int tokenizer_load(tokenizer **out, const gguf_file *g, char *err, size_t errlen) {
+    return tokenizer_load_pre(out, g, NULL, err, errlen);
+}
+
+void tokenizer_free(tokenizer *t) {
+    if (!t) return;
+    free(t->text);
+    free(t->text_off);
+    free(t->text_len);
+    free(t->piece);
+    free(t->piece_off);
+    free(t->piece_len);
+    free(t->type);
+    free(t->eog);
+    free(t->tok_slots);
+    free(t->merge_slots);
+    free(t->special);
+    free(t->chat_default_system);
+    free(t);
+}
+
+int tokenizer_n_vocab(const tokenizer *t) {
+    return t->n_vocab;
+}
+
+int32_t tokenizer_bos(const tokenizer *t) {
+    return t->bos;
+}
+
+int32_t tokenizer_eos(const tokenizer *t) {
+    return t->eos;
+}
+
+int tokenizer_is_eog(const tokenizer *t, int32_t id) {
+    return id >= 0 && id < t->n_vocab && t->eog[id];
+}
+
+const char *tokenizer_pre_name(const tokenizer *t) {
+    return t->pre_name;
+}
+
+int tokenizer_token_type(const tokenizer *t, int32_t id) {
+    return id >= 0 && id < t->n_vocab ? t->type[id] : -1;
+}
+
+const char *tokenizer_token_text(const tokenizer *t, int32_t id) {
+    return id >= 0 && id < t->n_vocab ? tok_text(t, id) : NULL;
+}
+
+int32_t tokenizer_find(const tokenizer *t, const char *text) {
+    return lookup_text(t, text, strlen(text));
+}
+
+/* ---- decoding ------------------------------------------------------------------------------- */
+
+size_t tokenizer_token_bytes(const tokenizer *t, int32_t id, int show_special, char *buf, size_t cap) {
+    if (id < 0 || id >= t->n_vocab) return 0;
+    if (t->type[id] == TOKEN_CONTROL && !show_special) return 0;
+    size_t n = t->piece_len[id];
+    if (buf && cap) memcpy(buf, t->piece + t->piece_off[id], n < cap ? n : cap);
+    return n;
+}
+
+char *tokenizer_decode(const tokenizer *t, const int32_t *tokens, size_t n_tokens, int show_special) {
+    size_t total = 0;
+    for (size_t i = 0; i < n_tokens; i++) total += tokenizer_token_bytes(t, tokens[i], show_special, NULL, 0);
+    char *out = malloc(total + 1);
+    if (!out) return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < n_tokens; i++)
+        o += tokenizer_token_bytes(t, tokens[i], show_special, out + o, total - o);
+    out[o] = 0;
+    return out;
+}

@@ -1,0 +1,73 @@
+/* tokenizer_internal.h — the tokenizer's data, shared by tokenizer.c and tokenizer_chat.c only. */
+#ifndef BOSCH_TOKENIZER_INTERNAL_H
+#define BOSCH_TOKENIZER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pretokenize.h"
+
+/* Merge pair (left id << 32 | right id) → rank (its index in tokenizer.ggml.merges; -1 = empty
+ * slot) and the id of the merged token. */
+typedef struct {
+    uint64_t key;
+    int32_t rank;
+    int32_t result;
+} merge_slot;
+
+struct tokenizer {
+    int32_t n_vocab;
+    char *text;          /* token texts as stored in the GGUF, each NUL-terminated */
+    uint32_t *text_off;  /* [n_vocab] offset of each text in `text` */
+    uint32_t *text_len;  /* [n_vocab] bytes, without the NUL */
+    char *piece;         /* the bytes each token decodes to (byte mapping undone) */
+    uint32_t *piece_off; /* [n_vocab] */
+    uint32_t *piece_len; /* [n_vocab] */
+    uint8_t *type;       /* [n_vocab] tokenizer.ggml.token_type (0 read as 1, normal) */
+    uint8_t *eog;        /* [n_vocab] 1 = end of generation */
+
+    int32_t *tok_slots; /* open-addressing table text → id, -1 = empty; size tok_mask + 1 */
+    uint32_t tok_mask;
+    merge_slot *merge_slots; /* open-addressing table pair → merge; size merge_mask + 1 */
+    uint32_t merge_mask;
+    uint64_t n_merges_skipped; /* merges whose parts or result are not in the vocabulary */
+
+    int32_t byte_token[256]; /* token of each single byte (its GPT-2 code point), -1 none */
+    pretok_kind pre;
+    char pre_name[32];
+
+    int32_t *special; /* control and user-defined token ids, longest text first */
+    size_t n_special;
+    uint8_t special_first[256]; /* 1 when some special token text starts with this byte */
+
+    int32_t bos, eos; /* -1 when absent */
+
+    int chat_chatml;           /* tokenizer.chat_template is ChatML (<|im_start|>role\n...<|im_end|>) */
+    char *chat_default_system; /* default system prompt parsed from the template, or NULL */
+    char chat_problem[160];    /* why chat is unavailable, when !chat_chatml */
+};
+
+/* tokenizer.ggml.token_type values. */
+enum {
+    TOKEN_NORMAL = 1,
+    TOKEN_UNKNOWN = 2,
+    TOKEN_CONTROL = 3,
+    TOKEN_USER = 4,
+    TOKEN_UNUSED = 5,
+    TOKEN_BYTE = 6
+};
+
+/* Text of token id as stored in the GGUF (NUL-terminated). */
+static inline const char *tok_text(const struct tokenizer *t, int32_t id) {
+    return t->text + t->text_off[id];
+}
+
+/* The merge of pair (a, b), or NULL (tokenizer.c). */
+const merge_slot *tokenizer_lookup_merge(const struct tokenizer *t, int32_t a, int32_t b);
+
+/* Parse tokenizer.chat_template (may be NULL) into the chat_* fields, replacing what was there
+ * (tokenizer_chat.c; tests use it to install other templates). Returns 0, or -1 when out of
+ * memory. */
+int tokenizer_chat_setup(struct tokenizer *t, const char *template_text);
+
+#endif

@@ -1,0 +1,65 @@
+/* events.h — the BOSCH search's event stream (DESIGN.md §6 "Events").
+ * The search emits plain structs through a callback and knows nothing of who listens; the
+ * headless CLI and the ncurses explorer are two listeners. Each event carries enough to redraw.
+ * Pointers inside an event are valid only during the callback: copy what you keep.
+ *
+ * Owner: helper "search" (search/search.h drives the stream). Listeners (tui) rely on this layout;
+ * fields are only ever appended. Order guarantees of one search:
+ *   SEARCH_START, then for BOSCH: EVAL (all-full), EVAL (all-SWA),
+ *   STAGE_START(1) { LAYER_START(l) EVAL+ [INCUMBENT after an EVAL that improves] LAYER_END(l) }
+ *   for l = L-1 .. 0, STAGE_END(1), STAGE_START(2) LAYER_STATS x L STAGE_END(2),
+ *   STAGE_START(3) { GROUP_START(g) EVAL* GROUP_END(g) } STAGE_END(3), DONE.
+ *   Baselines: SEARCH_START, EVAL (full), EVAL (all-SWA), STAGE_START(0) EVAL* STAGE_END(0) DONE.
+ *   PAUSED/RESUMED may come between any two steps; ERROR replaces the events of a failed step.
+ * `score` is the normalized objective (S - S_allSWA) / (S_full - S_allSWA) once both normalizers
+ * are known (events of the two normalizing evaluations carry score = 1 and 0).
+ * A search resumed from a saved state re-emits its history with replayed = 1 (no objective calls).
+ */
+#ifndef BOSCH_EVENTS_H
+#define BOSCH_EVENTS_H
+
+#include <stdint.h>
+
+#include "mask.h"
+
+typedef enum {
+    SEARCH_EV_SEARCH_START = 0, /* method, ratio, budgets known; mask = starting mask */
+    SEARCH_EV_STAGE_START,      /* stage = 1, 2, 3 (0 for a baseline) */
+    SEARCH_EV_STAGE_END,
+    SEARCH_EV_LAYER_START, /* stage 1: layer being probed */
+    SEARCH_EV_LAYER_END,   /* stage 1: layer, score = s_best[layer] */
+    SEARCH_EV_EVAL,        /* one evaluation: mask, score, accuracy, seconds */
+    SEARCH_EV_INCUMBENT,   /* new best mask of the current sub-search */
+    SEARCH_EV_LAYER_STATS, /* stage 2: layer, delta, weight, ratio, bucket, n_swa */
+    SEARCH_EV_GROUP_START, /* stage 3: group (bucket) and its layers */
+    SEARCH_EV_GROUP_END,
+    SEARCH_EV_PAUSED,
+    SEARCH_EV_RESUMED,
+    SEARCH_EV_DONE,  /* mask = final mask, score = its calibration score */
+    SEARCH_EV_ERROR, /* message */
+} search_event_kind;
+
+typedef struct {
+    search_event_kind kind;
+    int stage; /* 0 baseline, 1..3 BOSCH stages */
+    int layer; /* -1 when not about one layer */
+    int group; /* stage-3 group / bucket index, -1 otherwise */
+    int n_layers_in_group;
+    const int *group_layers; /* [n_layers_in_group] */
+    long eval_index;         /* evaluations so far (1-based for SEARCH_EV_EVAL) */
+    long eval_budget;        /* total planned evaluations of the current stage, 0 = unknown */
+    const attn_mask *mask;
+    double score;                /* normalized or raw objective, see `normalized` */
+    double raw_score;            /* S(z): mean answer-token probability */
+    double accuracy;             /* exact-match fraction */
+    double seconds;              /* wall time of the evaluation */
+    double delta, weight, ratio; /* SEARCH_EV_LAYER_STATS */
+    int bucket, n_swa;           /* SEARCH_EV_LAYER_STATS */
+    const char *message;         /* human-readable line for the event log */
+    int replayed;                /* 1 while search_load replays a saved log */
+    double best_score;           /* best normalized score of the current sub-search so far */
+} search_event;
+
+typedef void (*search_listener)(const search_event *ev, void *user);
+
+#endif

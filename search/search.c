@@ -1,0 +1,572 @@
+/* search.c — the BOSCH search as a step-by-step state machine (DESIGN.md §6; see search.h).
+ * Stage 1 probes layers from last to first, stage 2 turns the drops into per-layer ratios
+ * (stage2.c), stage 3 optimizes groups of layers with the optimizer (optimizer.c).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "search_internal.h"
+
+/* ---- create / free ------------------------------------------------------------------------ */
+
+int search_create(search_state **out, const search_config *cfg, int n_layer, int n_head_kv,
+                  const search_objective *obj, const model *m, search_listener listener, void *user,
+                  char *err, size_t errlen) {
+    *out = NULL;
+    if (search_config_check(cfg, err, errlen)) return -1;
+    if (n_layer < 1 || n_head_kv < 1 || n_head_kv > 62) {
+        snprintf(err, errlen, "search: unsupported mask shape %d layers x %d KV heads", n_layer, n_head_kv);
+        return -1;
+    }
+    if (!obj || !obj->score) {
+        snprintf(err, errlen, "search: no objective");
+        return -1;
+    }
+    if (search_method_needs_model(cfg->method) && !m) {
+        snprintf(err, errlen, "search: method '%s' needs the model", search_method_name(cfg->method));
+        return -1;
+    }
+    search_state *st = calloc(1, sizeof *st);
+    if (!st) goto oom;
+    st->cfg = *cfg;
+    st->L = n_layer;
+    st->H = n_head_kv;
+    st->target_swa = lround(cfg->ratio * n_layer * n_head_kv);
+    st->obj = obj;
+    st->mdl = m;
+    st->listener = listener;
+    st->user = user;
+    st->s_full = st->s_swa = NAN;
+    st->best_norm = -INFINITY;
+    st->k1 = (int)ceil(cfg->ratio * n_head_kv - 1e-9);
+    if (st->k1 < 1) st->k1 = 1;
+    if (st->k1 > n_head_kv) st->k1 = n_head_kv;
+    size_t L = (size_t)n_layer;
+    if (mask_init(&st->result, n_layer, n_head_kv, cfg->window, cfg->sinks, ATTN_FULL) ||
+        mask_init(&st->cand, n_layer, n_head_kv, cfg->window, cfg->sinks, ATTN_FULL) ||
+        mask_init(&st->last, n_layer, n_head_kv, cfg->window, cfg->sinks, ATTN_FULL) ||
+        mask_init(&st->base, n_layer, n_head_kv, cfg->window, cfg->sinks, ATTN_FULL))
+        goto oom;
+    st->opt_layers = calloc(L, sizeof(int));
+    st->opt_sol = calloc(L, sizeof(uint64_t));
+    st->probed = calloc(L, 1);
+    st->stage1_bits = calloc(L, sizeof(uint64_t));
+    st->s_best = malloc(sizeof(double) * L);
+    st->delta = malloc(sizeof(double) * L);
+    st->weight = malloc(sizeof(double) * L);
+    st->n_swa = malloc(sizeof(int) * L);
+    st->bucket = malloc(sizeof(int) * L);
+    st->group_start = calloc(L + 1, sizeof(int));
+    st->group_layers = calloc(L, sizeof(int));
+    st->group_bucket = calloc(L, sizeof(int));
+    st->importance = calloc(L * (size_t)n_head_kv, sizeof(double));
+    if (!st->opt_layers || !st->opt_sol || !st->probed || !st->stage1_bits || !st->s_best || !st->delta ||
+        !st->weight || !st->n_swa || !st->bucket || !st->group_start || !st->group_layers ||
+        !st->group_bucket || !st->importance)
+        goto oom;
+    for (size_t l = 0; l < L; l++) {
+        st->s_best[l] = st->delta[l] = st->weight[l] = NAN;
+        st->n_swa[l] = st->bucket[l] = -1;
+    }
+    st->phase = PH_START;
+    *out = st;
+    return 0;
+oom:
+    search_free(st);
+    snprintf(err, errlen, "search: out of memory");
+    return -1;
+}
+
+void search_free(search_state *st) {
+    if (!st) return;
+    opt_free(st->opt);
+    mask_free(&st->result);
+    mask_free(&st->cand);
+    mask_free(&st->last);
+    mask_free(&st->base);
+    free(st->opt_layers);
+    free(st->opt_sol);
+    free(st->probed);
+    free(st->stage1_bits);
+    free(st->s_best);
+    free(st->delta);
+    free(st->weight);
+    free(st->n_swa);
+    free(st->bucket);
+    free(st->group_start);
+    free(st->group_layers);
+    free(st->group_bucket);
+    free(st->importance);
+    free(st->sample_nll_full);
+    search_log_free(st->log, st->n_log);
+    search_log_free(st->replay, st->n_replay);
+    free(st);
+}
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+static void set_row_bits(attn_mask *m, int layer, uint64_t swa_bits) {
+    for (int h = 0; h < m->n_head_kv; h++) mask_set(m, layer, h, (swa_bits >> h & 1) ? ATTN_SWA : ATTN_FULL);
+}
+
+static void fill_mask(attn_mask *m, uint8_t v) {
+    memset(m->z, v, (size_t)m->n_layer * m->n_head_kv);
+}
+
+/* Incumbent bookkeeping after an evaluation inside an optimizer sub-search. */
+static void note_score(search_state *st, double raw, int stage, int group, int layer) {
+    double norm = search_normalize(st, raw);
+    if (norm > st->best_norm) {
+        st->best_norm = norm;
+        search_event ev = search_event_new(st, SEARCH_EV_INCUMBENT, stage);
+        ev.layer = layer;
+        ev.group = group;
+        ev.mask = &st->cand;
+        ev.raw_score = raw;
+        ev.score = norm;
+        ev.best_score = norm;
+        search_emit(st, &ev);
+    }
+}
+
+/* Stage-3 start for one layer needing k SWA heads: keep stage 1's choice where it fits (its
+ * lowest-index heads when k is smaller, plus the lowest-index other heads when k is larger). */
+static uint64_t stage3_init_bits(uint64_t s1, int k, int H) {
+    uint64_t b = 0;
+    int n = 0;
+    for (int h = 0; h < H && n < k; h++)
+        if (s1 >> h & 1) b |= 1ull << h, n++;
+    for (int h = 0; h < H && n < k; h++)
+        if (!(b >> h & 1)) b |= 1ull << h, n++;
+    return b;
+}
+
+/* Build stage-3 groups: layers with 0 < n_swa < H, grouped by bucket, buckets ascending (bucket 0
+ * = highest ratio = most tolerant first); inside a group, layers ascending. */
+static void build_groups(search_state *st) {
+    st->n_groups = 0;
+    int n = 0;
+    for (int b = 0; b <= st->H; b++) {
+        int start = n;
+        for (int l = 0; l < st->L; l++)
+            if (st->bucket[l] == b && st->n_swa[l] > 0 && st->n_swa[l] < st->H) st->group_layers[n++] = l;
+        if (n > start) {
+            st->group_start[st->n_groups] = start;
+            st->group_bucket[st->n_groups] = b;
+            st->n_groups++;
+        }
+    }
+    st->group_start[st->n_groups] = n;
+}
+
+/* ---- stages ------------------------------------------------------------------------------- */
+
+static int step_stage1(search_state *st, char *err, size_t errlen) {
+    int l = st->cur_layer;
+    if (!st->opt) {
+        st->opt_m = 1;
+        st->opt_layers[0] = l;
+        st->opt = opt_create(1, &st->k1, st->H, NULL, st->cfg.stage1_budget_per_layer, st->cfg.restarts,
+                             rng_derive(st->cfg.seed, 1000 + (uint64_t)l));
+        if (!st->opt) {
+            snprintf(err, errlen, "search: stage 1: cannot create the optimizer for layer %d", l);
+            return -1;
+        }
+        st->best_norm = -INFINITY;
+        search_event ev = search_event_new(st, SEARCH_EV_LAYER_START, 1);
+        ev.layer = l;
+        ev.eval_budget = opt_planned(st->opt);
+        ev.mask = &st->result;
+        search_emit(st, &ev);
+    }
+    if (opt_ask(st->opt, st->opt_sol)) {
+        memcpy(st->cand.z, st->result.z, (size_t)st->L * st->H);
+        set_row_bits(&st->cand, l, st->opt_sol[0]);
+        search_eval e;
+        if (search_eval_cand(st, 0, 1, -1, l, &e, err, errlen)) return -1;
+        opt_tell(st->opt, e.score);
+        note_score(st, e.score, 1, -1, l);
+        return 0;
+    }
+    st->stage1_bits[l] = opt_best(st->opt)[0];
+    st->s_best[l] = opt_best_score(st->opt);
+    st->probed[l] = 1;
+    set_row_bits(&st->result, l, st->stage1_bits[l]);
+    opt_free(st->opt);
+    st->opt = NULL;
+    search_event ev = search_event_new(st, SEARCH_EV_LAYER_END, 1);
+    ev.layer = l;
+    ev.raw_score = st->s_best[l];
+    ev.score = search_normalize(st, st->s_best[l]);
+    ev.mask = &st->result;
+    search_emit(st, &ev);
+    st->cur_layer--;
+    st->phase = PH_S1_LAYER_BEGIN;
+    return 1; /* no evaluation done: caller continues */
+}
+
+static int step_stage2(search_state *st, char *err, size_t errlen) {
+    search_event ev = search_event_new(st, SEARCH_EV_STAGE_START, 2);
+    search_emit(st, &ev);
+    for (int l = 0; l < st->L; l++)
+        st->delta[l] =
+            (st->cfg.delta_marginal && l + 1 < st->L ? st->s_best[l + 1] : st->s_full) - st->s_best[l];
+    if (search_stage2_assign(st->delta, st->L, st->H, st->cfg.ratio, st->cfg.n_buckets, st->weight, st->n_swa,
+                             st->bucket)) {
+        snprintf(err, errlen, "search: stage 2 failed (ratio %g, %d layers)", st->cfg.ratio, st->L);
+        return -1;
+    }
+    st->stage2_done = 1;
+    for (int l = 0; l < st->L; l++) {
+        ev = search_event_new(st, SEARCH_EV_LAYER_STATS, 2);
+        ev.layer = l;
+        ev.delta = st->delta[l];
+        ev.weight = st->weight[l];
+        ev.n_swa = st->n_swa[l];
+        ev.ratio = (double)st->n_swa[l] / st->H;
+        ev.bucket = st->bucket[l];
+        ev.raw_score = st->s_best[l];
+        ev.score = search_normalize(st, st->s_best[l]);
+        search_emit(st, &ev);
+    }
+    build_groups(st);
+    ev = search_event_new(st, SEARCH_EV_STAGE_END, 2);
+    search_emit(st, &ev);
+    st->phase = PH_S3_BEGIN;
+    return 0;
+}
+
+static int step_stage3_group(search_state *st, char *err, size_t errlen) {
+    int g = st->cur_group;
+    int *layers = st->group_layers + st->group_start[g];
+    int m = st->group_start[g + 1] - st->group_start[g];
+    if (!st->opt) {
+        int *k = malloc(sizeof(int) * (size_t)m);
+        uint64_t *init = malloc(sizeof(uint64_t) * (size_t)m);
+        for (int i = 0; k && init && i < m; i++) {
+            k[i] = st->n_swa[layers[i]];
+            init[i] = stage3_init_bits(st->stage1_bits[layers[i]], k[i], st->H);
+        }
+        if (k && init)
+            st->opt = opt_create(m, k, st->H, init, st->cfg.stage3_budget_per_group, st->cfg.restarts,
+                                 rng_derive(st->cfg.seed, 2000 + (uint64_t)g));
+        free(k);
+        free(init);
+        if (!st->opt) {
+            snprintf(err, errlen, "search: stage 3: cannot create the optimizer for group %d", g);
+            return -1;
+        }
+        st->opt_m = m;
+        memcpy(st->opt_layers, layers, sizeof(int) * (size_t)m);
+        st->best_norm = -INFINITY;
+        search_event ev = search_event_new(st, SEARCH_EV_GROUP_START, 3);
+        ev.group = st->group_bucket[g];
+        ev.n_layers_in_group = m;
+        ev.group_layers = layers;
+        ev.eval_budget = opt_planned(st->opt);
+        ev.mask = &st->result;
+        search_emit(st, &ev);
+    }
+    if (opt_ask(st->opt, st->opt_sol)) {
+        memcpy(st->cand.z, st->result.z, (size_t)st->L * st->H);
+        for (int i = 0; i < m; i++) set_row_bits(&st->cand, layers[i], st->opt_sol[i]);
+        search_eval e;
+        /* every stage-3 candidate becomes the prefix-reuse base: the next candidate is one swap
+         * away from the current solution, which is usually the last one evaluated */
+        if (search_eval_cand(st, 1, 3, st->group_bucket[g], -1, &e, err, errlen)) return -1;
+        opt_tell(st->opt, e.score);
+        note_score(st, e.score, 3, st->group_bucket[g], -1);
+        return 0;
+    }
+    const uint64_t *best = opt_best(st->opt);
+    for (int i = 0; i < m; i++) set_row_bits(&st->result, layers[i], best[i]);
+    st->final_known = 1;
+    st->final_raw = opt_best_score(st->opt);
+    opt_free(st->opt);
+    st->opt = NULL;
+    search_event ev = search_event_new(st, SEARCH_EV_GROUP_END, 3);
+    ev.group = st->group_bucket[g];
+    ev.n_layers_in_group = m;
+    ev.group_layers = layers;
+    ev.raw_score = st->final_raw;
+    ev.score = search_normalize(st, st->final_raw);
+    ev.mask = &st->result;
+    search_emit(st, &ev);
+    st->cur_group++;
+    st->phase = PH_S3_GROUP_BEGIN;
+    return 1;
+}
+
+/* ---- the step ----------------------------------------------------------------------------- */
+
+static int normalizer_step(search_state *st, int swa, char *err, size_t errlen) {
+    fill_mask(&st->cand, swa ? ATTN_SWA : ATTN_FULL);
+    search_eval e;
+    /* all-full is the prefix-reuse base of stage 1 (rows < l are full for every probe of l) */
+    if (search_eval_cand(st, !swa, 0, -1, -1, &e, err, errlen)) return -1;
+    if (!swa) {
+        st->s_full = e.score, st->acc_full = e.accuracy, st->nll_full = e.nll;
+        free(st->sample_nll_full);
+        st->sample_nll_full = NULL;
+        st->n_sample_nll = 0;
+        if (e.sample_nll && e.n_samples > 0) {
+            st->sample_nll_full = malloc(sizeof(double) * (size_t)e.n_samples);
+            if (!st->sample_nll_full) {
+                snprintf(err, errlen, "search: out of memory");
+                return -1;
+            }
+            memcpy(st->sample_nll_full, e.sample_nll, sizeof(double) * (size_t)e.n_samples);
+            st->n_sample_nll = e.n_samples;
+        }
+    } else {
+        st->s_swa = e.score, st->acc_swa = e.accuracy;
+    }
+    return 0;
+}
+
+static void stage_event(search_state *st, search_event_kind kind, int stage) {
+    search_event ev = search_event_new(st, kind, stage);
+    ev.mask = &st->result;
+    search_emit(st, &ev);
+}
+
+int search_step(search_state *st, char *err, size_t errlen) {
+    st->replaying = st->replay_pos < st->n_replay;
+    for (;;) {
+        int r = 0;
+        switch (st->phase) {
+        case PH_START: {
+            search_event ev = search_event_new(st, SEARCH_EV_SEARCH_START, 0);
+            char msg[160];
+            snprintf(msg, sizeof msg, "%s search, ratio %.4g, window %d, sinks %d, seed %llu",
+                     search_method_name(st->cfg.method), st->cfg.ratio, st->cfg.window, st->cfg.sinks,
+                     (unsigned long long)st->cfg.seed);
+            ev.message = msg;
+            ev.mask = &st->result;
+            ev.eval_budget = search_eval_budget(st);
+            search_emit(st, &ev);
+            st->phase = PH_NORM_FULL;
+            continue;
+        }
+        case PH_NORM_FULL:
+            r = normalizer_step(st, 0, err, errlen);
+            if (!r) st->phase = PH_NORM_SWA;
+            break;
+        case PH_NORM_SWA:
+            r = normalizer_step(st, 1, err, errlen);
+            if (r) break;
+            if (st->target_swa == 0 || st->target_swa == (long)st->L * st->H) {
+                /* nothing to choose: every head full (rho = 0) or every head SWA (rho = 1) */
+                fill_mask(&st->result, st->target_swa ? ATTN_SWA : ATTN_FULL);
+                st->final_known = 1;
+                st->final_raw = st->target_swa ? st->s_swa : st->s_full;
+                st->final_acc = st->target_swa ? st->acc_swa : st->acc_full;
+                st->phase = PH_FINAL;
+            } else {
+                st->phase = st->cfg.method == SEARCH_METHOD_BOSCH ? PH_S1_BEGIN : PH_BL_BEGIN;
+            }
+            break;
+        case PH_S1_BEGIN:
+            stage_event(st, SEARCH_EV_STAGE_START, 1);
+            st->cur_layer = st->L - 1;
+            st->stage_evals = 0;
+            st->phase = PH_S1_LAYER_BEGIN;
+            continue;
+        case PH_S1_LAYER_BEGIN:
+            if (st->cur_layer < 0) {
+                stage_event(st, SEARCH_EV_STAGE_END, 1);
+                st->phase = PH_S2;
+                continue;
+            }
+            st->phase = PH_S1_LAYER;
+            continue;
+        case PH_S1_LAYER:
+            r = step_stage1(st, err, errlen);
+            if (r == 1) continue;
+            break;
+        case PH_S2:
+            r = step_stage2(st, err, errlen);
+            break;
+        case PH_S3_BEGIN:
+            stage_event(st, SEARCH_EV_STAGE_START, 3);
+            st->stage_evals = 0;
+            for (int l = 0; l < st->L; l++)
+                set_row_bits(&st->result, l, st->n_swa[l] == st->H ? (1ull << st->H) - 1 : 0);
+            st->cur_group = 0;
+            st->final_known = 0;
+            st->phase = PH_S3_GROUP_BEGIN;
+            continue;
+        case PH_S3_GROUP_BEGIN:
+            if (st->cur_group >= st->n_groups) {
+                stage_event(st, SEARCH_EV_STAGE_END, 3);
+                st->phase = PH_FINAL;
+                continue;
+            }
+            st->phase = PH_S3_GROUP;
+            continue;
+        case PH_S3_GROUP:
+            r = step_stage3_group(st, err, errlen);
+            if (r == 1) continue;
+            break;
+        case PH_BL_BEGIN:
+        case PH_BL_EVAL:
+        case PH_BL_END:
+            r = search_baseline_step(st, err, errlen);
+            if (r == 1) continue;
+            break;
+        case PH_FINAL:
+            if (!st->final_known) {
+                /* the final mask was never scored (no stage-3 group, or a baseline): score it */
+                memcpy(st->cand.z, st->result.z, (size_t)st->L * st->H);
+                search_eval e;
+                r = search_eval_cand(st, 0, st->cfg.method == SEARCH_METHOD_BOSCH ? 3 : 0, -1, -1, &e, err,
+                                     errlen);
+                if (r) break;
+                st->final_known = 1;
+                st->final_raw = e.score;
+                st->final_acc = e.accuracy;
+                break;
+            }
+            {
+                st->best_norm = search_normalize(st, st->final_raw);
+                search_event ev = search_event_new(st, SEARCH_EV_DONE, 4);
+                ev.mask = &st->result;
+                ev.raw_score = st->final_raw;
+                ev.score = st->best_norm;
+                char msg[160];
+                snprintf(msg, sizeof msg, "done: %d of %d KV heads SWA, score %.4f, %ld evaluations",
+                         mask_count_swa(&st->result), st->L * st->H, ev.score, st->n_log);
+                ev.message = msg;
+                search_emit(st, &ev);
+            }
+            st->phase = PH_DONE;
+            return 1;
+        case PH_DONE:
+            return 1;
+        }
+        if (r < 0) {
+            search_event ev = search_event_new(st, SEARCH_EV_ERROR, 0);
+            ev.message = err;
+            search_emit(st, &ev);
+            return -1;
+        }
+        return 0;
+    }
+}
+
+int search_run(search_state *st, volatile sig_atomic_t *stop, char *err, size_t errlen) {
+    for (;;) {
+        if (stop && *stop) return 0;
+        int r = search_step(st, err, errlen);
+        if (r) return r;
+    }
+}
+
+void search_notify_paused(search_state *st, int paused) {
+    search_event ev = search_event_new(st, paused ? SEARCH_EV_PAUSED : SEARCH_EV_RESUMED, search_stage(st));
+    ev.mask = &st->result;
+    search_emit(st, &ev);
+}
+
+/* ---- queries ------------------------------------------------------------------------------ */
+
+const search_config *search_get_config(const search_state *st) {
+    return &st->cfg;
+}
+int search_is_done(const search_state *st) {
+    return st->phase == PH_DONE;
+}
+long search_n_evals(const search_state *st) {
+    return st->n_log;
+}
+const attn_mask *search_result_mask(const search_state *st) {
+    return &st->result;
+}
+const attn_mask *search_last_mask(const search_state *st) {
+    return st->have_last ? &st->last : NULL;
+}
+double search_best_score(const search_state *st) {
+    return st->best_norm;
+}
+double search_full_score(const search_state *st) {
+    return st->s_full;
+}
+double search_swa_score(const search_state *st) {
+    return st->s_swa;
+}
+
+int search_stage(const search_state *st) {
+    switch (st->phase) {
+    case PH_S1_BEGIN:
+    case PH_S1_LAYER_BEGIN:
+    case PH_S1_LAYER:
+        return 1;
+    case PH_S2:
+        return 2;
+    case PH_S3_BEGIN:
+    case PH_S3_GROUP_BEGIN:
+    case PH_S3_GROUP:
+        return 3;
+    case PH_DONE:
+        return 4;
+    case PH_FINAL:
+        return st->cfg.method == SEARCH_METHOD_BOSCH ? 3 : 0;
+    default:
+        return 0;
+    }
+}
+
+long search_eval_budget(const search_state *st) {
+    long b = 3; /* two normalizers + final */
+    if (st->cfg.method != SEARCH_METHOD_BOSCH) {
+        if (st->cfg.method == SEARCH_METHOD_NLL) b += st->L;
+        if (st->cfg.method == SEARCH_METHOD_ABLATION || st->cfg.method == SEARCH_METHOD_FISHER)
+            b += (long)st->L * st->H;
+        return b;
+    }
+    int64_t c = opt_space_size(1, &st->k1, st->H);
+    long per = c < st->cfg.stage1_budget_per_layer ? (long)c : st->cfg.stage1_budget_per_layer;
+    b += (long)st->L * per;
+    int groups =
+        st->stage2_done ? st->n_groups : (st->cfg.n_buckets < st->H + 1 ? st->cfg.n_buckets : st->H + 1);
+    b += (long)groups * st->cfg.stage3_budget_per_group;
+    return b;
+}
+
+int search_layer_stats(const search_state *st, int layer, search_layer_info *out) {
+    if (layer < 0 || layer >= st->L) return -1;
+    out->probed = st->probed[layer];
+    out->s_best = st->s_best[layer];
+    out->delta = st->delta[layer];
+    out->weight = st->weight[layer];
+    out->n_swa = st->n_swa[layer];
+    out->ratio = st->n_swa[layer] >= 0 ? (double)st->n_swa[layer] / st->H : NAN;
+    out->bucket = st->bucket[layer];
+    return 0;
+}
+
+const double *search_importance(const search_state *st, int *n) {
+    if (!st->importance_ready) return NULL;
+    if (st->cfg.method == SEARCH_METHOD_NLL) {
+        if (n) *n = st->L;
+        return st->importance;
+    }
+    const double *p = search_head_importance(st);
+    if (p && n) *n = st->L * st->H;
+    return p;
+}
+
+const double *search_head_importance(const search_state *st) {
+    switch (st->cfg.method) {
+    case SEARCH_METHOD_LOCALITY:
+    case SEARCH_METHOD_ECHO:
+    case SEARCH_METHOD_ABLATION:
+    case SEARCH_METHOD_FISHER:
+        return st->importance_ready ? st->importance : NULL;
+    default:
+        return NULL;
+    }
+}

@@ -1,0 +1,238 @@
+/* search.h — the BOSCH head-mask search and its baselines, run step by step (DESIGN.md §6, §7).
+ *
+ * A search is a state machine driven by its caller: search_step() performs exactly ONE evaluation
+ * of the objective (or one bookkeeping step that needs none, e.g. stage 2) and emits its events
+ * (search/events.h) to the listener, synchronously, on the caller's thread. Pausing is simply not
+ * calling search_step(); single-stepping is calling it once. search_run() loops until done or until
+ * *stop becomes non-zero. A state is used by one thread at a time.
+ *
+ * Objective: the search maximizes the normalized score
+ *     Ŝ(z) = (S(z) − S_allSWA) / (S_full − S_allSWA)
+ * where S is the raw score returned by the objective (for the real one: mean over calibration
+ * samples of the geometric-mean answer-token probability, engine/eval.h). The first two evaluations
+ * of every search are the all-full and all-SWA masks, which fix the normalization.
+ * When S_full == S_allSWA the normalization is undefined; the search then uses Ŝ = S − S_allSWA.
+ *
+ * Determinism: given the config (incl. seed) and an objective that returns the same scores for the
+ * same masks, the sequence of evaluated masks and the final mask are identical from run to run.
+ * The search's PRNG is its own (xoshiro256**, seeded through splitmix64); rand() is never used.
+ *
+ * Save/resume: search_save() writes the config and the log of evaluations done so far; search_load()
+ * rebuilds the state by replaying that log through the same deterministic algorithm (no objective
+ * calls; each replayed mask's hash is checked against the log), then continues live. A resumed
+ * search therefore reaches the same final mask as an uninterrupted one with the same seed.
+ * Replayed evaluations are re-emitted as events with ev->replayed = 1 so a listener can redraw.
+ * After the replay, search_load scores the last prefix-reuse base mask once (not logged) to restore
+ * the evaluator's base, and refuses the state when that score differs from the logged one (the
+ * objective changed: another program version, model or calibration split).
+ */
+#ifndef BOSCH_SEARCH_H
+#define BOSCH_SEARCH_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eval.h"
+#include "events.h"
+#include "mask.h"
+#include "model.h"
+#include "probes.h"
+
+/* ---- methods ------------------------------------------------------------------------------ */
+
+typedef enum {
+    SEARCH_METHOD_BOSCH = 0, /* the three-stage search (DESIGN.md §6) */
+    /* layer-level baselines: whole layers go SWA (every KV head of the layer) */
+    SEARCH_METHOD_RAND, /* random layers (seeded) */
+    SEARCH_METHOD_BME,  /* begin-middle-end pattern */
+    SEARCH_METHOD_INTR, /* interleaved layers */
+    SEARCH_METHOD_NLL,  /* layers ranked by answer-NLL increase when that layer alone is SWA */
+    /* static head-level rankings, computed once and cut at the ratio */
+    SEARCH_METHOD_LOCALITY, /* share of attention mass inside the window */
+    SEARCH_METHOD_ECHO,     /* RazorAttention-style echo/induction score on repeated random tokens */
+    SEARCH_METHOD_ABLATION, /* score drop when that KV head alone goes SWA */
+    SEARCH_METHOD_FISHER,   /* |d loss / d gate| by finite differences */
+    SEARCH_METHOD_COUNT
+} search_method;
+
+/* Short lower-case name ("bosch", "rand", "bme", "intr", "nll", "locality", "echo", "ablation",
+ * "fisher"). */
+const char *search_method_name(search_method m);
+/* Parse a name as above (case-insensitive). 0, or -1 with a message listing the valid names. */
+int search_method_parse(const char *name, search_method *out, char *err, size_t errlen);
+/* 1 when the method needs the model's weights directly (locality, echo), not only the objective. */
+int search_method_needs_model(search_method m);
+
+/* ---- configuration ------------------------------------------------------------------------ */
+
+typedef struct {
+    search_method method;
+    double ratio;                 /* target ratio rho of SWA KV heads, in [0,1] */
+    char preset[16];              /* "tiny", "default", "paper" (informational once applied) */
+    int window;                   /* SWA window, tokens (>= 1) */
+    int sinks;                    /* SWA sinks, tokens (>= 0) */
+    uint64_t seed;                /* PRNG seed of the search (the calibration split has its own seed,
+                                     PROBE_DEFAULT_CALIB_SEED, so seeds compare on the same data) */
+    long stage1_budget_per_layer; /* max evaluations per stage-1 layer probe (exhaustive if enough) */
+    long stage3_budget_per_group; /* max evaluations per stage-3 group */
+    int restarts;                 /* max random restarts of the local search per sub-search (0 = none) */
+    int n_buckets;                /* stage-2 ratio levels in use (default 4; capped at n_head_kv + 1) */
+    int delta_marginal;           /* stage-2 drop: 0 (default) delta_l = S_full - s_best[l] as specified
+                                     (cumulative: layers above l are SWA too in the cascade); 1: marginal
+                                     delta_l = s_best[l+1] - s_best[l] with s_best[L] = S_full */
+    /* Calibration split the caller should build for this preset (the search itself only sees the
+     * objective): number of samples and prompt length in tokens. */
+    int calib_samples;
+    int calib_tokens;
+} search_config;
+
+/* Defaults = preset "default". */
+void search_config_default(search_config *cfg);
+/* Apply a preset's window, budgets and calibration size (ratio, method, seed, sinks untouched):
+ *   tiny:    4 samples x 512 tokens, window 64, stage-1 budget 3/layer, stage-3 budget 16/group,
+ *            1 restart — a rho=0.5 search on SmolLM2-135M fits in ~10 min on 2 CPU cores.
+ *   default: 8 samples x 1024 tokens, window 128, 3/layer, 60/group, 2 restarts.
+ *   paper:   64 samples x n_ctx_train tokens, window = n_ctx/32, 6/layer, 200/group, 4 restarts.
+ * n_ctx_train is the model's training context (0 = unknown: 8192 is used). 0, or -1 with a message
+ * naming the unknown preset. */
+int search_preset_apply(search_config *cfg, const char *preset, int n_ctx_train, char *err, size_t errlen);
+/* Check ranges (ratio in [0,1], window >= 1, sinks >= 0, budgets >= 1, n_buckets >= 2). */
+int search_config_check(const search_config *cfg, char *err, size_t errlen);
+
+/* ---- objective ---------------------------------------------------------------------------- */
+
+typedef struct {
+    double score;    /* raw S(z) (higher is better), e.g. mean answer-token probability */
+    double accuracy; /* exact-match fraction, recorded beside the score (not optimized) */
+    double nll;      /* mean answer-token NLL, nats (0 if unknown); used by the NLL/Fisher baselines */
+    double seconds;  /* wall time of this evaluation */
+    int n_samples;   /* entries of sample_nll (0 if unknown) */
+    const double *sample_nll; /* [n_samples] per-sample answer NLL, owned by the objective, valid
+                                 until its next call (Fisher baseline); may be NULL */
+} search_eval;
+
+/* The black box the search maximizes. score() fills *out for `mask` and returns 0, or -1 with a
+ * message. make_base != 0 is a hint that later masks will share this mask's rows (the real
+ * objective makes it the evaluator's prefix-reuse base); objectives may ignore it. The search never
+ * calls score() concurrently. destroy (may be NULL) frees ctx; search_objective_free calls it. */
+typedef struct {
+    int (*score)(void *ctx, const attn_mask *mask, int make_base, search_eval *out, char *err, size_t errlen);
+    void (*destroy)(void *ctx);
+    void *ctx;
+    /* Optional: the calibration token sequences behind the objective (the locality baseline
+     * measures attention on them). NULL / 0 when unknown. Owned by ctx. */
+    const eval_sample *samples;
+    int n_samples;
+} search_objective;
+
+void search_objective_free(search_objective *obj);
+
+/* The real objective: engine/eval.h's evaluator with prefix reuse over the calibration split.
+ * Only a calib_set (datasets/probes.h; made only by probe_calib_generate, and checked to be the
+ * calibration split) is accepted, so held-out data cannot reach a search. cs and m are borrowed
+ * (must outlive obj). Raw score = mean geometric-mean answer-token probability. 0, or -1. */
+int search_objective_calib(search_objective *obj, const model *m, const calib_set *cs, char *err,
+                           size_t errlen);
+
+/* The calibration split a config asks for: probe_config_default() (task, haystack, chat) with
+ * cfg->calib_samples samples of cfg->calib_tokens tokens, seed PROBE_DEFAULT_CALIB_SEED, made
+ * with m's tokenizer. 0, or -1 with a message. Free with calib_set_free. */
+int search_calib_generate(calib_set **out, const model *m, const search_config *cfg, char *err,
+                          size_t errlen);
+
+/* ---- state -------------------------------------------------------------------------------- */
+
+typedef struct search_state search_state;
+
+/* Create a search over masks of shape [n_layer][n_head_kv] (take them from the model's hparams).
+ * obj is borrowed (must outlive the state); m (may be NULL) is needed only by methods for which
+ * search_method_needs_model() is 1. listener may be NULL. Emits nothing yet (SEARCH_EV_SEARCH_START
+ * comes with the first step). 0, or -1 with a message. */
+int search_create(search_state **out, const search_config *cfg, int n_layer, int n_head_kv,
+                  const search_objective *obj, const model *m, search_listener listener, void *user,
+                  char *err, size_t errlen);
+void search_free(search_state *st);
+
+/* One step: at most one objective evaluation. Returns 1 when the search is done (further calls
+ * return 1 and do nothing), 0 when there is more to do, -1 on error (message; SEARCH_EV_ERROR is
+ * emitted; the state stays consistent, so the step can be retried). */
+int search_step(search_state *st, char *err, size_t errlen);
+/* Step until done or *stop != 0 (checked before each step; stop may be NULL). 1 done, 0 stopped,
+ * -1 error. */
+int search_run(search_state *st, volatile sig_atomic_t *stop, char *err, size_t errlen);
+/* Tell listeners the driver paused (1) or resumed (0): emits SEARCH_EV_PAUSED/RESUMED. */
+void search_notify_paused(search_state *st, int paused);
+
+/* Save config + evaluation log to path (written to path.tmp, then renamed). 0 or -1. */
+int search_save(const search_state *st, const char *path, char *err, size_t errlen);
+/* Rebuild a saved search: the config comes from the file; n_layer/n_head_kv must match. Replays the
+ * log (events with replayed = 1), makes one unlogged objective call to restore and verify the
+ * prefix-reuse base, and returns a state ready to continue. 0, or -1 with a message (file, line,
+ * what differs — a replayed mask whose hash differs from the log, or a changed objective). */
+int search_load(search_state **out, const char *path, int n_layer, int n_head_kv, const search_objective *obj,
+                const model *m, search_listener listener, void *user, char *err, size_t errlen);
+
+/* Read only the config stored in a state file (to rebuild the objective before search_load). */
+int search_load_config(const char *path, search_config *cfg, char *err, size_t errlen);
+
+/* ---- queries (valid at any time; pointers valid until the next step) ----------------------- */
+
+const search_config *search_get_config(const search_state *st);
+int search_is_done(const search_state *st);
+/* Current stage: 0 normalization/baseline, 1..3 BOSCH stages, 4 done. */
+int search_stage(const search_state *st);
+long search_n_evals(const search_state *st);     /* evaluations so far (incl. the 2 normalizers) */
+long search_eval_budget(const search_state *st); /* planned maximum evaluations in total */
+/* Final mask once done; before that, the committed mask so far (stage 1: layers probed so far at
+ * their best choice, the rest full; stage 3: committed groups + fixed layers, the rest full). */
+const attn_mask *search_result_mask(const search_state *st);
+/* The last evaluated mask (NULL before the first evaluation). */
+const attn_mask *search_last_mask(const search_state *st);
+/* Best normalized score of the current sub-search (or of the final mask once done). */
+double search_best_score(const search_state *st);
+/* Raw scores of the all-full and all-SWA masks (NAN before they are measured). */
+double search_full_score(const search_state *st);
+double search_swa_score(const search_state *st);
+
+typedef struct {
+    int probed;    /* stage 1 done for this layer */
+    double s_best; /* stage 1: best raw S with ceil(rho*H_kv) SWA heads in this layer */
+    double delta;  /* stage 2: S_full - s_best (raw scores; the paper's drop) */
+    double weight; /* stage 2: min-max normalized delta in [0,1]; 0 = most tolerant */
+    double ratio;  /* stage 2: r = n_swa / n_head_kv */
+    int bucket;    /* stage 2: ratio-level group (0 = highest ratio); -1 before stage 2 */
+    int n_swa;     /* stage 2: SWA KV heads assigned to this layer */
+} search_layer_info;
+
+/* Per-layer stats; 0, or -1 when layer is out of range. Fields not yet known are NAN / -1. */
+int search_layer_stats(const search_state *st, int layer, search_layer_info *out);
+
+/* Head-level baselines: importance [n_layer][n_head_kv] (higher = keep full), NULL for other
+ * methods or before the ranking is complete. Cutting it at any ratio is search_cut_heads(). */
+const double *search_head_importance(const search_state *st);
+/* Any baseline's ranking once complete: head-level ones as above (*n = L*H); NLL: per-layer NLL
+ * increase [n_layer] (*n = L; cut with search_layer_pattern). NULL otherwise. */
+const double *search_importance(const search_state *st, int *n);
+
+/* ---- pure helpers (also used by tests and `bosch compare`) --------------------------------- */
+
+/* Stage 2 (DESIGN.md §6; shift rule in docs/search.md): from per-layer drops delta[n_layer]
+ * choose n_swa[n_layer] in 0..n_head_kv with sum exactly round(ratio*n_layer*n_head_kv); also
+ * fills weight[] (min-max normalized delta; all 0 when every delta is equal) and bucket[] (0 =
+ * highest ratio level in use). Any output pointer may be NULL except n_swa. 0 or -1. */
+int search_stage2_assign(const double *delta, int n_layer, int n_head_kv, double ratio, int n_buckets,
+                         double *weight, int *n_swa, int *bucket);
+
+/* Cut a static head ranking at a ratio: the round(ratio*L*H) KV heads of lowest importance go SWA
+ * (ties: lower layer index first, then lower kv_head). importance [n_layer][n_head_kv]; mask must
+ * be allocated with the shape. 0, or -1 (OOM). */
+int search_cut_heads(const double *importance, double ratio, attn_mask *mask);
+
+/* Layer-level baseline patterns: swa_layer[n_layer] gets 1 for the round(ratio*n_layer) layers
+ * that go SWA (all KV heads), 0 for full layers. See baselines.c for each pattern's definition.
+ * importance (NLL only) [n_layer]: higher = keep full. 0 or -1 (bad method/args). */
+int search_layer_pattern(search_method method, int n_layer, double ratio, uint64_t seed,
+                         const double *importance, uint8_t *swa_layer);
+
+#endif

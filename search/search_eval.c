@@ -1,0 +1,117 @@
+/* search_eval.c — events, the evaluation log and evaluating a candidate (live or replayed), shared
+ * by the BOSCH stages (search.c) and the baselines (search_baseline.c).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search_internal.h"
+
+/* ---- events and evaluation ---------------------------------------------------------------- */
+
+void search_emit(search_state *st, search_event *ev) {
+    ev->replayed = st->replaying;
+    if (st->listener) st->listener(ev, st->user);
+}
+
+search_event search_event_new(search_state *st, search_event_kind kind, int stage) {
+    search_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = kind;
+    ev.stage = stage;
+    ev.layer = -1;
+    ev.group = -1;
+    ev.eval_index = (long)st->n_log;
+    ev.score = NAN;
+    ev.raw_score = NAN;
+    ev.accuracy = NAN;
+    ev.delta = ev.weight = ev.ratio = NAN;
+    ev.bucket = -1;
+    ev.n_swa = -1;
+    ev.best_score = st->best_norm;
+    return ev;
+}
+
+double search_normalize(const search_state *st, double raw) {
+    if (isnan(st->s_full) || isnan(st->s_swa)) return raw;
+    double den = st->s_full - st->s_swa;
+    if (fabs(den) <= 1e-12) return raw - st->s_swa;
+    return (raw - st->s_swa) / den;
+}
+
+int search_log_append(search_state *st, const search_eval *e, uint64_t hash) {
+    if (st->n_log == st->cap_log) {
+        long cap = st->cap_log ? 2 * st->cap_log : 256;
+        search_log_entry *p = realloc(st->log, sizeof *p * (size_t)cap);
+        if (!p) return -1;
+        st->log = p;
+        st->cap_log = cap;
+    }
+    search_log_entry *le = &st->log[st->n_log];
+    *le = (search_log_entry){hash, e->score, e->accuracy, e->nll, e->seconds, 0, NULL};
+    if (e->sample_nll && e->n_samples > 0) {
+        le->sample_nll = malloc(sizeof(double) * (size_t)e->n_samples);
+        if (!le->sample_nll) return -1;
+        memcpy(le->sample_nll, e->sample_nll, sizeof(double) * (size_t)e->n_samples);
+        le->n_samples = e->n_samples;
+    }
+    st->n_log++;
+    return 0;
+}
+
+void search_log_free(search_log_entry *log, long n) {
+    if (!log) return;
+    for (long i = 0; i < n; i++) free(log[i].sample_nll);
+    free(log);
+}
+
+int search_eval_cand(search_state *st, int make_base, int stage, int group, int layer, search_eval *out,
+                     char *err, size_t errlen) {
+    uint64_t h = mask_hash(&st->cand);
+    memset(out, 0, sizeof *out);
+    if (st->replay_pos < st->n_replay) {
+        const search_log_entry *le = &st->replay[st->replay_pos];
+        if (le->hash != h) {
+            snprintf(err, errlen,
+                     "search state: evaluation %ld: replayed mask hash %016llx differs from the "
+                     "saved %016llx (different config, objective or program version)",
+                     st->replay_pos + 1, (unsigned long long)h, (unsigned long long)le->hash);
+            return -1;
+        }
+        *out = (search_eval){le->score, le->accuracy, le->nll, le->seconds, le->n_samples, le->sample_nll};
+        st->replay_pos++;
+    } else {
+        if (st->obj->score(st->obj->ctx, &st->cand, make_base, out, err, errlen)) return -1;
+    }
+    if (make_base) {
+        memcpy(st->base.z, st->cand.z, (size_t)st->L * st->H);
+        st->have_base = 1;
+    }
+    /* the log keeps its own copy of sample_nll; point the result at it */
+    if (search_log_append(st, out, h)) {
+        snprintf(err, errlen, "search: out of memory for the evaluation log");
+        return -1;
+    }
+    out->sample_nll = st->log[st->n_log - 1].sample_nll;
+    memcpy(st->last.z, st->cand.z, (size_t)st->L * st->H);
+    st->have_last = 1;
+    st->stage_evals++;
+
+    search_event ev = search_event_new(st, SEARCH_EV_EVAL, stage);
+    ev.layer = layer;
+    ev.group = group;
+    ev.eval_index = st->n_log;
+    ev.mask = &st->cand;
+    ev.raw_score = out->score;
+    ev.score = st->phase == PH_NORM_FULL  ? 1.0
+               : st->phase == PH_NORM_SWA ? 0.0
+                                          : search_normalize(st, out->score);
+    ev.accuracy = out->accuracy;
+    ev.seconds = out->seconds;
+    if (st->opt) ev.eval_budget = opt_planned(st->opt);
+    if (st->phase == PH_BL_EVAL) ev.eval_budget = st->bl_total;
+    search_emit(st, &ev);
+    return 0;
+}
+

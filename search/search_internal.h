@@ -1,0 +1,113 @@
+/* search_internal.h — the search state shared by search.c (the state machine), search_io.c
+ * (save/load) and search_baseline.c. Not a public API: front ends use search.h only.
+ */
+#ifndef BOSCH_SEARCH_INTERNAL_H
+#define BOSCH_SEARCH_INTERNAL_H
+
+#include "optimizer.h"
+#include "search.h"
+
+typedef enum {
+    PH_START = 0,
+    PH_NORM_FULL,
+    PH_NORM_SWA,
+    PH_S1_BEGIN,
+    PH_S1_LAYER_BEGIN,
+    PH_S1_LAYER,
+    PH_S2,
+    PH_S3_BEGIN,
+    PH_S3_GROUP_BEGIN,
+    PH_S3_GROUP,
+    PH_BL_BEGIN,
+    PH_BL_EVAL,
+    PH_BL_END,
+    PH_FINAL,
+    PH_DONE
+} search_phase;
+
+/* One logged evaluation (what save/load replays). */
+typedef struct {
+    uint64_t hash; /* mask_hash of the evaluated mask */
+    double score, accuracy, nll, seconds;
+    int n_samples;
+    double *sample_nll; /* [n_samples] or NULL */
+} search_log_entry;
+
+struct search_state {
+    search_config cfg;
+    int L, H;
+    long target_swa; /* round(ratio * L * H) */
+    const search_objective *obj;
+    const model *mdl;
+    search_listener listener;
+    void *user;
+    search_phase phase;
+
+    double s_full, s_swa, acc_full, acc_swa, nll_full;
+    double *sample_nll_full; /* [n_sample_nll] */
+    int n_sample_nll;
+
+    attn_mask result; /* committed mask */
+    attn_mask cand;   /* scratch: candidate being evaluated */
+    attn_mask last;   /* last evaluated */
+    int have_last;
+    attn_mask base; /* last mask passed with make_base */
+    int have_base;
+
+    /* current sub-search */
+    optimizer *opt;
+    int opt_m;
+    int *opt_layers;   /* [L] layers of the current sub-search */
+    uint64_t *opt_sol; /* [L] */
+    double best_norm;  /* best normalized score of the current sub-search */
+
+    /* stage 1 / 2 per layer */
+    int cur_layer, k1;
+    uint8_t *probed;                 /* [L] */
+    uint64_t *stage1_bits;           /* [L] best SWA set of stage 1 */
+    double *s_best, *delta, *weight; /* [L] */
+    int *n_swa, *bucket;             /* [L] */
+    int stage2_done;
+
+    /* stage 3 groups: group g = layers group_layers[group_start[g] .. group_start[g+1]) */
+    int n_groups, cur_group;
+    int *group_start;  /* [L+1] */
+    int *group_layers; /* [L] */
+    int *group_bucket; /* [L] */
+
+    /* baselines */
+    double *importance; /* [L*H] head-level, or [L] layer-level (NLL) */
+    int importance_ready;
+    long bl_index, bl_total;
+
+    /* final */
+    int final_known;
+    double final_raw, final_acc;
+    long stage_evals; /* evaluations in the current stage */
+
+    /* log + replay */
+    search_log_entry *log;
+    long n_log, cap_log;
+    search_log_entry *replay;
+    long n_replay, replay_pos;
+    int replaying;
+};
+
+/* Append to the log (copies sample_nll). 0 or -1 (OOM). */
+int search_log_append(search_state *st, const search_eval *e, uint64_t hash);
+void search_log_free(search_log_entry *log, long n);
+
+/* Baseline phases (search_baseline.c): called by search_step with phase PH_BL_*. Same return
+ * convention as search_step. */
+int search_baseline_step(search_state *st, char *err, size_t errlen);
+
+/* Evaluate st->cand (search.c): logs, emits SEARCH_EV_EVAL, fills *out. 0 or -1. */
+int search_eval_cand(search_state *st, int make_base, int stage, int group, int layer, search_eval *out,
+                     char *err, size_t errlen);
+/* Normalized score of a raw score. */
+double search_normalize(const search_state *st, double raw);
+void search_emit(search_state *st, search_event *ev);
+/* An event of `kind` with every optional field marked unknown (-1 / NAN). */
+search_event search_event_new(search_state *st, search_event_kind kind, int stage);
+
+#endif

@@ -1,0 +1,249 @@
+/* test_eval.c — the mask evaluator on the real model.
+ *
+ * 1. Answer-token log-probabilities and exact matches against tests/fixtures/eval_smollm2.txt, an
+ *    independent float64 numpy forward pass with per-KV-head hybrid attention
+ *    (scripts/fixtures/make_eval_fixtures.py), for four masks (full, all SWA, late-layer SWA with
+ *    sinks, checkerboard).
+ * 2. Prefix reuse: every score from an evaluator with a base equals, bit for bit, the score of a
+ *    from-scratch evaluator, and it restarts at the first layer whose computation differs.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "eval.h"
+#include "mask.h"
+#include "model.h"
+
+enum { MAX_S = 8, MAX_M = 8, MAX_A = 8, MAX_T = 256 };
+
+typedef struct {
+    int n_samples, n_masks;
+    int32_t tokens[MAX_S][MAX_T];
+    eval_sample samples[MAX_S];
+    char name[MAX_M][32];
+    attn_mask masks[MAX_M];
+    double logp[MAX_M][MAX_S][MAX_A];
+    int argmax[MAX_M][MAX_S][MAX_A];
+    double gap[MAX_M][MAX_S][MAX_A];
+} fixture;
+
+typedef struct {
+    model *m;
+    fixture f;
+} suite;
+
+static suite g_suite;
+
+static int find_mask(const fixture *f, const char *name) {
+    for (int i = 0; i < f->n_masks; i++)
+        if (strcmp(f->name[i], name) == 0) return i;
+    return -1;
+}
+
+static int parse_fixture(const char *path, fixture *f, int n_layer, int n_head_kv) {
+    FILE *fp = fopen(path, "r");
+    if (!fp) return -1;
+    char line[8192];
+    memset(f, 0, sizeof *f);
+    while (fgets(line, sizeof line, fp)) {
+        int n = 0, id, nt, st, na;
+        if (line[0] == '#') continue;
+        if (sscanf(line, "sample %d %d %d %d%n", &id, &nt, &st, &na, &n) == 4) {
+            if (id != f->n_samples || id >= MAX_S || nt > MAX_T || na > MAX_A) goto bad;
+            char *p = line + n;
+            for (int i = 0; i < nt; i++) f->tokens[id][i] = (int32_t)strtol(p, &p, 10);
+            f->samples[id] = (eval_sample){f->tokens[id], nt, st, na};
+            f->n_samples++;
+        } else if (strncmp(line, "mask ", 5) == 0) {
+            char z[4096];
+            int W, S, k = f->n_masks;
+            if (k >= MAX_M || sscanf(line, "mask %31s %d %d %4095s", f->name[k], &W, &S, z) != 4) goto bad;
+            if ((int)strlen(z) != n_layer * n_head_kv) goto bad;
+            if (mask_init(&f->masks[k], n_layer, n_head_kv, W, S, ATTN_FULL)) goto bad;
+            for (int i = 0; i < n_layer * n_head_kv; i++)
+                f->masks[k].z[i] = z[i] == '1' ? ATTN_FULL : ATTN_SWA;
+            f->n_masks++;
+        } else if (strncmp(line, "ans ", 4) == 0) {
+            char name[32];
+            int s, a, am;
+            double lp, gap;
+            if (sscanf(line, "ans %31s %d %d %lf %d %lf", name, &s, &a, &lp, &am, &gap) != 6) goto bad;
+            int k = find_mask(f, name);
+            if (k < 0 || s >= f->n_samples || a >= MAX_A) goto bad;
+            f->logp[k][s][a] = lp, f->argmax[k][s][a] = am, f->gap[k][s][a] = gap;
+        }
+    }
+    fclose(fp);
+    return f->n_samples > 0 && f->n_masks > 0 ? 0 : -1;
+bad:
+    fclose(fp);
+    return -1;
+}
+
+static int setup(void **state) {
+    const char *path = getenv("BOSCH_MODEL");
+    if (!path || !*path) path = BOSCH_DEFAULT_MODEL;
+    if (access(path, R_OK) != 0) {
+        fprintf(stderr, "test_eval: model %s missing, skipping\n", path);
+        exit(77);
+    }
+    char err[512];
+    if (model_load(&g_suite.m, path, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    char fx[1024];
+    snprintf(fx, sizeof fx, "%s/tests/fixtures/eval_smollm2.txt", BOSCH_SOURCE_DIR);
+    if (parse_fixture(fx, &g_suite.f, g_suite.m->hp.n_layer, g_suite.m->hp.n_head_kv) != 0) {
+        fprintf(stderr, "cannot read fixture %s\n", fx);
+        return -1;
+    }
+    *state = &g_suite;
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    for (int k = 0; k < g_suite.f.n_masks; k++) mask_free(&g_suite.f.masks[k]);
+    model_free(g_suite.m);
+    return 0;
+}
+
+static void test_against_numpy(void **state) {
+    suite *S = *state;
+    fixture *f = &S->f;
+    char err[512];
+    evaluator *ev;
+    if (evaluator_create(&ev, S->m, f->samples, f->n_samples, 0, err, sizeof err)) fail_msg("%s", err);
+    int some_exact = 0, some_miss = 0;
+    for (int k = 0; k < f->n_masks; k++) {
+        eval_sample_result res[MAX_S];
+        eval_result r;
+        if (evaluator_score(ev, &f->masks[k], &r, res, err, sizeof err)) fail_msg("%s", err);
+        double score = 0.0;
+        for (int s = 0; s < f->n_samples; s++) {
+            int na = f->samples[s].n_answer, exact = 1, sure = 1;
+            double nll = 0.0;
+            for (int a = 0; a < na; a++) {
+                nll -= f->logp[k][s][a];
+                exact &= f->argmax[k][s][a] == f->tokens[s][f->samples[s].answer_start + a];
+                sure &= f->gap[k][s][a] > 0.02; /* a near-tie may flip between fp32 and fp64 */
+            }
+            nll /= na;
+            if (fabs(res[s].nll - nll) > 5e-3)
+                print_error("mask %s sample %d: nll %.6f, numpy %.6f\n", f->name[k], s, res[s].nll, nll);
+            assert_true(fabs(res[s].nll - nll) <= 5e-3);
+            assert_true(fabs(res[s].p_answer - exp(-nll)) <= 5e-3 * exp(-nll) + 1e-9);
+            if (sure) assert_int_equal(res[s].exact, exact);
+            some_exact |= exact, some_miss |= !exact;
+            score += exp(-nll);
+        }
+        assert_true(fabs(r.score - score / f->n_samples) < 5e-3);
+        assert_int_equal(r.first_layer, 0);
+    }
+    assert_true(some_exact && some_miss); /* the fixture exercises both outcomes */
+    evaluator_free(ev);
+}
+
+static void expect_same(const eval_sample_result *a, const eval_sample_result *b, int n) {
+    for (int s = 0; s < n; s++) {
+        assert_int_equal(a[s].exact, b[s].exact);
+        assert_memory_equal(&a[s].nll, &b[s].nll, sizeof(double));
+        assert_memory_equal(&a[s].p_answer, &b[s].p_answer, sizeof(double));
+    }
+}
+
+/* Score `m` with the reuse evaluator and from scratch: bitwise equal, restart layer as expected. */
+static void check_reuse(evaluator *reuse, evaluator *scratch, const attn_mask *m, int want_first, int n) {
+    char err[512];
+    eval_sample_result a[MAX_S], b[MAX_S];
+    eval_result ra, rb;
+    if (evaluator_score(reuse, m, &ra, a, err, sizeof err)) fail_msg("%s", err);
+    if (evaluator_score(scratch, m, &rb, b, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(ra.first_layer, want_first);
+    assert_int_equal(rb.first_layer, 0);
+    expect_same(a, b, n);
+    assert_memory_equal(&ra.score, &rb.score, sizeof(double));
+}
+
+static void test_prefix_reuse_bitwise(void **state) {
+    suite *S = *state;
+    fixture *f = &S->f;
+    const int n = f->n_samples < 2 ? f->n_samples : 2, L = S->m->hp.n_layer; /* 2 samples: runtime */
+    char err[512];
+    evaluator *reuse, *scratch;
+    if (evaluator_create(&reuse, S->m, f->samples, n, 1, err, sizeof err)) fail_msg("%s", err);
+    if (evaluator_create(&scratch, S->m, f->samples, n, 0, err, sizeof err)) fail_msg("%s", err);
+    const attn_mask *full = &f->masks[find_mask(f, "full")], *late = &f->masks[find_mask(f, "late_w8_s2")];
+    const attn_mask *check = &f->masks[find_mask(f, "check_w4_s1")];
+    eval_result r;
+    if (evaluator_set_base(reuse, full, &r, NULL, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(r.first_layer, 0);
+    check_reuse(reuse, scratch, late, L / 2, n); /* late differs from full at layer L/2 */
+    check_reuse(reuse, scratch, check, 0, n);    /* checkerboard differs at layer 0 */
+    check_reuse(reuse, scratch, full, L, n);     /* the base itself: nothing recomputed */
+    /* move the base to `late` (recomputes from L/2), then masks that change only late layers */
+    if (evaluator_set_base(reuse, late, &r, NULL, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(r.first_layer, L / 2);
+    attn_mask tail;
+    assert_int_equal(mask_copy(&tail, late), 0);
+    int from = L - L / 4; /* the last quarter of layers */
+    for (int l = from; l < L; l++) mask_set(&tail, l, 2, ATTN_SWA);
+    check_reuse(reuse, scratch, &tail, from, n);
+    /* same z, other window: the first layer with an SWA head must be recomputed */
+    attn_mask w4;
+    assert_int_equal(mask_copy(&w4, late), 0);
+    w4.window = 4;
+    check_reuse(reuse, scratch, &w4, L / 2, n);
+    /* a base moved back and forth keeps giving from-scratch results */
+    if (evaluator_set_base(reuse, &tail, &r, NULL, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(r.first_layer, from);
+    check_reuse(reuse, scratch, late, from, n);
+    check_reuse(reuse, scratch, full, L / 2, n);
+    /* a mask of the wrong shape is refused with a message */
+    attn_mask bad;
+    assert_int_equal(mask_init(&bad, L - 1, S->m->hp.n_head_kv, 8, 0, ATTN_FULL), 0);
+    err[0] = 0;
+    assert_int_equal(evaluator_score(reuse, &bad, &r, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "layers"));
+    mask_free(&bad);
+    mask_free(&tail);
+    mask_free(&w4);
+    evaluator_free(reuse);
+    evaluator_free(scratch);
+}
+
+static void test_bad_samples(void **state) {
+    suite *S = *state;
+    char err[512];
+    evaluator *ev = NULL;
+    int32_t toks[4] = {1, 2, 3, 4};
+    eval_sample bad = {toks, 4, 0, 2}; /* answer_start 0: nothing predicts the first answer token */
+    assert_int_equal(evaluator_create(&ev, S->m, &bad, 1, 0, err, sizeof err), -1);
+    assert_null(ev);
+    assert_non_null(strstr(err, "answer_start"));
+    eval_sample over = {toks, 4, 3, 2}; /* runs past the end */
+    assert_int_equal(evaluator_create(&ev, S->m, &over, 1, 0, err, sizeof err), -1);
+    int32_t big[3] = {1, 2, 1 << 30};
+    eval_sample vocab = {big, 3, 1, 2};
+    assert_int_equal(evaluator_create(&ev, S->m, &vocab, 1, 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "vocabulary"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_against_numpy),
+        cmocka_unit_test(test_prefix_reuse_bitwise),
+        cmocka_unit_test(test_bad_samples),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

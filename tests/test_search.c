@@ -1,0 +1,349 @@
+/* test_search.c — the BOSCH state machine (search/search.h) on a synthetic black-box objective
+ * whose optimum is known in closed form:
+ *   S(z) = exp(-sum over SWA KV heads of a[layer][head])   (a > 0 fixed per head)
+ * so S_full = 1, dropping a head costs its own a, and the best mask with n_l SWA heads in layer l
+ * puts SWA on the n_l heads of smallest a. The test computes that optimum itself (independent
+ * of the search code) and checks: event order, stage-1 s_best values, stage-2 budget, the final
+ * mask, determinism, and that pause/save/resume reaches the same final mask and trace. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "search.h"
+
+#define L 8
+#define H 3
+
+typedef struct {
+    double a[L][H];
+    long calls;
+} synth;
+
+static int synth_score(void *ctx, const attn_mask *m, int make_base, search_eval *out, char *err,
+                       size_t errlen) {
+    (void)make_base, (void)err, (void)errlen;
+    synth *s = ctx;
+    double cost = 0;
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++)
+            if (mask_get(m, l, h) == ATTN_SWA) cost += s->a[l][h];
+    s->calls++;
+    *out = (search_eval){exp(-cost), cost < 1.0, cost, 0.001, 0, NULL};
+    return 0;
+}
+
+static void synth_init(synth *s, search_objective *obj) {
+    memset(s, 0, sizeof *s);
+    uint64_t x = 99;
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            /* later layers are cheaper on average, so stage 2 has something to find */
+            s->a[l][h] = (0.05 + (double)(x >> 40) / (double)(1 << 24)) * (1.0 + (L - l) * 0.3);
+        }
+    *obj = (search_objective){synth_score, NULL, s, NULL, 0};
+}
+
+/* k smallest a of layer l: their sum and bit set */
+static double smallest_sum(const synth *s, int l, int k, uint64_t *bits) {
+    int used[H] = {0};
+    double sum = 0;
+    *bits = 0;
+    for (int j = 0; j < k; j++) {
+        int best = -1;
+        for (int h = 0; h < H; h++)
+            if (!used[h] && (best < 0 || s->a[l][h] < s->a[l][best])) best = h;
+        used[best] = 1;
+        sum += s->a[l][best];
+        *bits |= 1ull << best;
+    }
+    return sum;
+}
+
+/* ---- event recorder ---- */
+typedef struct {
+    int n;
+    search_event_kind kind[4096];
+    int stage[4096], layer[4096], replayed[4096];
+    long eval_index[4096];
+    uint64_t hash[4096];
+    double score[4096];
+} recorder;
+
+static void record(const search_event *ev, void *user) {
+    recorder *r = user;
+    if (r->n >= 4096) return;
+    r->kind[r->n] = ev->kind;
+    r->stage[r->n] = ev->stage;
+    r->layer[r->n] = ev->layer;
+    r->replayed[r->n] = ev->replayed;
+    r->eval_index[r->n] = ev->eval_index;
+    r->hash[r->n] = ev->mask ? mask_hash(ev->mask) : 0;
+    r->score[r->n] = ev->score;
+    r->n++;
+}
+
+static void config(search_config *cfg, double ratio) {
+    search_config_default(cfg);
+    cfg->ratio = ratio;
+    cfg->window = 16;
+    cfg->seed = 7;
+    cfg->stage1_budget_per_layer = 3;
+    cfg->stage3_budget_per_group = 40;
+    cfg->restarts = 2;
+}
+
+static search_state *run_full(const search_config *cfg, synth *s, search_objective *obj, recorder *r) {
+    search_state *st;
+    char err[256];
+    synth_init(s, obj);
+    assert_int_equal(search_create(&st, cfg, L, H, obj, NULL, record, r, err, sizeof err), 0);
+    assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
+    return st;
+}
+
+static void test_event_order_and_optimum(void **state) {
+    (void)state;
+    static recorder r;
+    memset(&r, 0, sizeof r);
+    synth s;
+    search_objective obj;
+    search_config cfg;
+    config(&cfg, 0.5);
+    search_state *st = run_full(&cfg, &s, &obj, &r);
+
+    /* grammar: START EVAL EVAL STAGE_START(1) {LAYER_START(l) EVAL+ INCUMBENT* LAYER_END(l)}
+     * l=L-1..0 STAGE_END(1) STAGE_START(2) LAYER_STATS*L STAGE_END(2) STAGE_START(3)
+     * {GROUP_START (EVAL INCUMBENT?)* GROUP_END}* STAGE_END(3) EVAL? DONE */
+    int i = 0;
+    assert_int_equal(r.kind[i++], SEARCH_EV_SEARCH_START);
+    assert_int_equal(r.kind[i++], SEARCH_EV_EVAL);
+    assert_true(r.score[i - 1] == 1.0);
+    assert_int_equal(r.kind[i++], SEARCH_EV_EVAL);
+    assert_true(r.score[i - 1] == 0.0);
+    assert_int_equal(r.kind[i], SEARCH_EV_STAGE_START);
+    assert_int_equal(r.stage[i++], 1);
+    for (int l = L - 1; l >= 0; l--) {
+        assert_int_equal(r.kind[i], SEARCH_EV_LAYER_START);
+        assert_int_equal(r.layer[i++], l);
+        int evals = 0;
+        while (r.kind[i] == SEARCH_EV_EVAL || r.kind[i] == SEARCH_EV_INCUMBENT) {
+            if (r.kind[i] == SEARCH_EV_EVAL)
+                evals++;
+            else
+                assert_int_equal(r.kind[i - 1], SEARCH_EV_EVAL);
+            assert_int_equal(r.layer[i++], l);
+        }
+        assert_int_equal(evals, 3); /* C(3,2) = 3: exhaustive */
+        assert_int_equal(r.kind[i], SEARCH_EV_LAYER_END);
+        assert_int_equal(r.layer[i++], l);
+    }
+    assert_int_equal(r.kind[i++], SEARCH_EV_STAGE_END);
+    assert_int_equal(r.kind[i], SEARCH_EV_STAGE_START);
+    assert_int_equal(r.stage[i++], 2);
+    for (int l = 0; l < L; l++) assert_int_equal(r.kind[i++], SEARCH_EV_LAYER_STATS);
+    assert_int_equal(r.kind[i++], SEARCH_EV_STAGE_END);
+    assert_int_equal(r.kind[i], SEARCH_EV_STAGE_START);
+    assert_int_equal(r.stage[i++], 3);
+    while (r.kind[i] == SEARCH_EV_GROUP_START) {
+        i++;
+        while (r.kind[i] == SEARCH_EV_EVAL || r.kind[i] == SEARCH_EV_INCUMBENT) i++;
+        assert_int_equal(r.kind[i++], SEARCH_EV_GROUP_END);
+    }
+    assert_int_equal(r.kind[i++], SEARCH_EV_STAGE_END);
+    if (r.kind[i] == SEARCH_EV_EVAL) i++;
+    assert_int_equal(r.kind[i++], SEARCH_EV_DONE);
+    assert_int_equal(i, r.n);
+    /* eval_index counts evaluations 1, 2, 3, ... */
+    long k = 0;
+    for (int j = 0; j < r.n; j++)
+        if (r.kind[j] == SEARCH_EV_EVAL) assert_int_equal(r.eval_index[j], ++k);
+    assert_int_equal(k, search_n_evals(st));
+    assert_int_equal(s.calls, k);
+
+    /* stage 1: s_best[l] = exp(-(sum over l' >= l of the 2 smallest a of l')) (cascade) */
+    double above = 0;
+    for (int l = L - 1; l >= 0; l--) {
+        uint64_t bits;
+        above += smallest_sum(&s, l, 2, &bits);
+        search_layer_info li;
+        assert_int_equal(search_layer_stats(st, l, &li), 0);
+        assert_true(li.probed);
+        assert_true(fabs(li.s_best - exp(-above)) < 1e-12);
+    }
+    /* stage 2 budget and final mask = the n_l smallest-a heads of each layer */
+    const attn_mask *m = search_result_mask(st);
+    int total = 0;
+    for (int l = 0; l < L; l++) {
+        search_layer_info li;
+        search_layer_stats(st, l, &li);
+        total += li.n_swa;
+        uint64_t bits, got = 0;
+        smallest_sum(&s, l, li.n_swa, &bits);
+        for (int h = 0; h < H; h++)
+            if (mask_get(m, l, h) == ATTN_SWA) got |= 1ull << h;
+        assert_int_equal(got, bits);
+    }
+    assert_int_equal(total, (int)lround(0.5 * L * H));
+    assert_int_equal(mask_count_swa(m), total);
+    search_free(st);
+}
+
+static void test_deterministic(void **state) {
+    (void)state;
+    static recorder r1, r2;
+    memset(&r1, 0, sizeof r1);
+    memset(&r2, 0, sizeof r2);
+    synth s1, s2;
+    search_objective o1, o2;
+    search_config cfg;
+    config(&cfg, 0.75);
+    cfg.stage3_budget_per_group = 10; /* local search, not exhaustive: exercises the PRNG */
+    search_state *a = run_full(&cfg, &s1, &o1, &r1);
+    search_state *b = run_full(&cfg, &s2, &o2, &r2);
+    assert_int_equal(r1.n, r2.n);
+    assert_memory_equal(r1.kind, r2.kind, sizeof(r1.kind[0]) * (size_t)r1.n);
+    assert_memory_equal(r1.hash, r2.hash, sizeof(r1.hash[0]) * (size_t)r1.n);
+    assert_memory_equal(search_result_mask(a)->z, search_result_mask(b)->z, L * H);
+    search_free(a);
+    search_free(b);
+}
+
+/* Stop after `cut` steps, save, load into a fresh state with a fresh objective, finish. */
+static void check_resume(int cut, double ratio, search_method method) {
+    static recorder ref, part, rest;
+    memset(&ref, 0, sizeof ref);
+    memset(&part, 0, sizeof part);
+    memset(&rest, 0, sizeof rest);
+    search_config cfg;
+    config(&cfg, ratio);
+    cfg.method = method;
+    cfg.stage3_budget_per_group = 10;
+    synth s0;
+    search_objective o0;
+    search_state *full = run_full(&cfg, &s0, &o0, &ref);
+
+    char err[256], path[] = "/tmp/test_search_stateXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    synth s1;
+    search_objective o1;
+    synth_init(&s1, &o1);
+    search_state *st;
+    assert_int_equal(search_create(&st, &cfg, L, H, &o1, NULL, record, &part, err, sizeof err), 0);
+    for (int i = 0; i < cut && !search_is_done(st); i++) assert_true(search_step(st, err, sizeof err) >= 0);
+    long done_evals = search_n_evals(st);
+    assert_int_equal(search_save(st, path, err, sizeof err), 0);
+    search_free(st);
+
+    synth s2;
+    search_objective o2;
+    synth_init(&s2, &o2);
+    assert_int_equal(search_load(&st, path, L, H, &o2, NULL, record, &rest, err, sizeof err), 0);
+    assert_true(s2.calls <= 1); /* replay calls nothing; one call restores and checks the base */
+    long base_calls = s2.calls;
+    assert_int_equal(search_n_evals(st), done_evals);
+    assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
+    /* live evaluations only, plus the one un-logged call that restored the prefix-reuse base */
+    assert_int_equal(s2.calls, search_n_evals(full) - done_evals + base_calls);
+    assert_memory_equal(search_result_mask(st)->z, search_result_mask(full)->z, L * H);
+    /* the resumed stream (replayed + live) equals the uninterrupted one, event by event */
+    assert_int_equal(rest.n, ref.n);
+    assert_memory_equal(rest.kind, ref.kind, sizeof(ref.kind[0]) * (size_t)ref.n);
+    assert_memory_equal(rest.hash, ref.hash, sizeof(ref.hash[0]) * (size_t)ref.n);
+    for (int i = 0; i < rest.n; i++)
+        if (rest.kind[i] == SEARCH_EV_EVAL)
+            assert_int_equal(rest.replayed[i], rest.eval_index[i] <= done_evals);
+    search_free(st);
+    search_free(full);
+    remove(path);
+}
+
+static void test_save_resume_same_result(void **state) {
+    (void)state;
+    const int cuts[] = {0, 1, 2, 5, 17, 30, 45, 1000};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) check_resume(cuts[i], 0.5, SEARCH_METHOD_BOSCH);
+    check_resume(40, 0.875, SEARCH_METHOD_BOSCH);
+    check_resume(9, 0.5, SEARCH_METHOD_ABLATION);
+}
+
+/* A state file saved for another search is refused with a reason. */
+static void test_resume_mismatch(void **state) {
+    (void)state;
+    char err[256], path[] = "/tmp/test_search_stateXXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    search_config cfg;
+    config(&cfg, 0.5);
+    synth s;
+    search_objective o;
+    synth_init(&s, &o);
+    search_state *st;
+    assert_int_equal(search_create(&st, &cfg, L, H, &o, NULL, NULL, NULL, err, sizeof err), 0);
+    for (int i = 0; i < 6; i++) search_step(st, err, sizeof err);
+    assert_int_equal(search_save(st, path, err, sizeof err), 0);
+    search_free(st);
+    assert_int_equal(search_load(&st, path, L + 1, H, &o, NULL, NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "layers"));
+    /* a state whose config was changed (stage-1 budget 3 -> 2) replays different masks: refused */
+    FILE *f = fopen(path, "r");
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    char *p = strstr(text, "stage1_budget 3");
+    assert_non_null(p);
+    p[14] = '2';
+    f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    assert_int_equal(search_load(&st, path, L, H, &o, NULL, NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "hash"));
+    remove(path);
+}
+
+/* A state resumed with an objective that now scores differently is refused: cut inside stage 3,
+ * where the prefix-reuse base is a stage-3 candidate, then change the head costs. */
+static void test_resume_changed_objective(void **state) {
+    (void)state;
+    char err[256], path[] = "/tmp/test_search_stateXXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    search_config cfg;
+    config(&cfg, 0.5);
+    synth s;
+    search_objective o;
+    synth_init(&s, &o);
+    search_state *st;
+    assert_int_equal(search_create(&st, &cfg, L, H, &o, NULL, NULL, NULL, err, sizeof err), 0);
+    while (search_stage(st) != 3 || search_n_evals(st) < 2 + 3 * L + 2) search_step(st, err, sizeof err);
+    assert_int_equal(search_save(st, path, err, sizeof err), 0);
+    search_free(st);
+    synth_init(&s, &o); /* same objective: accepted */
+    assert_int_equal(search_load(&st, path, L, H, &o, NULL, NULL, NULL, err, sizeof err), 0);
+    search_free(st);
+    for (int l = 0; l < L; l++) s.a[l][0] *= 1.5; /* changed objective: refused */
+    assert_int_equal(search_load(&st, path, L, H, &o, NULL, NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "objective changed"));
+    remove(path);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_event_order_and_optimum),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_save_resume_same_result),
+        cmocka_unit_test(test_resume_mismatch),
+        cmocka_unit_test(test_resume_changed_objective),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

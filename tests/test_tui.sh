@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# test_tui.sh — drive the real explorer (`bosch MODEL`) headlessly in tmux and assert what the
+# screen shows: the grid's shape for the default model, a toggle changing a cell and the ratio,
+# undo, export of a mask CSV that loads back to the same mask, pause stopping the evaluation
+# counter (and single-step advancing it by one), resize to 80x24 keeping every panel readable,
+# the monochrome fallback (NO_COLOR), and the terminal restored after quit and after SIGTERM.
+#
+# Env: BOSCH_BIN (the built program), BOSCH_MODEL (the GGUF; skip with 77 when absent).
+# Needs tmux (skip with 77 when absent). Uses its own tmux server socket, killed on exit.
+set -u
+BIN=${BOSCH_BIN:-build/bosch}
+MODEL=${BOSCH_MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}
+if [[ ! -f "$MODEL" ]]; then echo "skip: model $MODEL not found"; exit 77; fi
+if ! command -v tmux >/dev/null; then echo "skip: tmux not installed"; exit 77; fi
+if [[ ! -x "$BIN" ]]; then echo "FAIL: $BIN is not an executable"; exit 1; fi
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+MODEL=$(cd "$(dirname "$MODEL")" && pwd)/$(basename "$MODEL")
+
+export LC_ALL=C.UTF-8 LANG=C.UTF-8
+WORK=$(mktemp -d /tmp/test_tui.XXXXXX)
+SOCK="bosch-test-$$"
+T() { tmux -L "$SOCK" -f /dev/null "$@"; }
+cleanup() { T kill-server >/dev/null 2>&1; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+fails=0
+pass() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+screen() { T capture-pane -p -t "$1"; }
+# The pane with the cursor brackets turned into spaces, so cell patterns do not depend on the cursor.
+cells() { screen "$1" | sed 's/[][]/ /g'; }
+# wait_cells SESSION REGEX TIMEOUT_S: like wait_for, on cells.
+wait_cells() {
+    local deadline=$((SECONDS + $3))
+    while ((SECONDS < deadline)); do
+        if cells "$1" | grep -Eq -- "$2"; then return 0; fi
+        sleep 0.2
+    done
+    echo "--- timed out after $3 s waiting for cells /$2/ in $1; screen:"
+    screen "$1"
+    return 1
+}
+GRID_ROW='^.[ 0-9][0-9]  (██|░░) (██|░░) (██|░░) '
+
+# wait_for SESSION REGEX TIMEOUT_S: poll the pane until grep -E matches.
+wait_for() {
+    local deadline=$((SECONDS + $3))
+    while ((SECONDS < deadline)); do
+        if screen "$1" | grep -Eq -- "$2"; then return 0; fi
+        sleep 0.2
+    done
+    echo "--- timed out after $3 s waiting for /$2/ in $1; screen:"
+    screen "$1"
+    return 1
+}
+
+# start SESSION COLS ROWS [ENV...]: run bosch in a fresh session; the shell prints EXIT=<status>.
+start() {
+    local s=$1 cols=$2 rows=$3
+    shift 3
+    T new-session -d -s "$s" -x "$cols" -y "$rows" \
+        "cd '$WORK' && env $* '$BIN' '$MODEL'; echo EXIT=\$?; sleep 600"
+    T set-option -t "$s" -g default-terminal tmux-256color >/dev/null 2>&1
+}
+
+evals_of() { screen "$1" | grep -Eo 'evals [0-9]+' | head -1 | grep -Eo '[0-9]+'; }
+s_per_eval() { screen "$1" | grep -Eo '[0-9]+\.[0-9]+ s/eval' | head -1 | grep -Eo '^[0-9]+'; }
+
+S=main
+start $S 100 40 TERM=tmux-256color
+wait_for $S '\[ready\]' 180 || { echo "FAIL: the model never loaded"; exit 1; }
+
+# 1. The grid's shape: 30 layer rows (0..29), each with three 2-column cells, all full at start.
+rows=$(cells $S | grep -Ec "$GRID_ROW")
+if [[ $rows -eq 30 ]]; then pass "grid has 30 layer rows of 3 KV-head cells"; else fail "grid rows: $rows (want 30)"; fi
+labels=$(cells $S | grep -E "$GRID_ROW" | sed -E 's/^.([ 0-9][0-9]) .*/\1/' | tr -d ' ' | tr '\n' ' ')
+[[ "$labels" == "$(seq -s ' ' 0 29) " ]] && pass "layers 0..29 in order" || fail "layer labels: $labels"
+[[ $(cells $S | grep -Ec '^.[ 0-9][0-9]  ██ ██ ██ ') -eq 30 ]] && pass "every head full at start" || fail "not all full"
+screen $S | grep -Eq '^.29 \[██\]██ ██' && pass "cursor starts on layer 29, kv_head 0" || fail "cursor start"
+T capture-pane -e -p -t $S | grep -Eq $'\e\\[([0-9;]*;)?(3[0-7]|38;5;[0-9]+)m' && pass "colours in a colour terminal" ||
+    fail "no colour escapes in a colour terminal"
+screen $S | grep -q '30 layers x 3 KV heads (9 query heads)' && pass "title states the shape" || fail "title shape"
+screen $S | grep -q 'ρ 0.000: 0/90 KV heads SWA' && pass "all full at start" || fail "start ratio"
+
+# 2. Toggle: the cursor starts on layer 29, kv_head 0.
+T send-keys -t $S ' '
+wait_for $S '^.29 \[░░\]██ ██' 5 && pass "space turns L29 kv0 into SWA" || fail "toggle cell"
+wait_for $S 'ρ 0.011: 1/90 KV heads SWA' 5 && pass "ratio follows the toggle" || fail "toggle ratio"
+T send-keys -t $S Up Right T
+wait_for $S '^.28  ░░\[░░\]░░' 5 && pass "T turns the whole layer 28 SWA" || fail "toggle layer"
+wait_for $S '4/90 KV heads SWA' 5 && pass "ratio after the layer toggle" || fail "layer ratio"
+T send-keys -t $S u
+wait_for $S '1/90 KV heads SWA' 5 && pass "undo restores the previous mask" || fail "undo"
+
+# 3. Export the mask, check the file, change the mask, load the file back.
+T send-keys -t $S x m C-u "$WORK/m1.csv" Enter
+wait_for $S 'mask written to' 5 && pass "export message" || fail "export message"
+if [[ -f "$WORK/m1.csv" ]]; then
+    n=$(tail -n +2 "$WORK/m1.csv" | wc -l)
+    swa=$(grep -c ',swa$' "$WORK/m1.csv")
+    row=$(grep -E ',29,0,0;1;2,swa$' "$WORK/m1.csv" | wc -l)
+    [[ $n -eq 90 && $swa -eq 1 && $row -eq 1 ]] && pass "CSV: 90 rows, only layer 29 kv_head 0 is swa" ||
+        fail "CSV content: rows $n swa $swa row29 $row"
+    ls "$WORK" | grep -q '\.tmp\.' && fail "temporary file left behind" || pass "no temporary file left"
+else
+    fail "export wrote no file"
+fi
+T send-keys -t $S Down T # undo left the cursor on layer 28, kv_head 1: now layer 29 goes all SWA
+wait_for $S '3/90 KV heads SWA' 5 || fail "edit before load"
+T send-keys -t $S o C-u "$WORK/m1.csv" Enter
+wait_for $S 'loaded .*m1.csv' 5 && pass "load message" || fail "load message"
+wait_for $S 'ρ 0.011: 1/90 KV heads SWA' 5 && pass "loaded mask has the exported ratio" || fail "load ratio"
+cells $S | grep -Eq '^.29  ░░ ██ ██ ' && cells $S | grep -Eq '^.28  ██ ██ ██ ' &&
+    pass "loaded mask has the exported cells" || fail "loaded cells"
+printf 'model,n_layer\nx,3\n' >"$WORK/bad.csv"
+T send-keys -t $S o C-u "$WORK/bad.csv" Enter
+wait_for $S "no 'n_head_kv' column|header has no" 5 && pass "a bad mask file gives its reason" || fail "bad load"
+
+# 4. Help overlay opens and closes.
+T send-keys -t $S '?'
+wait_for $S 'toggle the KV head under the cursor' 5 && pass "help overlay" || fail "help"
+T send-keys -t $S Escape
+sleep 0.3
+
+# Query-head view: 3 groups of 3 one-column cells; layer 29 has kv_head 0 SWA (its query heads 0-2).
+T send-keys -t $S g
+wait_cells $S '^.29  ░░░ ███ ███ ' 5 && pass "query-head view groups 3 query heads per KV head" || fail "query view"
+T send-keys -t $S g
+wait_cells $S '^.29  ░░ ██ ██ ' 5 || fail "back to the KV-head view"
+
+# 5. Search: start (defaults: ratio 0.5, tiny preset), let it evaluate, pause, check the counter.
+T send-keys -t $S s
+wait_for $S 'Start a BOSCH search' 5 || fail "start form"
+T send-keys -t $S Enter
+wait_for $S '\[searching\]' 60 && pass "search starts" || fail "search start"
+# Keys answer while an evaluation computes: move the cursor and time the redraw (tmux adds its own
+# latency; the explorer itself answers on the next poll() wake-up).
+t0=$(date +%s%N)
+T send-keys -t $S Up
+if wait_for $S '^─ L28 kv' 5; then
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    ((ms < 1000)) && pass "cursor answered in ${ms} ms during an evaluation" || fail "slow key: ${ms} ms"
+else
+    fail "cursor did not move during the search"
+fi
+T send-keys -t $S Down
+wait_for $S 'evals [1-9]' 300 || fail "no evaluation finished"
+T send-keys -t $S p
+wait_for $S '\[paused\]' 300 && pass "pause takes effect" || fail "pause"
+n1=$(evals_of $S)
+per=$(s_per_eval $S)
+wait_s=$((${per:-1} + 3)) # longer than one evaluation: a running search would have moved on
+((wait_s > 90)) && wait_s=90
+sleep "$wait_s"
+n2=$(evals_of $S)
+[[ -n "$n1" && "$n1" == "$n2" ]] && pass "paused: evaluation counter stays at $n1 for ${wait_s}s" ||
+    fail "counter moved while paused: $n1 -> $n2"
+T send-keys -t $S n
+want=$((n1 + 1))
+wait_for $S "evals $want " $((wait_s * 10 + 60)) && pass "n single-steps one evaluation ($n1 -> $want)" ||
+    fail "single step"
+sleep 1
+screen $S | grep -q '\[paused\]' && pass "still paused after the step" || fail "not paused after step"
+screen $S | grep -Eq '[▶>] *[0-9]+ ' && pass "probed layer is marked" || echo "note: no probed-layer marker now"
+
+# 6. Resize to 80x24: every panel still there, the cursor row visible, nothing "too small".
+T resize-window -t $S -x 80 -y 24
+sleep 1
+wait_for $S '^ BOSCH Explorer' 5 || true
+out=$(screen $S)
+ok=1
+for want in 'BOSCH Explorer' 'Stage' 'Probe scores' 'Mask' 'What is happening' 'Events' '\?:help' 'δ +w +r g swa'; do
+    echo "$out" | grep -Eq -- "$want" || { fail "80x24: missing '$want'"; ok=0; }
+done
+echo "$out" | grep -q 'too small' && { fail "80x24 says too small"; ok=0; }
+[[ $(echo "$out" | wc -l) -le 24 ]] || { fail "80x24: more than 24 lines"; ok=0; }
+grid_rows=$(echo "$out" | sed 's/[][]/ /g' | grep -Ec "$GRID_ROW")
+((grid_rows == 20)) || { fail "80x24: $grid_rows grid rows (want 20)"; ok=0; }
+echo "$out" | grep -Eq '(\[██\]|\[░░\])' || { fail "80x24: cursor not visible"; ok=0; }
+((ok)) && pass "80x24 keeps the grid (20 rows, scrolled to the cursor) and every panel readable"
+T resize-window -t $S -x 100 -y 40
+sleep 0.5
+
+# 7. Quit with an unsaved search asks first; y quits and the terminal is restored.
+T send-keys -t $S q
+wait_for $S 'is not exported' 5 && pass "quit asks about the unsaved search" || fail "quit confirm"
+T send-keys -t $S y
+wait_for $S '^EXIT=0' 30 && pass "quit exits 0" || fail "exit status"
+[[ $(T display-message -p -t $S '#{alternate_on}') == 0 ]] && pass "alternate screen left" || fail "alternate screen"
+T kill-session -t $S
+
+# 8. Monochrome fallback: no colour escapes under NO_COLOR, glyphs still tell full from SWA.
+start mono 100 40 NO_COLOR=1 TERM=tmux-256color
+wait_for mono '\[ready\]' 180 || fail "mono: not ready"
+T send-keys -t mono ' '
+wait_for mono '^.29 \[░░\]██ ██' 5 && pass "mono: SWA cell drawn with its own glyph" || fail "mono glyph"
+if T capture-pane -e -p -t mono | grep -Eq $'\e\\[([0-9;]*;)?(3[0-7]|38;5;[0-9]+)m'; then
+    fail "mono: colour escapes present"
+else
+    pass "mono: no colour escapes with NO_COLOR"
+fi
+# 9. SIGTERM restores the terminal.
+shell_pid=$(T display-message -p -t mono '#{pane_pid}')
+pid=$(pgrep -P "$shell_pid" || true)
+if [[ -n "$pid" ]]; then
+    kill -TERM "$pid"
+    wait_for mono '^EXIT=' 30 && pass "SIGTERM ends the explorer" || fail "SIGTERM"
+    [[ $(T display-message -p -t mono '#{alternate_on}') == 0 ]] && pass "SIGTERM: alternate screen left" ||
+        fail "SIGTERM: alternate screen still on"
+else
+    fail "could not find the explorer's pid"
+fi
+
+# 10. A fatal signal still puts the terminal back (handler resets modes, then re-raises).
+start segv 100 40 TERM=tmux-256color
+wait_for segv '\[ready\]' 180 || fail "segv: not ready"
+pid=$(pgrep -P "$(T display-message -p -t segv "#{pane_pid}")" || true)
+if [[ -n "$pid" ]]; then
+    kill -SEGV "$pid"
+    wait_for segv '^EXIT=139' 30 && pass "SIGSEGV: dies by the signal" || fail "SIGSEGV exit"
+    [[ $(T display-message -p -t segv '#{alternate_on}') == 0 ]] && pass "SIGSEGV: alternate screen left" ||
+        fail "SIGSEGV: alternate screen still on"
+else
+    fail "could not find the explorer's pid (segv)"
+fi
+
+# 11. A model that cannot be loaded: the error is on screen, q quits with status 1 and prints it.
+T new-session -d -s nomodel -x 100 -y 30 "cd '$WORK' && '$BIN' '$WORK/missing.gguf'; echo EXIT=\$?; sleep 600"
+wait_for nomodel 'cannot load the model' 30 && pass "load error shown in the explorer" || fail "load error screen"
+T send-keys -t nomodel q
+wait_for nomodel '^EXIT=1' 10 && pass "load error: exit status 1" || fail "load error exit"
+screen nomodel | grep -q 'missing.gguf' && pass "load error printed after the terminal is restored" ||
+    fail "load error message"
+
+if ((fails)); then
+    echo "$fails check(s) failed"
+    exit 1
+fi
+echo "all explorer checks passed"

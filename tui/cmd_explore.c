@@ -1,0 +1,56 @@
+/* cmd_explore.c — `bosch [MODEL]` / `bosch explore [MODEL] [OPTIONS]`: the ncurses explorer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "explorer.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: bosch [MODEL]\n"
+            "       bosch explore [MODEL] [--ctx N] [--ascii] [--mono]\n"
+            "Open the explorer: watch a BOSCH search, edit the head mask, evaluate it, ask the model.\n"
+            "  MODEL      GGUF file (default: $BOSCH_MODEL, else %s)\n"
+            "  --ctx N    context length in tokens for the KV-cache bytes line (default: the model's)\n"
+            "  --ascii    ASCII glyphs ('#' full, '.' SWA) even in a UTF-8 locale\n"
+            "  --mono     no colours (also when NO_COLOR is set or the terminal has none)\n"
+            "Press ? inside for the keys.\n",
+            cli_default_model());
+}
+
+int cmd_explore(int argc, char **argv) {
+    explorer_opts o = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!a) continue;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--ascii")) {
+            o.ascii = 1;
+        } else if (!strcmp(a, "--mono")) {
+            o.mono = 1;
+        } else if (!strcmp(a, "--ctx")) {
+            char *end = NULL;
+            long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+            if (i + 1 >= argc || !end || *end || v < 1 || v > (1L << 24)) {
+                fprintf(stderr, "bosch explore: --ctx needs a number of tokens in 1..16777216\n");
+                return 2;
+            }
+            o.ctx_tokens = (int)v;
+            i++;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "bosch explore: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        } else if (!o.model_path) {
+            o.model_path = a;
+        } else {
+            fprintf(stderr, "bosch explore: more than one model given ('%s', '%s')\n", o.model_path, a);
+            return 2;
+        }
+    }
+    if (!o.model_path) o.model_path = cli_default_model();
+    return explorer_run(&o);
+}

@@ -1,0 +1,360 @@
+/* cmd_search.c — `bosch search`: run a BOSCH search (or a baseline) headless.
+ *
+ *   bosch search [MODEL] --ratio R --out DIR [--preset tiny|default|paper] [--method M]
+ *                [--window W] [--sinks S] [--seed N] [--budget1 B] [--budget3 B] [--restarts K]
+ *                [--buckets N] [--samples N] [--length T] [--delta cumulative|marginal]
+ *   bosch search [MODEL] --resume DIR
+ *
+ * Writes DIR/mask.csv, DIR/trace.csv, DIR/layers.csv and DIR/state (search.h save format).
+ * Progress goes to stderr; a one-line summary (key=value) to stdout. Ctrl-C only sets a flag: the
+ * search stops after the current evaluation, saves DIR/state and the trace so far, and exits 1;
+ * `--resume DIR` continues it to the same final mask.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "csvio.h"
+#include "model.h"
+#include "probes.h"
+#include "search.h"
+
+static volatile sig_atomic_t g_stop;
+static void on_sigint(int sig) {
+    (void)sig;
+    g_stop = 1;
+}
+
+typedef struct {
+    long eval;
+    int stage, group, layer;
+    double score, accuracy, ratio, seconds;
+    uint64_t hash;
+    char *mask; /* mask_to_string */
+} trace_row;
+
+typedef struct {
+    trace_row *rows;
+    long n, cap;
+    int tty;
+    double t0;
+    long budget;
+    int cur_stage;
+} cli_listener;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void on_event(const search_event *ev, void *user) {
+    cli_listener *c = user;
+    if (ev->kind == SEARCH_EV_EVAL) {
+        if (c->n == c->cap) {
+            long cap = c->cap ? 2 * c->cap : 256;
+            trace_row *p = realloc(c->rows, sizeof *p * (size_t)cap);
+            if (!p) return;
+            c->rows = p, c->cap = cap;
+        }
+        const attn_mask *m = ev->mask;
+        size_t len = (size_t)m->n_layer * (m->n_head_kv + 1) + 1;
+        char *s = malloc(len);
+        if (s) mask_to_string(m, s, len);
+        c->rows[c->n++] = (trace_row){ev->eval_index, ev->stage,     ev->group,   ev->layer,    ev->score,
+                                      ev->accuracy,   mask_ratio(m), ev->seconds, mask_hash(m), s};
+    }
+    if (ev->kind == SEARCH_EV_SEARCH_START) c->budget = ev->eval_budget;
+    if (ev->replayed) return;
+    double t = now_s() - c->t0;
+    switch (ev->kind) {
+    case SEARCH_EV_EVAL:
+        if (c->tty)
+            fprintf(stderr, "\r\033[K[stage %d%s%.0d] eval %ld/~%ld  score %.4f  acc %.2f  best %.4f  %.0fs",
+                    ev->stage, ev->layer >= 0 ? " layer " : "", ev->layer >= 0 ? ev->layer : 0,
+                    ev->eval_index, c->budget, ev->score, ev->accuracy, ev->best_score, t);
+        break;
+    case SEARCH_EV_LAYER_END:
+        if (!c->tty)
+            fprintf(stderr, "stage 1: layer %2d  s_best %.4f (normalized %.4f)  %.0fs\n", ev->layer,
+                    ev->raw_score, ev->score, t);
+        break;
+    case SEARCH_EV_LAYER_STATS:
+        fprintf(stderr, "%sstage 2: layer %2d  delta %+.4f  w %.3f  ratio %.3f  bucket %d\n",
+                c->tty ? "\r\033[K" : "", ev->layer, ev->delta, ev->weight, ev->ratio, ev->bucket);
+        break;
+    case SEARCH_EV_GROUP_START:
+        fprintf(stderr, "%sstage 3: group %d (%d layers)\n", c->tty ? "\r\033[K" : "", ev->group,
+                ev->n_layers_in_group);
+        break;
+    case SEARCH_EV_GROUP_END:
+        fprintf(stderr, "%sstage 3: group %d done, score %.4f  %.0fs\n", c->tty ? "\r\033[K" : "", ev->group,
+                ev->score, t);
+        break;
+    case SEARCH_EV_SEARCH_START:
+    case SEARCH_EV_DONE:
+    case SEARCH_EV_ERROR:
+        fprintf(stderr, "%s%s\n", c->tty ? "\r\033[K" : "", ev->message ? ev->message : "");
+        break;
+    default:
+        break;
+    }
+}
+
+static int write_trace(const char *dir, const cli_listener *c, char *err, size_t errlen) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/trace.csv", dir);
+    const char *hdr[] = {"eval",     "stage", "group",   "layer",     "score",
+                         "accuracy", "ratio", "seconds", "mask_hash", "mask"};
+    csv_out *w = csv_out_open(path, hdr, 10, err, errlen);
+    if (!w) return -1;
+    for (long i = 0; i < c->n; i++) {
+        const trace_row *r = &c->rows[i];
+        csv_out_rowf(w, "%ld\x1f%d\x1f%d\x1f%d\x1f%.6f\x1f%.4f\x1f%.4f\x1f%.3f\x1f%016" PRIx64 "\x1f%s",
+                     r->eval, r->stage, r->group, r->layer, r->score, r->accuracy, r->ratio, r->seconds,
+                     r->hash, r->mask ? r->mask : "");
+    }
+    return csv_out_commit(w, err, errlen);
+}
+
+static int write_layers(const char *dir, const search_state *st, int n_layer, char *err, size_t errlen) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/layers.csv", dir);
+    const char *hdr[] = {"layer", "delta", "weight", "ratio", "bucket", "n_swa"};
+    csv_out *w = csv_out_open(path, hdr, 6, err, errlen);
+    if (!w) return -1;
+    const attn_mask *m = search_result_mask(st);
+    for (int l = 0; l < n_layer; l++) {
+        search_layer_info li;
+        search_layer_stats(st, l, &li);
+        int n_swa = 0;
+        for (int h = 0; h < m->n_head_kv; h++) n_swa += mask_get(m, l, h) == ATTN_SWA;
+        csv_out_rowf(w, "%d\x1f%.6f\x1f%.6f\x1f%.4f\x1f%d\x1f%d", l, li.delta, li.weight,
+                     (double)n_swa / m->n_head_kv, li.bucket, n_swa);
+    }
+    return csv_out_commit(w, err, errlen);
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: bosch search [MODEL] --ratio R --out DIR [--preset tiny|default|paper]\n"
+               "         [--method bosch|rand|bme|intr|nll|ablation|fisher|locality|echo]\n"
+               "         [--window W] [--sinks S] [--seed N] [--budget1 B] [--budget3 B]\n"
+               "         [--restarts K] [--buckets N] [--samples N] [--length T]\n"
+               "         [--delta cumulative|marginal]\n"
+               "       bosch search [MODEL] --resume DIR\n");
+}
+
+int cmd_search(int argc, char **argv) {
+    const char *model_path = NULL, *out_dir = NULL, *resume = NULL, *preset = "default";
+    const char *opt_method = NULL;
+    double ratio = NAN;
+    long window = -1, sinks = -1, b1 = -1, b3 = -1, restarts = -1, buckets = -1, samples = -1, length = -1;
+    unsigned long long seed = 1;
+    int have_seed = 0, delta_marginal = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (a[0] != '-') {
+            if (model_path) {
+                fprintf(stderr, "bosch search: unexpected argument '%s'\n", a);
+                return 2;
+            }
+            model_path = a;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "bosch search: option %s needs a value\n", a);
+            return 2;
+        }
+        i++;
+        char *end = NULL;
+        if (!strcmp(a, "--ratio"))
+            ratio = strtod(v, &end);
+        else if (!strcmp(a, "--out"))
+            out_dir = v;
+        else if (!strcmp(a, "--resume"))
+            resume = v;
+        else if (!strcmp(a, "--preset"))
+            preset = v;
+        else if (!strcmp(a, "--method"))
+            opt_method = v;
+        else if (!strcmp(a, "--window"))
+            window = strtol(v, &end, 10);
+        else if (!strcmp(a, "--sinks"))
+            sinks = strtol(v, &end, 10);
+        else if (!strcmp(a, "--seed"))
+            seed = strtoull(v, &end, 10), have_seed = 1;
+        else if (!strcmp(a, "--budget1"))
+            b1 = strtol(v, &end, 10);
+        else if (!strcmp(a, "--budget3"))
+            b3 = strtol(v, &end, 10);
+        else if (!strcmp(a, "--restarts"))
+            restarts = strtol(v, &end, 10);
+        else if (!strcmp(a, "--buckets"))
+            buckets = strtol(v, &end, 10);
+        else if (!strcmp(a, "--delta")) {
+            if (strcmp(v, "cumulative") && strcmp(v, "marginal")) {
+                fprintf(stderr, "bosch search: --delta must be cumulative or marginal\n");
+                return 2;
+            }
+            delta_marginal = !strcmp(v, "marginal");
+        } else if (!strcmp(a, "--samples"))
+            samples = strtol(v, &end, 10);
+        else if (!strcmp(a, "--length"))
+            length = probe_parse_length(v);
+        else {
+            fprintf(stderr, "bosch search: unknown option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (end && (*end || end == v)) {
+            fprintf(stderr, "bosch search: %s: bad value '%s'\n", a, v);
+            return 2;
+        }
+    }
+    if (!resume && (!out_dir || isnan(ratio))) {
+        fprintf(stderr, "bosch search: --ratio and --out are required (or --resume DIR)\n");
+        usage(stderr);
+        return 2;
+    }
+    if (resume && !out_dir) out_dir = resume;
+    if (!model_path) model_path = cli_default_model();
+
+    char err[1024], state_path[4096];
+    search_config cfg;
+    if (resume) {
+        snprintf(state_path, sizeof state_path, "%s/state", resume);
+        if (search_load_config(state_path, &cfg, err, sizeof err)) {
+            fprintf(stderr, "bosch search: %s\n", err);
+            return 1;
+        }
+    } else {
+        search_config_default(&cfg);
+    }
+
+    model *m = NULL;
+    if (model_load(&m, model_path, err, sizeof err)) {
+        fprintf(stderr, "bosch search: %s\n", err);
+        return 1;
+    }
+    if (!resume) {
+        if (search_preset_apply(&cfg, preset, m->hp.n_ctx_train, err, sizeof err)) {
+            fprintf(stderr, "bosch search: %s\n", err);
+            model_free(m);
+            return 2;
+        }
+        cfg.ratio = ratio;
+        if (opt_method && search_method_parse(opt_method, &cfg.method, err, sizeof err)) {
+            fprintf(stderr, "bosch search: %s\n", err);
+            model_free(m);
+            return 2;
+        }
+        if (window >= 0) cfg.window = (int)window;
+        if (sinks >= 0) cfg.sinks = (int)sinks;
+        if (have_seed) cfg.seed = seed;
+        if (b1 >= 0) cfg.stage1_budget_per_layer = b1;
+        if (b3 >= 0) cfg.stage3_budget_per_group = b3;
+        if (restarts >= 0) cfg.restarts = (int)restarts;
+        if (buckets >= 0) cfg.n_buckets = (int)buckets;
+        if (samples >= 0) cfg.calib_samples = (int)samples;
+        if (length >= 0) cfg.calib_tokens = (int)length;
+        cfg.delta_marginal = delta_marginal;
+        if (search_config_check(&cfg, err, sizeof err)) {
+            fprintf(stderr, "bosch search: %s\n", err);
+            model_free(m);
+            return 2;
+        }
+        if (mkdir(out_dir, 0777) && errno != EEXIST) {
+            fprintf(stderr, "bosch search: %s: cannot create: %s\n", out_dir, strerror(errno));
+            model_free(m);
+            return 1;
+        }
+        snprintf(state_path, sizeof state_path, "%s/state", out_dir);
+    }
+
+    calib_set *cs = NULL;
+    search_objective obj = {0};
+    search_state *st = NULL;
+    cli_listener lis = {.tty = isatty(2), .t0 = now_s()};
+    int rc = 1;
+    fprintf(stderr, "bosch search: %s, %d x %d KV heads, calibration %d x %d tokens, window %d\n", m->name,
+            m->hp.n_layer, m->hp.n_head_kv, cfg.calib_samples, cfg.calib_tokens, cfg.window);
+    if (search_calib_generate(&cs, m, &cfg, err, sizeof err) ||
+        search_objective_calib(&obj, m, cs, err, sizeof err))
+        goto fail;
+    if (resume) {
+        if (search_load(&st, state_path, m->hp.n_layer, m->hp.n_head_kv, &obj, m, on_event, &lis, err,
+                        sizeof err))
+            goto fail;
+        fprintf(stderr, "resumed %s after %ld evaluations\n", state_path, search_n_evals(st));
+    } else if (search_create(&st, &cfg, m->hp.n_layer, m->hp.n_head_kv, &obj, m, on_event, &lis, err,
+                             sizeof err)) {
+        goto fail;
+    }
+
+    struct sigaction sa, old_sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_sa);
+    g_stop = 0;
+    int r = 0;
+    long saved_at = search_n_evals(st);
+    while (!g_stop) {
+        r = search_step(st, err, sizeof err);
+        if (r) break;
+        if (search_n_evals(st) - saved_at >= 10) { /* crash safety: the state is small */
+            if (search_save(st, state_path, err, sizeof err)) fprintf(stderr, "warning: %s\n", err);
+            saved_at = search_n_evals(st);
+        }
+    }
+    sigaction(SIGINT, &old_sa, NULL);
+    if (r < 0) goto fail;
+    if (search_save(st, state_path, err, sizeof err) || write_trace(out_dir, &lis, err, sizeof err))
+        goto fail;
+    double elapsed = now_s() - lis.t0;
+    if (r == 0) {
+        fprintf(stderr,
+                "\ninterrupted after %ld evaluations; state saved to %s; continue with "
+                "'bosch search %s --resume %s'\n",
+                search_n_evals(st), state_path, model_path, out_dir);
+        printf("status=interrupted evals=%ld state=%s seconds=%.1f\n", search_n_evals(st), state_path,
+               elapsed);
+        goto done;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/mask.csv", out_dir);
+    const attn_mask *mask = search_result_mask(st);
+    if (csv_mask_save(path, mask, m->name, m->hp.n_head, err, sizeof err) ||
+        write_layers(out_dir, st, m->hp.n_layer, err, sizeof err))
+        goto fail;
+    printf("status=done method=%s ratio=%.4f achieved_ratio=%.4f score=%.6f evals=%ld seconds=%.1f "
+           "mask=%s\n",
+           search_method_name(cfg.method), cfg.ratio, mask_ratio(mask), search_best_score(st),
+           search_n_evals(st), elapsed, path);
+    rc = 0;
+    goto done;
+fail:
+    fprintf(stderr, "%sbosch search: %s\n", lis.tty ? "\n" : "", err);
+    rc = 1;
+done:
+    for (long i = 0; i < lis.n; i++) free(lis.rows[i].mask);
+    free(lis.rows);
+    search_free(st);
+    search_objective_free(&obj);
+    calib_set_free(cs);
+    model_free(m);
+    return rc;
+}

@@ -1,0 +1,57 @@
+/* csvio.h — every CSV file the program reads or writes (DESIGN.md §8), through libcsv.
+ * Writes go to a temporary file in the same folder, then fsync + rename, so an interrupted export
+ * never leaves a half-written file. Errors name the file, the line and the field.
+ */
+#ifndef BOSCH_CSVIO_H
+#define BOSCH_CSVIO_H
+
+#include <stddef.h>
+
+#include "mask.h"
+#include "model.h"
+
+/* A CSV file being written: rows go to PATH.tmp.XXXXXX; csv_out_commit renames it to PATH. */
+typedef struct csv_out csv_out;
+
+/* Open for writing and write the header row (n_cols names). NULL with a message on failure. */
+csv_out *csv_out_open(const char *path, const char *const *header, int n_cols, char *err, size_t errlen);
+/* Write one row of n_cols fields (quoted by libcsv as needed). 0 or -1. */
+int csv_out_row(csv_out *w, const char *const *fields);
+/* printf-style convenience: fields separated by '\x1f' in fmt's output. */
+int csv_out_rowf(csv_out *w, const char *fmt, ...);
+/* Flush, fsync, rename into place, free. 0 or -1 with a message. */
+int csv_out_commit(csv_out *w, char *err, size_t errlen);
+/* Remove the temporary file and free. */
+void csv_out_abort(csv_out *w);
+
+/* Read a whole CSV file: rows[n_rows][n_cols[row]] of malloc'd strings (row 0 = header).
+ * Blank lines are skipped; a UTF-8 byte-order mark is ignored; quoting is strict (RFC 4180).
+ * Returns 0, or -1 naming the file and line (e.g. "t.csv: line 3: unterminated quoted field").
+ * Free with csv_table_free. */
+typedef struct {
+    int n_rows;
+    int *n_cols;
+    char ***cells;
+    int *line; /* [n_rows] physical line (1-based) where each row starts, for error messages */
+} csv_table;
+int csv_read(const char *path, csv_table *t, char *err, size_t errlen);
+void csv_table_free(csv_table *t);
+/* Index of the header column called `name`, or -1. */
+int csv_table_column(const csv_table *t, const char *name);
+
+/* Mask file: columns model,n_layer,n_head_kv,window,sinks,ratio,layer,kv_head,q_heads,attention
+ * (one row per KV head, rows in layer then kv_head order; attention is "full" or "swa"; q_heads
+ * lists the GQA group, e.g. "0;1;2"; ratio = SWA KV heads / all KV heads, written with 6 decimals).
+ * n_head is the number of query heads (for q_heads); a multiple of m->n_head_kv. 0 or -1. */
+int csv_mask_save(const char *path, const attn_mask *m, const char *model_name, int n_head, char *err,
+                  size_t errlen);
+/* Load a mask file into *out (allocated here; free with mask_free). Columns are found by header
+ * name (any order; extra columns ignored). Checks: every cell parses; model/n_layer/n_head_kv/
+ * window/sinks/ratio are the same on every row; layer and kv_head are in range; each
+ * (layer,kv_head) appears exactly once; attention is full or swa; q_heads is the GQA group of the
+ * KV head; ratio agrees with the rows. When hp is non-NULL the shape must match it; the error names
+ * what differs (e.g. "mask.csv: n_head_kv is 4, model has 3"). 0, or -1 with the file, line and
+ * field in err. */
+int csv_mask_load(const char *path, attn_mask *out, const model_hparams *hp, char *err, size_t errlen);
+
+#endif

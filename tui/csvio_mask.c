@@ -1,0 +1,330 @@
+/* csvio_mask.c — the mask CSV file (DESIGN.md §8): save, load and check against a model's shape.
+ * One row per (layer, kv_head); the metadata columns (model, n_layer, n_head_kv, window, sinks,
+ * ratio) repeat on every row so the file stands alone and stays one plain table.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "csvio.h"
+
+enum {
+    MC_MODEL,
+    MC_NLAYER,
+    MC_NHEADKV,
+    MC_WINDOW,
+    MC_SINKS,
+    MC_RATIO,
+    MC_LAYER,
+    MC_KVHEAD,
+    MC_QHEADS,
+    MC_ATTN,
+    MC_N
+};
+static const char *const mask_cols[MC_N] = {"model", "n_layer", "n_head_kv", "window",  "sinks",
+                                            "ratio", "layer",   "kv_head",   "q_heads", "attention"};
+
+/* Upper bounds that keep a hostile file from asking for absurd allocations. */
+#define MASK_MAX_LAYERS 4096
+#define MASK_MAX_KV_HEADS 1024
+
+int csv_mask_save(const char *path, const attn_mask *m, const char *model_name, int n_head, char *err,
+                  size_t errlen) {
+    if (!m || !m->z || m->n_layer <= 0 || m->n_head_kv <= 0) {
+        snprintf(err, errlen, "%s: cannot save an empty mask", path);
+        return -1;
+    }
+    if (n_head <= 0 || n_head % m->n_head_kv != 0) {
+        snprintf(err, errlen, "%s: n_head %d is not a multiple of n_head_kv %d", path, n_head, m->n_head_kv);
+        return -1;
+    }
+    csv_out *w = csv_out_open(path, mask_cols, MC_N, err, errlen);
+    if (!w) return -1;
+    int group = n_head / m->n_head_kv;
+    double ratio = mask_ratio(m);
+    char nl[16], nh[16], win[16], sk[16], rt[32], ly[16], kh[16];
+    char *qh = malloc((size_t)group * 12 + 1);
+    if (!qh) {
+        csv_out_abort(w);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    snprintf(nl, sizeof nl, "%d", m->n_layer);
+    snprintf(nh, sizeof nh, "%d", m->n_head_kv);
+    snprintf(win, sizeof win, "%d", m->window);
+    snprintf(sk, sizeof sk, "%d", m->sinks);
+    snprintf(rt, sizeof rt, "%.6f", ratio);
+    int rc = 0;
+    for (int l = 0; l < m->n_layer && rc == 0; l++) {
+        for (int h = 0; h < m->n_head_kv && rc == 0; h++) {
+            size_t off = 0;
+            qh[0] = '\0';
+            for (int q = 0; q < group; q++) off += (size_t)sprintf(qh + off, q ? ";%d" : "%d", h * group + q);
+            snprintf(ly, sizeof ly, "%d", l);
+            snprintf(kh, sizeof kh, "%d", h);
+            const char *row[MC_N] = {model_name ? model_name : "",
+                                     nl,
+                                     nh,
+                                     win,
+                                     sk,
+                                     rt,
+                                     ly,
+                                     kh,
+                                     qh,
+                                     mask_get(m, l, h) == ATTN_FULL ? "full" : "swa"};
+            rc = csv_out_row(w, row);
+        }
+    }
+    free(qh);
+    if (rc) {
+        csv_out_abort(w);
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        return -1;
+    }
+    return csv_out_commit(w, err, errlen);
+}
+
+/* Strict integer: the whole cell (after libcsv trimmed blanks) must be a decimal int. */
+static int parse_int(const char *s, int *out) {
+    if (!s || !*s) return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < INT_MIN || v > INT_MAX) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_double(const char *s, double *out) {
+    if (!s || !*s) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* q_heads must list kv_head*group .. kv_head*group+group-1 separated by ';'. Returns the count
+ * of listed heads, or -1 when the text is not such a list. */
+static int parse_q_heads(const char *s, int first, int *count) {
+    int k = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v != first + k) return -1;
+        k++;
+        p = end;
+        while (*p == ' ') p++;
+        if (*p == ';') {
+            p++;
+            while (*p == ' ') p++;
+            if (!*p) return -1;
+        } else if (*p) {
+            return -1;
+        }
+    }
+    if (k == 0) return -1;
+    *count = k;
+    return 0;
+}
+
+typedef struct {
+    char *model;
+    int n_layer, n_head_kv, window, sinks, group;
+    double ratio;
+} mask_meta;
+
+/* Check the shape read from the file against the model; list every difference. */
+static int check_shape(const char *path, const mask_meta *mm, const model_hparams *hp, char *err,
+                       size_t errlen) {
+    char buf[512];
+    size_t off = 0;
+    int n_diff = 0;
+    if (mm->n_layer != hp->n_layer) {
+        off += (size_t)snprintf(buf + off, sizeof buf - off, "%sn_layer is %d, model has %d",
+                                n_diff++ ? "; " : "", mm->n_layer, hp->n_layer);
+    }
+    if (off < sizeof buf && mm->n_head_kv != hp->n_head_kv) {
+        off += (size_t)snprintf(buf + off, sizeof buf - off, "%sn_head_kv is %d, model has %d",
+                                n_diff++ ? "; " : "", mm->n_head_kv, hp->n_head_kv);
+    }
+    if (off < sizeof buf && mm->group > 0 && hp->n_head_kv > 0 && mm->group * mm->n_head_kv != hp->n_head) {
+        off += (size_t)snprintf(buf + off, sizeof buf - off, "%sq_heads give %d query heads, model has %d",
+                                n_diff++ ? "; " : "", mm->group * mm->n_head_kv, hp->n_head);
+    }
+    if (n_diff) {
+        snprintf(err, errlen, "%s: mask does not fit the model: %s", path, buf);
+        return -1;
+    }
+    return 0;
+}
+
+#define FAIL(...)                                                                                            \
+    do {                                                                                                     \
+        snprintf(err, errlen, __VA_ARGS__);                                                                  \
+        goto fail;                                                                                           \
+    } while (0)
+
+int csv_mask_load(const char *path, attn_mask *out, const model_hparams *hp, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    csv_table t;
+    if (csv_read(path, &t, err, errlen)) return -1;
+    int *seen = NULL; /* [n_layer][n_head_kv] line of the row that set it, 0 = not yet */
+    int col[MC_N];
+    mask_meta mm = {0};
+    for (int c = 0; c < MC_N; c++) {
+        col[c] = csv_table_column(&t, mask_cols[c]);
+        if (col[c] < 0)
+            FAIL("%s: line %d: header has no '%s' column (a mask file has columns "
+                 "model,n_layer,n_head_kv,window,sinks,ratio,layer,kv_head,q_heads,attention)",
+                 path, t.line[0], mask_cols[c]);
+        for (int d = col[c] + 1; d < t.n_cols[0]; d++)
+            if (!strcmp(t.cells[0][d], mask_cols[c]))
+                FAIL("%s: line %d: header names column '%s' twice", path, t.line[0], mask_cols[c]);
+    }
+    if (t.n_rows < 2) FAIL("%s: no mask rows after the header", path);
+
+    int n_swa = 0, n_rows = t.n_rows - 1;
+    for (int r = 1; r < t.n_rows; r++) {
+        int line = t.line[r];
+        char **cell = t.cells[r];
+        for (int c = 0; c < MC_N; c++)
+            if (col[c] >= t.n_cols[r])
+                FAIL("%s: line %d: row has %d fields, field '%s' (column %d) is missing", path, line,
+                     t.n_cols[r], mask_cols[c], col[c] + 1);
+        mask_meta rm = {0};
+        rm.model = cell[col[MC_MODEL]];
+        const int ic[] = {MC_NLAYER, MC_NHEADKV, MC_WINDOW, MC_SINKS};
+        int *iv[] = {&rm.n_layer, &rm.n_head_kv, &rm.window, &rm.sinks};
+        for (int k = 0; k < 4; k++)
+            if (parse_int(cell[col[ic[k]]], iv[k]))
+                FAIL("%s: line %d: field '%s': '%s' is not an integer", path, line, mask_cols[ic[k]],
+                     cell[col[ic[k]]]);
+        if (parse_double(cell[col[MC_RATIO]], &rm.ratio) || rm.ratio < 0 || rm.ratio > 1)
+            FAIL("%s: line %d: field 'ratio': '%s' is not a number in [0,1]", path, line,
+                 cell[col[MC_RATIO]]);
+        if (r == 1) {
+            if (rm.n_layer < 1 || rm.n_layer > MASK_MAX_LAYERS)
+                FAIL("%s: line %d: field 'n_layer': %d is out of range 1..%d", path, line, rm.n_layer,
+                     MASK_MAX_LAYERS);
+            if (rm.n_head_kv < 1 || rm.n_head_kv > MASK_MAX_KV_HEADS)
+                FAIL("%s: line %d: field 'n_head_kv': %d is out of range 1..%d", path, line, rm.n_head_kv,
+                     MASK_MAX_KV_HEADS);
+            if (rm.window < 1)
+                FAIL("%s: line %d: field 'window': %d must be at least 1 token", path, line, rm.window);
+            if (rm.sinks < 0) FAIL("%s: line %d: field 'sinks': %d must be 0 or more", path, line, rm.sinks);
+            mm = rm;
+            if (mask_init(out, mm.n_layer, mm.n_head_kv, mm.window, mm.sinks, ATTN_FULL))
+                FAIL("%s: out of memory", path);
+            seen = calloc((size_t)mm.n_layer * mm.n_head_kv, sizeof *seen);
+            if (!seen) FAIL("%s: out of memory", path);
+        } else {
+            const char *what = NULL;
+            char a[64], b[64];
+            if (strcmp(rm.model, mm.model)) {
+                what = "model";
+                snprintf(a, sizeof a, "%.60s", rm.model);
+                snprintf(b, sizeof b, "%.60s", mm.model);
+            } else if (rm.n_layer != mm.n_layer) {
+                what = "n_layer";
+                snprintf(a, sizeof a, "%d", rm.n_layer);
+                snprintf(b, sizeof b, "%d", mm.n_layer);
+            } else if (rm.n_head_kv != mm.n_head_kv) {
+                what = "n_head_kv";
+                snprintf(a, sizeof a, "%d", rm.n_head_kv);
+                snprintf(b, sizeof b, "%d", mm.n_head_kv);
+            } else if (rm.window != mm.window) {
+                what = "window";
+                snprintf(a, sizeof a, "%d", rm.window);
+                snprintf(b, sizeof b, "%d", mm.window);
+            } else if (rm.sinks != mm.sinks) {
+                what = "sinks";
+                snprintf(a, sizeof a, "%d", rm.sinks);
+                snprintf(b, sizeof b, "%d", mm.sinks);
+            } else if (fabs(rm.ratio - mm.ratio) > 1e-9) {
+                what = "ratio";
+                snprintf(a, sizeof a, "%s", cell[col[MC_RATIO]]);
+                snprintf(b, sizeof b, "%s", t.cells[1][col[MC_RATIO]]);
+            }
+            if (what)
+                FAIL("%s: line %d: field '%s': '%s' differs from '%s' on line %d (metadata must be the same "
+                     "on "
+                     "every row)",
+                     path, line, what, a, b, t.line[1]);
+        }
+        int layer, kvh, group;
+        if (parse_int(cell[col[MC_LAYER]], &layer))
+            FAIL("%s: line %d: field 'layer': '%s' is not an integer", path, line, cell[col[MC_LAYER]]);
+        if (parse_int(cell[col[MC_KVHEAD]], &kvh))
+            FAIL("%s: line %d: field 'kv_head': '%s' is not an integer", path, line, cell[col[MC_KVHEAD]]);
+        if (layer < 0 || layer >= mm.n_layer)
+            FAIL("%s: line %d: field 'layer': %d is out of range 0..%d", path, line, layer, mm.n_layer - 1);
+        if (kvh < 0 || kvh >= mm.n_head_kv)
+            FAIL("%s: line %d: field 'kv_head': %d is out of range 0..%d", path, line, kvh, mm.n_head_kv - 1);
+        size_t idx = (size_t)layer * mm.n_head_kv + kvh;
+        if (seen[idx])
+            FAIL("%s: line %d: duplicate row for layer %d, kv_head %d (first on line %d)", path, line, layer,
+                 kvh, seen[idx]);
+        seen[idx] = line;
+        const char *qh = cell[col[MC_QHEADS]];
+        /* The group size is fixed by the first row: its q_heads start at kv_head*group. */
+        if (r == 1) {
+            int cnt = 0;
+            /* find group g with parse_q_heads(qh, kvh*g) succeeding and count == g */
+            for (int g = 1; g <= 256 && !mm.group; g++)
+                if (parse_q_heads(qh, kvh * g, &cnt) == 0 && cnt == g) mm.group = g;
+            if (!mm.group)
+                FAIL("%s: line %d: field 'q_heads': '%s' is not the query heads of kv_head %d (e.g. "
+                     "\"0;1;2\")",
+                     path, line, qh, kvh);
+        }
+        if (parse_q_heads(qh, kvh * mm.group, &group) || group != mm.group) {
+            char want[128];
+            size_t o = 0;
+            for (int q = 0; q < mm.group && o < sizeof want - 12; q++)
+                o += (size_t)snprintf(want + o, sizeof want - o, q ? ";%d" : "%d", kvh * mm.group + q);
+            FAIL("%s: line %d: field 'q_heads': '%s' should be '%s' (the GQA group of kv_head %d)", path,
+                 line, qh, want, kvh);
+        }
+        const char *at = cell[col[MC_ATTN]];
+        uint8_t v;
+        if (!strcasecmp(at, "full"))
+            v = ATTN_FULL;
+        else if (!strcasecmp(at, "swa"))
+            v = ATTN_SWA;
+        else
+            FAIL("%s: line %d: field 'attention': '%s' is neither 'full' nor 'swa'", path, line, at);
+        mask_set(out, layer, kvh, v);
+        n_swa += v == ATTN_SWA;
+    }
+    int n_units = mm.n_layer * mm.n_head_kv;
+    if (n_rows != n_units) {
+        for (int l = 0; l < mm.n_layer; l++)
+            for (int h = 0; h < mm.n_head_kv; h++)
+                if (!seen[(size_t)l * mm.n_head_kv + h])
+                    FAIL("%s: %d rows for %d layers x %d KV heads; missing the row for layer %d, kv_head %d",
+                         path, n_rows, mm.n_layer, mm.n_head_kv, l, h);
+    }
+    double ratio = (double)n_swa / n_units;
+    if (fabs(ratio - mm.ratio) > 0.5e-4) /* the file has 6 decimals; allow hand-typed 4 */
+        FAIL("%s: field 'ratio' says %g but %d of %d KV heads are swa (ratio %.6f); fix the ratio column",
+             path, mm.ratio, n_swa, n_units, ratio);
+    if (hp && check_shape(path, &mm, hp, err, errlen)) goto fail;
+    free(seen);
+    csv_table_free(&t);
+    return 0;
+fail:
+    free(seen);
+    mask_free(out);
+    memset(out, 0, sizeof *out);
+    csv_table_free(&t);
+    return -1;
+}

@@ -1,0 +1,161 @@
+/* draw_dialogs.c — overlays of the explorer: help (keys and colours), the start-a-search form, the
+ * file-name prompt, the quit confirmation, the ask-the-model result, and the too-small screen. */
+#define _GNU_SOURCE
+#define NCURSES_WIDECHAR 1
+#include <curses.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "explorer_ui.h"
+
+static const char *const help_lines[] = {
+    "Keys",
+    "  arrows / h j k l   move the cursor (PgUp/PgDn, Home/End: jump)",
+    "  space or t         toggle the KV head under the cursor (full <-> SWA)",
+    "  T                  toggle the whole layer      f  fill the layer: 0-9 SWA heads",
+    "  u                  undo the last edit",
+    "  s                  start a search (choose ratio, preset, window)",
+    "  p                  pause / resume              n  single-step one evaluation",
+    "  v                  evaluate the mask on held-out probes",
+    "  a                  ask the model: answer a held-out probe with this mask",
+    "  x                  export: m mask, t trace, l layers (CSV)   o  load a mask CSV",
+    "  g                  cells per KV head / per query head    c  KV context length",
+    "  ?                  this help                   q  quit",
+    "Colours",
+    "  FULL  blue, full attention: sees every earlier token, caches all of them",
+    "  SWA   red, sliding window: sees the last W tokens (+S sinks), small cache",
+    "  >     layer being probed (stage 1); * layers of the stage-3 group",
+    "  delta drop of the layer's best SWA choice; w weight; r ratio; g bucket",
+    "Press any key to close.",
+};
+
+static void draw_help(ui_state *u) {
+    int n = (int)(sizeof help_lines / sizeof help_lines[0]);
+    lay_rect r = layout_center(u->rows, u->cols, n + 2, 78);
+    draw_box(&r, u, "Help");
+    const ui_glyphs *g = ui_glyphs_get(u->utf8);
+    for (int i = 0; i < n && i < r.h - 2; i++) {
+        const char *t = help_lines[i];
+        int y = r.y + 1 + i, x = r.x + 2, w = r.w - 4;
+        int heading = t[0] != ' ';
+        if (!strncmp(t, "  FULL", 6)) {
+            attron(ui_attr(u, PAIR_FULL, A_BOLD));
+            mvaddstr(y, x + 2, g->full);
+            mvaddstr(y, x + 3, g->full);
+            attroff(ui_attr(u, PAIR_FULL, A_BOLD));
+            draw_text(y, x + 8, w - 8, A_NORMAL, "%s", t + 8);
+        } else if (!strncmp(t, "  SWA", 5)) {
+            attron(ui_attr(u, PAIR_SWA, A_NORMAL));
+            mvaddstr(y, x + 2, g->swa);
+            mvaddstr(y, x + 3, g->swa);
+            attroff(ui_attr(u, PAIR_SWA, A_NORMAL));
+            draw_text(y, x + 8, w - 8, A_NORMAL, "%s", t + 8);
+        } else {
+            draw_text(y, x, w, heading ? A_BOLD : A_NORMAL, "%s", t);
+        }
+    }
+}
+
+static void draw_start(ui_state *u) {
+    lay_rect r = layout_center(u->rows, u->cols, 12, 64);
+    draw_box(&r, u, "Start a BOSCH search");
+    int x = r.x + 2, w = r.w - 4;
+    char ratio[16], win[32];
+    snprintf(ratio, sizeof ratio, "%.3f", ui_ratios[u->form_ratio_i]);
+    snprintf(win, sizeof win, "%d tokens", u->form_window);
+    const char *vals[3] = {ratio, ui_presets[u->form_preset_i], win};
+    const char *names[3] = {"ratio (SWA share)", "preset (budget)", "window W"};
+    for (int f = 0; f < 3; f++) {
+        int sel = f == u->form_field;
+        draw_text(r.y + 2 + f, x, 20, sel ? A_BOLD : A_NORMAL, "%s %s", sel ? ">" : " ", names[f]);
+        draw_text(r.y + 2 + f, x + 21, w - 21, sel ? (A_REVERSE | A_BOLD) : A_NORMAL, " < %s > ", vals[f]);
+    }
+    static const char *const preset_help[] = {
+        "tiny: 4 probes x 512 tokens, small budgets - minutes on a CPU",
+        "default: 8 probes x 1024 tokens - tens of minutes on a CPU",
+        "paper: 64 full-context probes - meant for a GPU",
+    };
+    draw_text(r.y + 6, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "%s", preset_help[u->form_preset_i]);
+    int k = (int)ceil(ui_ratios[u->form_ratio_i] * u->snap.hp.n_layer * u->snap.hp.n_head_kv - 0.5);
+    draw_text(r.y + 7, x, w, A_NORMAL, "%d of %d KV heads will become SWA.", k,
+              u->snap.hp.n_layer * u->snap.hp.n_head_kv);
+    if (ui_search_unsaved(u))
+        draw_text(r.y + 8, x, w, ui_attr(u, PAIR_BAD, A_BOLD),
+                  "Replaces the current search (%ld evals, not exported).", u->snap.n_evals);
+    draw_text(r.y + r.h - 2, x, w, A_BOLD, "Enter start   Esc cancel   Up/Down field   Left/Right value");
+}
+
+static void draw_prompt(ui_state *u) {
+    lay_rect r = layout_center(u->rows, u->cols, 6, 70);
+    static const char *const titles[] = {"Export the mask (CSV)", "Export the search trace (CSV)",
+                                         "Export the per-layer table (CSV)", "Load a mask (CSV)"};
+    draw_box(&r, u, titles[u->prompt]);
+    draw_text(r.y + 2, r.x + 2, r.w - 4, A_NORMAL, "file: ");
+    int fw = r.w - 4 - 6;
+    const char *shown = u->input;
+    if (u->input_len > fw - 1) shown = u->input + (u->input_len - (fw - 1));
+    draw_text(r.y + 2, r.x + 8, fw, A_BOLD | A_UNDERLINE, "%-*s", fw, shown);
+    int cx = r.x + 8 + (int)strlen(shown);
+    if (cx < r.x + r.w - 2) draw_text(r.y + 2, cx, 1, A_REVERSE, " ");
+    draw_text(r.y + 4, r.x + 2, r.w - 4, ui_attr(u, PAIR_DIM, A_NORMAL),
+              "Enter accept   Esc cancel   Ctrl-U clear");
+}
+
+static void draw_confirm(ui_state *u) {
+    lay_rect r = layout_center(u->rows, u->cols, 6, 60);
+    draw_box(&r, u, "Quit?");
+    draw_text(r.y + 2, r.x + 2, r.w - 4, A_BOLD, "The search (%ld evaluations) is not exported.",
+              u->snap.n_evals);
+    draw_text(r.y + 3, r.x + 2, r.w - 4, A_NORMAL, "y quit and lose it   n stay   x export first");
+}
+
+static void draw_ask(ui_state *u) {
+    const ex_ask *a = &u->snap.ask;
+    lay_rect r = layout_center(u->rows, u->cols, 12, 76);
+    draw_box(&r, u, "Ask the model (greedy answer with the current mask)");
+    int x = r.x + 2, w = r.w - 4, y = r.y + 1;
+    draw_text(y++, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "held-out sample %d, %d prompt tokens, %.1f s",
+              a->sample, a->n_tokens, a->seconds);
+    draw_text(y, x, 10, A_BOLD, "question:");
+    y += draw_wrap(y, x + 10, w - 10, 4, A_NORMAL, a->question);
+    y++;
+    draw_text(y++, x, w, A_BOLD, "needle:  %s", a->needle);
+    draw_text(y, x, 10, A_BOLD, "answer:");
+    draw_text(y++, x + 9, w - 9, a->correct ? ui_attr(u, PAIR_GOOD, A_BOLD) : ui_attr(u, PAIR_BAD, A_BOLD),
+              "%s", a->answer[0] ? a->answer : "(nothing)");
+    draw_text(y++, x, w, A_BOLD, "%s", a->correct ? "correct: the answer starts with the needle" : "wrong");
+    draw_text(r.y + r.h - 2, x, w, ui_attr(u, PAIR_DIM, A_NORMAL),
+              "a: ask the next sample   any other key: close");
+}
+
+void draw_dialogs(ui_state *u) {
+    switch (u->mode) {
+    case UI_HELP:
+        draw_help(u);
+        break;
+    case UI_START:
+        draw_start(u);
+        break;
+    case UI_PROMPT:
+        draw_prompt(u);
+        break;
+    case UI_CONFIRM_QUIT:
+        draw_confirm(u);
+        break;
+    case UI_ASK:
+        draw_ask(u);
+        break;
+    default:
+        break;
+    }
+}
+
+void draw_too_small(ui_state *u) {
+    int y = u->rows / 2 - 1;
+    if (y < 0) y = 0;
+    draw_text(y, 0, u->cols, A_BOLD, "Terminal %dx%d is too small.", u->cols, u->rows);
+    draw_text(y + 1, 0, u->cols, A_NORMAL, "The explorer needs at least %dx%d.", LAYOUT_MIN_COLS,
+              LAYOUT_MIN_ROWS);
+    draw_text(y + 2, 0, u->cols, A_NORMAL, "Resize, or press q to quit.");
+}

@@ -1,0 +1,279 @@
+/* explorer.c — the explorer's UI thread: terminal set-up and restore, signals, the poll() loop
+ * over stdin and the worker's wake-up pipe, and the frame drawing order (see explorer.h).
+ * Signal handlers only set flags (or, for fatal signals, put the terminal back and re-raise). */
+#define _GNU_SOURCE
+#define NCURSES_WIDECHAR 1
+#include "explorer.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "explorer_ui.h"
+#include "worker.h"
+
+/* Signal state: the only file-scope mutable state, as signal handlers need it. */
+static volatile sig_atomic_t sig_quit;   /* SIGTERM, SIGHUP, SIGQUIT: leave now */
+static volatile sig_atomic_t sig_int;    /* SIGINT: ask first when a search is unsaved */
+static volatile sig_atomic_t sig_resize; /* SIGWINCH */
+static volatile sig_atomic_t curses_on;
+static struct termios saved_tio;
+static int have_tio;
+
+int ex_mask_from(ex_mask *dst, const attn_mask *src) {
+    if (src->n_layer > EX_MAX_LAYERS || src->n_head_kv > EX_MAX_KV || src->n_layer < 0 || src->n_head_kv < 0)
+        return -1;
+    dst->n_layer = src->n_layer;
+    dst->n_head_kv = src->n_head_kv;
+    dst->window = src->window;
+    dst->sinks = src->sinks;
+    memcpy(dst->z, src->z, (size_t)src->n_layer * src->n_head_kv);
+    return 0;
+}
+
+void ex_mask_view(ex_mask *m, attn_mask *out) {
+    out->n_layer = m->n_layer;
+    out->n_head_kv = m->n_head_kv;
+    out->window = m->window;
+    out->sinks = m->sinks;
+    out->z = m->z;
+}
+
+int ex_mask_count_swa(const ex_mask *m) {
+    int n = 0;
+    for (int i = 0; i < m->n_layer * m->n_head_kv; i++) n += m->z[i] == ATTN_SWA;
+    return n;
+}
+
+static void on_signal(int sig) {
+    if (sig == SIGWINCH)
+        sig_resize = 1;
+    else if (sig == SIGINT)
+        sig_int = 1;
+    else
+        sig_quit = 1;
+}
+
+/* Fatal signals: reset attributes, show the cursor, leave the alternate screen and restore the
+ * terminal modes with async-signal-safe calls only; then die by the same signal. */
+static void on_fatal(int sig) {
+    if (curses_on) {
+        static const char seq[] = "\033[0m\033[?25h\033[?1049l\r\n";
+        ssize_t r = write(STDOUT_FILENO, seq, sizeof seq - 1);
+        (void)r;
+        if (have_tio) tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void restore_at_exit(void) {
+    if (curses_on) {
+        endwin();
+        curses_on = 0;
+    }
+}
+
+static void install_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: poll() returns EINTR and the loop looks at the flags */
+    const int soft[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH};
+    for (size_t i = 0; i < sizeof soft / sizeof soft[0]; i++) sigaction(soft[i], &sa, NULL);
+    sa.sa_handler = on_fatal;
+    sa.sa_flags = SA_RESETHAND;
+    const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sigaction(fatal[i], &sa, NULL);
+}
+
+static void init_colors(ui_state *u, const explorer_opts *opts) {
+    const char *nc = getenv("NO_COLOR");
+    if (opts->mono || (nc && *nc) || !has_colors()) return;
+    start_color();
+    use_default_colors();
+    init_pair(PAIR_FULL, COLOR_BLUE, -1);
+    init_pair(PAIR_SWA, COLOR_RED, -1);
+    init_pair(PAIR_PROBE, COLOR_YELLOW, -1);
+    init_pair(PAIR_TITLE, COLOR_BLACK, COLOR_CYAN);
+    init_pair(PAIR_GOOD, COLOR_GREEN, -1);
+    init_pair(PAIR_BAD, COLOR_RED, -1);
+    init_pair(PAIR_DIM, COLORS >= 256 ? 245 : COLOR_CYAN, -1);
+    init_pair(PAIR_ACCENT, COLOR_YELLOW, -1);
+    u->color = 1;
+}
+
+static void draw_loading(ui_state *u) {
+    lay_rect r = u->lay.panel[LAY_GRID];
+    const ex_snapshot *s = &u->snap;
+    draw_panel_title(&r, u, s->phase == EX_FAILED ? "Model" : "Loading");
+    if (s->phase == EX_FAILED) {
+        draw_text(r.y + 2, r.x + 1, r.w - 1, ui_attr(u, PAIR_BAD, A_BOLD) | A_BOLD, "cannot load the model:");
+        draw_wrap(r.y + 3, r.x + 1, r.w - 2, r.h - 4, A_NORMAL, s->status);
+        draw_text(r.y + r.h - 1, r.x + 1, r.w - 1, A_BOLD, "q quits");
+    } else {
+        draw_text(r.y + 2, r.x + 1, r.w - 1, A_BOLD, "loading the model...");
+        draw_wrap(r.y + 3, r.x + 1, r.w - 2, 4, A_NORMAL, s->model_path);
+    }
+}
+
+static void draw_frame(ui_state *u) {
+    erase();
+    getmaxyx(stdscr, u->rows, u->cols);
+    const ex_snapshot *s = &u->snap;
+    layout_input in = {.rows = u->rows,
+                       .cols = u->cols,
+                       .n_layer = u->have_model ? s->hp.n_layer : 30,
+                       .n_head_kv = u->have_model ? s->hp.n_head_kv : 3,
+                       .group = u->have_model && s->hp.n_head_kv ? s->hp.n_head / s->hp.n_head_kv : 3,
+                       .query_view = u->query_view};
+    if (!layout_compute(&in, &u->lay)) {
+        draw_too_small(u);
+        refresh();
+        return;
+    }
+    draw_title(u);
+    if (u->have_model)
+        draw_grid(u);
+    else
+        draw_loading(u);
+    lay_rect g = u->lay.panel[LAY_GRID];
+    const ui_glyphs *gl = ui_glyphs_get(u->utf8);
+    attron(ui_attr(u, PAIR_DIM, A_NORMAL));
+    for (int y = g.y; y < g.y + g.h; y++) mvaddstr(y, g.x + g.w, gl->vline);
+    attroff(ui_attr(u, PAIR_DIM, A_NORMAL));
+    draw_stage(u);
+    draw_score(u);
+    draw_mask(u);
+    draw_teach(u);
+    draw_log(u);
+    draw_footer(u);
+    draw_dialogs(u);
+    refresh();
+}
+
+static void handle_resize(void) {
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0)
+        resizeterm(ws.ws_row, ws.ws_col);
+}
+
+int explorer_run(const explorer_opts *opts) {
+    setlocale(LC_ALL, "");
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr,
+                "bosch: the explorer needs a terminal; for headless runs use a subcommand (bosch --help)\n");
+        return 1;
+    }
+    ui_state *u = calloc(1, sizeof *u);
+    ex_mask *undo = calloc(UI_UNDO, sizeof *undo);
+    if (!u || !undo) {
+        fprintf(stderr, "bosch: out of memory\n");
+        free(u);
+        free(undo);
+        return 1;
+    }
+    u->undo = undo;
+    const char *cs = nl_langinfo(CODESET);
+    u->utf8 = !opts->ascii && cs && !strcmp(cs, "UTF-8");
+    u->follow = 1;
+    u->saved_evals = -1;
+    u->ctx_tokens = opts->ctx_tokens;
+    u->form_ratio_i = 1; /* 0.5 */
+    char err[512] = "";
+    if (worker_start(&u->w, opts, err, sizeof err) != 0) {
+        fprintf(stderr, "bosch: %s\n", err);
+        free(undo);
+        free(u);
+        return 1;
+    }
+    have_tio = tcgetattr(STDIN_FILENO, &saved_tio) == 0;
+    install_signals();
+    SCREEN *scr = newterm(NULL, stdout, stdin);
+    if (!scr) {
+        fprintf(stderr, "bosch: cannot initialise the terminal (TERM=%s)\n",
+                getenv("TERM") ? getenv("TERM") : "");
+        worker_stop(u->w, 3000);
+        free(undo);
+        free(u);
+        return 1;
+    }
+    curses_on = 1;
+    atexit(restore_at_exit);
+    cbreak();
+    noecho();
+    nonl();
+    keypad(stdscr, TRUE);
+    nodelay(stdscr, TRUE);
+    curs_set(0);
+    set_escdelay(25);
+    init_colors(u, opts);
+
+    int dirty = 1;
+    while (!u->quit && !sig_quit) {
+        if (sig_int) {
+            sig_int = 0;
+            if (u->mode == UI_CONFIRM_QUIT)
+                u->quit = 1;
+            else
+                ui_request_quit(u);
+            dirty = 1;
+            continue;
+        }
+        if (sig_resize) {
+            sig_resize = 0;
+            handle_resize();
+            dirty = 1;
+        }
+        if (dirty) draw_frame(u);
+        dirty = 0;
+        struct pollfd pf[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
+                               {.fd = worker_wake_fd(u->w), .events = POLLIN}};
+        int n = poll(pf, 2, 100);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        if (n == 0) { /* tick: spinner, message expiry */
+            dirty = 1;
+            continue;
+        }
+        if (pf[1].revents & POLLIN) {
+            worker_drain(u->w);
+            ui_on_snapshot(u);
+            dirty = 1;
+        }
+        if (pf[0].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) {
+            int ch, got = 0;
+            while ((ch = getch()) != ERR) {
+                got = 1;
+                if (ch == KEY_RESIZE) continue;
+                ui_handle_key(u, ch);
+                if (u->quit) break;
+            }
+            if (!got && (pf[0].revents & (POLLHUP | POLLERR | POLLNVAL))) break; /* terminal gone */
+            dirty = 1;
+        }
+    }
+    endwin();
+    curses_on = 0;
+    delscreen(scr);
+    int failed = u->snap.phase == EX_FAILED;
+    if (failed) fprintf(stderr, "bosch: %s\n", u->snap.status);
+    if (u->snap.have_search && ui_search_unsaved(u))
+        fprintf(stderr, "bosch: left a search of %ld evaluations unsaved\n", u->snap.n_evals);
+    worker_stop(u->w, 3000);
+    free(undo);
+    free(u);
+    return failed ? 1 : 0;
+}

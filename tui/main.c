@@ -1,0 +1,50 @@
+/* main.c — `bosch`: dispatch to a subcommand, or open the explorer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "mkmodel_cmd.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int, char **);
+    const char *help;
+} commands[] = {
+    {"info", cmd_info, "print a model's architecture, shapes and tensor types"},
+    {"generate", cmd_generate, "greedy generation with an optional head mask"},
+    {"eval", cmd_eval, "accuracy of a mask on probe tasks (held-out split)"},
+    {"search", cmd_search, "run a BOSCH search (or a baseline) headless"},
+    {"compare", cmd_compare, "BOSCH against baselines at several ratios"},
+    {"bench", cmd_bench, "prefill / decode speed, KV bytes, evaluator cost"},
+    {"explore", cmd_explore, "the ncurses explorer (default)"},
+    {"mkmodel", cmd_mkmodel, "write a random-weight llama GGUF of a real model's shape"},
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: bosch [MODEL]            open the explorer (default model: %s)\n"
+               "       bosch COMMAND [MODEL] [OPTIONS]\ncommands:\n",
+            cli_default_model());
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "run 'bosch COMMAND --help' for a command's options\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc >= 2) {
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+        if (argv[1][0] == '-') {
+            fprintf(stderr, "bosch: unknown option '%s'\n", argv[1]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    /* `bosch` or `bosch MODEL`: the explorer. */
+    char *explore_argv[3] = {"explore", argc >= 2 ? argv[1] : NULL, NULL};
+    return cmd_explore(argc >= 2 ? 2 : 1, explore_argv);
+}

@@ -1,0 +1,324 @@
+/* worker.c — the explorer's worker thread: command queue, main loop, snapshot publishing (see
+ * worker.h). Engine work lives in worker_jobs.c, search events in worker_events.c. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "csvio.h"
+#include "worker_internal.h"
+
+/* ------------------------------------------------------------------ publishing (mu held) */
+
+void worker_publish_locked(worker *w) {
+    w->snap.seq++;
+    char b = 1;
+    ssize_t r = write(w->pipe_w, &b, 1); /* non-blocking: a full pipe already means "wake up" */
+    (void)r;
+}
+
+static void log_vlocked(worker *w, const char *fmt, va_list ap) {
+    char *line = w->snap.log[w->snap.log_n % EX_LOG];
+    vsnprintf(line, EX_LINE, fmt, ap);
+    for (char *p = line; *p; p++)
+        if (*p == '\n' || *p == '\t') *p = ' ';
+    w->snap.log_n++;
+}
+
+void worker_log_locked(worker *w, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    log_vlocked(w, fmt, ap);
+    va_end(ap);
+}
+
+void worker_log(worker *w, const char *fmt, ...) {
+    pthread_mutex_lock(&w->mu);
+    va_list ap;
+    va_start(ap, fmt);
+    log_vlocked(w, fmt, ap);
+    va_end(ap);
+    worker_publish_locked(w);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* ------------------------------------------------------------------ thread */
+
+static void set_phase(worker *w, ex_phase ph) {
+    pthread_mutex_lock(&w->mu);
+    w->snap.phase = ph;
+    worker_publish_locked(w);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void handle(worker *w, const wcmd *c) {
+    switch (c->kind) {
+    case WCMD_START:
+        if (worker_job_prepare_search(w, &c->req) == 0) {
+            w->stepping = 1;
+            w->search_done = 0;
+            set_phase(w, EX_RUNNING);
+        } else {
+            set_phase(w, EX_READY);
+        }
+        break;
+    case WCMD_PAUSE:
+        if (w->search && !w->search_done && w->stepping) {
+            w->stepping = 0;
+            search_notify_paused(w->search, 1);
+            set_phase(w, EX_PAUSED);
+        }
+        break;
+    case WCMD_RESUME:
+        if (w->search && !w->search_done && !w->stepping) {
+            w->stepping = 1;
+            search_notify_paused(w->search, 0);
+            set_phase(w, EX_RUNNING);
+        }
+        break;
+    case WCMD_STEP:
+        if (w->search && !w->search_done) {
+            if (w->stepping) {
+                w->stepping = 0;
+                search_notify_paused(w->search, 1);
+            }
+            char err[512] = "";
+            int rc = search_step(w->search, err, sizeof err);
+            if (rc < 0) worker_log(w, "step failed: %s", err);
+            if (rc == 1) w->search_done = 1;
+            set_phase(w, w->search_done ? EX_DONE : EX_PAUSED);
+        }
+        break;
+    case WCMD_HELDOUT:
+        worker_job_heldout(w, &c->mask);
+        break;
+    case WCMD_ASK:
+        worker_job_ask(w, &c->mask, c->sample);
+        break;
+    }
+}
+
+static void *worker_main(void *arg) {
+    worker *w = arg;
+    int loaded = worker_job_load(w) == 0;
+    for (;;) {
+        pthread_mutex_lock(&w->mu);
+        while (!w->quit && w->q_n == 0 && !(loaded && w->search && w->stepping && !w->search_done))
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (w->quit) {
+            pthread_mutex_unlock(&w->mu);
+            break;
+        }
+        wcmd c;
+        int have = 0;
+        if (w->q_n > 0) {
+            c = w->queue[w->q_head];
+            w->q_head = (w->q_head + 1) % WORKER_QUEUE;
+            w->q_n--;
+            have = 1;
+        }
+        pthread_mutex_unlock(&w->mu);
+        if (have) {
+            if (loaded) handle(w, &c);
+            continue; /* commands first: a pause queued during a step wins over the next step */
+        }
+        char err[512] = "";
+        int rc = search_step(w->search, err, sizeof err);
+        if (rc < 0) {
+            w->stepping = 0;
+            worker_log(w, "search stopped after an error (press p to retry): %s", err);
+            set_phase(w, EX_PAUSED);
+        } else if (rc == 1) {
+            w->search_done = 1;
+            set_phase(w, EX_DONE);
+        }
+    }
+    worker_job_free_all(w);
+    pthread_mutex_lock(&w->mu);
+    w->done_flag = 1;
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+int worker_start(worker **out, const explorer_opts *opts, char *err, size_t errlen) {
+    *out = NULL;
+    worker *w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(err, errlen, "explorer: out of memory");
+        return -1;
+    }
+    int fds[2];
+    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "explorer: pipe: %s", strerror(errno));
+        free(w);
+        return -1;
+    }
+    w->pipe_r = fds[0];
+    w->pipe_w = fds[1];
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->opts = *opts;
+    w->snap.phase = EX_LOADING;
+    snprintf(w->snap.model_path, sizeof w->snap.model_path, "%s", opts->model_path);
+    snprintf(w->snap.status, sizeof w->snap.status, "loading %s", opts->model_path);
+    worker_reset_search_snapshot_locked(w);
+    /* The worker takes no asynchronous signals: they go to the UI thread, whose poll() they
+     * interrupt. Faults (SIGSEGV, ...) stay unblocked so the terminal-restoring handler runs. */
+    sigset_t async, old;
+    sigemptyset(&async);
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGTSTP, SIGCONT, SIGPIPE, SIGCHLD};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaddset(&async, sigs[i]);
+    pthread_sigmask(SIG_BLOCK, &async, &old);
+    int rc = pthread_create(&w->thread, NULL, worker_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        snprintf(err, errlen, "explorer: cannot start the worker thread: %s", strerror(rc));
+        close(fds[0]);
+        close(fds[1]);
+        free(w);
+        return -1;
+    }
+    w->thread_started = 1;
+    *out = w;
+    return 0;
+}
+
+void worker_stop(worker *w, int wait_ms) {
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    w->quit = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += wait_ms / 1000;
+    deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    if (w->thread_started && pthread_timedjoin_np(w->thread, NULL, &deadline) != 0)
+        return; /* still computing: leave it to the process exit */
+    for (long i = 0; i < w->n_trace; i++) free(w->trace[i].mask);
+    free(w->trace);
+    close(w->pipe_r);
+    close(w->pipe_w);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w);
+}
+
+int worker_wake_fd(const worker *w) {
+    return w->pipe_r;
+}
+
+void worker_drain(worker *w) {
+    char buf[256];
+    while (read(w->pipe_r, buf, sizeof buf) > 0) {
+    }
+}
+
+void worker_snapshot(worker *w, ex_snapshot *dst) {
+    pthread_mutex_lock(&w->mu);
+    *dst = w->snap;
+    pthread_mutex_unlock(&w->mu);
+}
+
+long worker_seq(worker *w) {
+    pthread_mutex_lock(&w->mu);
+    long s = w->snap.seq;
+    pthread_mutex_unlock(&w->mu);
+    return s;
+}
+
+static int enqueue(worker *w, const wcmd *c) {
+    pthread_mutex_lock(&w->mu);
+    int rc = -1;
+    if (w->q_n < WORKER_QUEUE) {
+        w->queue[(w->q_head + w->q_n) % WORKER_QUEUE] = *c;
+        w->q_n++;
+        rc = 0;
+        pthread_cond_signal(&w->cv);
+    } else {
+        worker_log_locked(w, "busy: command dropped (the worker has %d waiting)", w->q_n);
+        worker_publish_locked(w);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+int worker_start_search(worker *w, const worker_search_req *req) {
+    wcmd c = {.kind = WCMD_START, .req = *req};
+    return enqueue(w, &c);
+}
+int worker_pause(worker *w) {
+    return enqueue(w, &(wcmd){.kind = WCMD_PAUSE});
+}
+int worker_resume(worker *w) {
+    return enqueue(w, &(wcmd){.kind = WCMD_RESUME});
+}
+int worker_step(worker *w) {
+    return enqueue(w, &(wcmd){.kind = WCMD_STEP});
+}
+
+int worker_heldout(worker *w, const ex_mask *m) {
+    static wcmd c; /* UI thread only; too large for the stack of every caller */
+    memset(&c, 0, sizeof c);
+    c.kind = WCMD_HELDOUT;
+    c.mask = *m;
+    return enqueue(w, &c);
+}
+
+int worker_ask(worker *w, const ex_mask *m, int sample) {
+    static wcmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = WCMD_ASK;
+    c.mask = *m;
+    c.sample = sample;
+    return enqueue(w, &c);
+}
+
+int worker_export_trace(worker *w, const char *path, char *err, size_t errlen) {
+    pthread_mutex_lock(&w->mu);
+    long n = w->n_trace;
+    trace_row *rows = calloc((size_t)(n ? n : 1), sizeof *rows);
+    int oom = !rows;
+    for (long i = 0; i < n && !oom; i++) {
+        rows[i] = w->trace[i];
+        rows[i].mask = strdup(w->trace[i].mask ? w->trace[i].mask : "");
+        if (!rows[i].mask) oom = 1;
+    }
+    pthread_mutex_unlock(&w->mu);
+    int rc = -1;
+    if (oom) {
+        snprintf(err, errlen, "%s: out of memory", path);
+    } else {
+        static const char *const hdr[] = {"eval",     "stage", "group",   "layer",     "score",
+                                          "accuracy", "ratio", "seconds", "mask_hash", "mask"};
+        csv_out *o = csv_out_open(path, hdr, 10, err, errlen);
+        if (o) {
+            rc = 0;
+            for (long i = 0; i < n && rc == 0; i++)
+                rc = csv_out_rowf(o, "%ld\x1f%d\x1f%d\x1f%d\x1f%.6f\x1f%.6f\x1f%.6f\x1f%.3f\x1f%016llx\x1f%s",
+                                  rows[i].eval, rows[i].stage, rows[i].group, rows[i].layer, rows[i].score,
+                                  rows[i].accuracy, rows[i].ratio, rows[i].seconds,
+                                  (unsigned long long)rows[i].mask_hash, rows[i].mask);
+            if (rc == 0) {
+                rc = csv_out_commit(o, err, errlen);
+            } else {
+                csv_out_abort(o);
+                snprintf(err, errlen, "%s: write failed", path);
+            }
+        }
+    }
+    for (long i = 0; rows && i < n; i++) free(rows[i].mask);
+    free(rows);
+    return rc;
+}

@@ -1,0 +1,210 @@
+/* worker_events.c — turn the search's events (search/events.h) into the explorer's snapshot, the
+ * event log and the trace. Runs on the worker thread inside search_step(). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker_internal.h"
+
+static const char *stage_name(int stage) {
+    switch (stage) {
+    case 0:
+        return "normalization";
+    case 1:
+        return "stage 1 (layer importance)";
+    case 2:
+        return "stage 2 (adaptive ratios)";
+    case 3:
+        return "stage 3 (grouped head selection)";
+    default:
+        return "done";
+    }
+}
+
+void worker_reset_search_snapshot_locked(worker *w) {
+    ex_snapshot *s = &w->snap;
+    s->have_search = 0;
+    s->stage = 0;
+    s->probe_layer = -1;
+    s->group = -1;
+    memset(s->in_group, 0, sizeof s->in_group);
+    s->n_evals = s->eval_budget = s->stage_evals = s->stage_budget = 0;
+    s->best_score = s->full_raw = s->swa_raw = NAN;
+    s->last_score = s->last_accuracy = s->last_seconds = NAN;
+    for (int l = 0; l < EX_MAX_LAYERS; l++) {
+        s->s_best[l] = s->delta[l] = s->weight[l] = s->ratio[l] = NAN;
+        s->bucket[l] = s->n_swa[l] = -1;
+        s->probed[l] = 0;
+    }
+    s->last_mask.n_layer = 0;
+    s->result_mask.n_layer = 0;
+    s->hist_n = 0;
+    s->best_eval = 0;
+    s->best_overall = -INFINITY;
+    for (long i = 0; i < w->n_trace; i++) free(w->trace[i].mask);
+    w->n_trace = 0;
+}
+
+static void trace_push_locked(worker *w, const search_event *ev) {
+    if (w->n_trace == w->cap_trace) {
+        long cap = w->cap_trace ? w->cap_trace * 2 : 256;
+        trace_row *t = realloc(w->trace, (size_t)cap * sizeof *t);
+        if (!t) return;
+        w->trace = t;
+        w->cap_trace = cap;
+    }
+    trace_row *r = &w->trace[w->n_trace];
+    r->eval = ev->eval_index;
+    r->stage = ev->stage;
+    r->group = w->snap.group;
+    r->layer = w->snap.probe_layer;
+    r->score = ev->score;
+    r->accuracy = ev->accuracy;
+    r->ratio = ev->mask ? mask_ratio(ev->mask) : NAN;
+    r->seconds = ev->seconds;
+    r->mask_hash = ev->mask ? mask_hash(ev->mask) : 0;
+    r->mask = NULL;
+    if (ev->mask) {
+        size_t cap = (size_t)ev->mask->n_layer * (ev->mask->n_head_kv + 1) + 1;
+        r->mask = malloc(cap);
+        if (r->mask) mask_to_string(ev->mask, r->mask, cap);
+    }
+    w->n_trace++;
+}
+
+/* Per-layer statistics and global counters straight from the search's queries. */
+static void refresh_from_state_locked(worker *w) {
+    ex_snapshot *s = &w->snap;
+    const search_state *st = w->search;
+    if (!st) return;
+    int L = s->hp.n_layer < EX_MAX_LAYERS ? s->hp.n_layer : EX_MAX_LAYERS;
+    for (int l = 0; l < L; l++) {
+        search_layer_info li;
+        if (search_layer_stats(st, l, &li) != 0) continue;
+        s->probed[l] = li.probed;
+        s->s_best[l] = li.s_best;
+        s->delta[l] = li.delta;
+        s->weight[l] = li.weight;
+        s->ratio[l] = li.ratio;
+        s->bucket[l] = li.bucket;
+        s->n_swa[l] = li.n_swa;
+    }
+    s->n_evals = search_n_evals(st);
+    s->eval_budget = search_eval_budget(st);
+    s->best_score = search_best_score(st);
+    s->full_raw = search_full_score(st);
+    s->swa_raw = search_swa_score(st);
+    const attn_mask *rm = search_result_mask(st);
+    if (rm) {
+        ex_mask_from(&s->result_mask, rm);
+        s->result_hash = mask_hash(rm);
+    }
+}
+
+void worker_on_event(const search_event *ev, void *user) {
+    worker *w = user;
+    ex_snapshot *s = &w->snap;
+    pthread_mutex_lock(&w->mu);
+    s->have_search = 1;
+    const char *msg = ev->message && *ev->message ? ev->message : NULL;
+    switch (ev->kind) {
+    case SEARCH_EV_SEARCH_START:
+        s->stage = 0;
+        worker_log_locked(w, "%s", msg ? msg : "search started");
+        break;
+    case SEARCH_EV_STAGE_START:
+        s->stage = ev->stage;
+        s->stage_evals = 0;
+        s->stage_budget = ev->eval_budget;
+        s->probe_layer = -1;
+        s->group = -1;
+        memset(s->in_group, 0, sizeof s->in_group);
+        worker_log_locked(w, "%s", msg ? msg : stage_name(ev->stage));
+        break;
+    case SEARCH_EV_STAGE_END:
+        s->probe_layer = -1;
+        worker_log_locked(w, "%s", msg ? msg : "stage finished");
+        break;
+    case SEARCH_EV_LAYER_START:
+        s->probe_layer = ev->layer;
+        s->stage_evals = 0; /* progress of this layer's probe */
+        s->stage_budget = ev->eval_budget;
+        if (msg) worker_log_locked(w, "%s", msg);
+        break;
+    case SEARCH_EV_LAYER_END:
+        if (ev->layer >= 0 && ev->layer < EX_MAX_LAYERS) s->probed[ev->layer] = 1;
+        if (msg) worker_log_locked(w, "%s", msg);
+        break;
+    case SEARCH_EV_EVAL: {
+        s->stage_evals++;
+        if (ev->eval_budget > 0) s->stage_budget = ev->eval_budget;
+        s->last_score = ev->score;
+        s->last_accuracy = ev->accuracy;
+        s->last_seconds = ev->seconds;
+        if (ev->mask) ex_mask_from(&s->last_mask, ev->mask);
+        double best = s->hist_n ? s->hist_best[(s->hist_n - 1) % EX_HIST] : -INFINITY;
+        if (isfinite(ev->score) && ev->score > best) best = ev->score;
+        s->hist[s->hist_n % EX_HIST] = ev->score;
+        s->hist_best[s->hist_n % EX_HIST] = best;
+        s->hist_n++;
+        if (isfinite(ev->score) && ev->score > s->best_overall && ev->eval_index > 2) {
+            s->best_overall = ev->score;
+            s->best_eval = ev->eval_index;
+        }
+        trace_push_locked(w, ev);
+        worker_log_locked(w, "eval %ld: score %.3f, acc %.2f, %d SWA, %.2f s", ev->eval_index, ev->score,
+                          ev->accuracy, ev->mask ? mask_count_swa(ev->mask) : -1, ev->seconds);
+        break;
+    }
+    case SEARCH_EV_INCUMBENT:
+        worker_log_locked(w, "%s", msg ? msg : "new best mask");
+        break;
+    case SEARCH_EV_LAYER_STATS:
+        if (ev->layer >= 0 && ev->layer < EX_MAX_LAYERS) {
+            s->delta[ev->layer] = ev->delta;
+            s->weight[ev->layer] = ev->weight;
+            s->ratio[ev->layer] = ev->ratio;
+            s->bucket[ev->layer] = ev->bucket;
+            s->n_swa[ev->layer] = ev->n_swa;
+        }
+        break;
+    case SEARCH_EV_GROUP_START:
+        s->group = ev->group;
+        memset(s->in_group, 0, sizeof s->in_group);
+        for (int i = 0; i < ev->n_layers_in_group && ev->group_layers; i++)
+            if (ev->group_layers[i] >= 0 && ev->group_layers[i] < EX_MAX_LAYERS)
+                s->in_group[ev->group_layers[i]] = 1;
+        s->stage_evals = 0;
+        if (ev->eval_budget > 0) s->stage_budget = ev->eval_budget;
+        worker_log_locked(w, "%s", msg ? msg : "group started");
+        break;
+    case SEARCH_EV_GROUP_END:
+        worker_log_locked(w, "%s", msg ? msg : "group committed");
+        break;
+    case SEARCH_EV_PAUSED:
+        worker_log_locked(w, "paused after eval %ld", s->n_evals);
+        break;
+    case SEARCH_EV_RESUMED:
+        worker_log_locked(w, "resumed");
+        break;
+    case SEARCH_EV_DONE:
+        s->stage = 4;
+        s->probe_layer = -1;
+        s->group = -1;
+        memset(s->in_group, 0, sizeof s->in_group);
+        worker_log_locked(w, "%s", msg ? msg : "search done");
+        break;
+    case SEARCH_EV_ERROR:
+        worker_log_locked(w, "error: %s", msg ? msg : "(no message)");
+        break;
+    }
+    refresh_from_state_locked(w);
+    if (ev->kind == SEARCH_EV_DONE && ev->mask) {
+        ex_mask_from(&s->result_mask, ev->mask);
+        s->result_hash = mask_hash(ev->mask);
+    }
+    worker_publish_locked(w);
+    pthread_mutex_unlock(&w->mu);
+}

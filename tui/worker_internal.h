@@ -1,0 +1,85 @@
+/* worker_internal.h — the worker's state, shared by worker.c (thread, queue, publishing),
+ * worker_events.c (search events -> snapshot) and worker_jobs.c (engine jobs). Not for the UI. */
+#ifndef BOSCH_WORKER_INTERNAL_H
+#define BOSCH_WORKER_INTERNAL_H
+
+#include <pthread.h>
+#include <signal.h>
+
+#include "eval.h"
+#include "probes.h"
+#include "search.h"
+#include "worker.h"
+
+typedef enum { WCMD_START, WCMD_PAUSE, WCMD_RESUME, WCMD_STEP, WCMD_HELDOUT, WCMD_ASK } wcmd_kind;
+
+typedef struct {
+    wcmd_kind kind;
+    worker_search_req req; /* WCMD_START */
+    ex_mask mask;          /* WCMD_HELDOUT, WCMD_ASK */
+    int sample;            /* WCMD_ASK */
+} wcmd;
+
+#define WORKER_QUEUE 8
+
+/* One evaluation of the trace (DESIGN.md §8). */
+typedef struct {
+    long eval;
+    int stage, group, layer;
+    double score, accuracy, ratio, seconds;
+    uint64_t mask_hash;
+    char *mask; /* mask_to_string */
+} trace_row;
+
+struct worker {
+    pthread_t thread;
+    int thread_started;
+    int pipe_r, pipe_w;
+
+    /* ---- shared with the UI thread: guarded by mu ---- */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    ex_snapshot snap;
+    wcmd queue[WORKER_QUEUE];
+    int q_head, q_n;
+    int quit;
+    int done_flag; /* thread has returned */
+    trace_row *trace;
+    long n_trace, cap_trace;
+
+    /* ---- worker thread only ---- */
+    explorer_opts opts;
+    model *m;
+    search_state *search;
+    search_objective obj;
+    int have_obj;
+    calib_set *cs;
+    search_config cfg;
+    int stepping; /* 1: search runs freely; 0: paused */
+    int search_done;
+    probe_set heldout; /* held-out split for eval and ask (n == 0: not made yet) */
+    evaluator *heldout_ev;
+    int heldout_len;
+};
+
+/* Publish: bump seq and write a wake byte. Call with mu held (worker thread). */
+void worker_publish_locked(worker *w);
+/* Append a log line (mu held). */
+void worker_log_locked(worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Convenience: lock, log, publish, unlock. */
+void worker_log(worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* search_listener for the worker's search (worker_events.c). user = worker. */
+void worker_on_event(const search_event *ev, void *user);
+/* Reset the search part of the snapshot (mu held). */
+void worker_reset_search_snapshot_locked(worker *w);
+
+/* Engine jobs (worker_jobs.c), worker thread, mu NOT held on entry. */
+int worker_job_load(worker *w);
+int worker_job_prepare_search(worker *w, const worker_search_req *req);
+void worker_job_free_search(worker *w);
+void worker_job_heldout(worker *w, const ex_mask *m);
+void worker_job_ask(worker *w, const ex_mask *m, int sample);
+void worker_job_free_all(worker *w);
+
+#endif

@@ -1,0 +1,320 @@
+/* worker_jobs.c — the engine work of the explorer's worker thread: load the model, prepare a
+ * search (calibration probes, objective, search state), score a mask on held-out probes, and
+ * "ask the model" (greedy generation with a mask on a held-out probe). */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "forward.h"
+#include "kv_cache.h"
+#include "worker_internal.h"
+
+#define HELDOUT_SAMPLES 8
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void set_busy(worker *w, const char *what) {
+    pthread_mutex_lock(&w->mu);
+    w->snap.busy = what != NULL;
+    snprintf(w->snap.busy_what, sizeof w->snap.busy_what, "%s", what ? what : "");
+    worker_publish_locked(w);
+    pthread_mutex_unlock(&w->mu);
+}
+
+int worker_job_load(worker *w) {
+    char err[512] = "";
+    double t0 = now_s();
+    if (model_load(&w->m, w->opts.model_path, err, sizeof err) != 0) {
+        pthread_mutex_lock(&w->mu);
+        w->snap.phase = EX_FAILED;
+        snprintf(w->snap.status, sizeof w->snap.status, "%s", err);
+        worker_log_locked(w, "cannot load the model: %s", err);
+        worker_publish_locked(w);
+        pthread_mutex_unlock(&w->mu);
+        return -1;
+    }
+    const model_hparams *hp = &w->m->hp;
+    if (hp->n_layer > EX_MAX_LAYERS || hp->n_head_kv > EX_MAX_KV) {
+        pthread_mutex_lock(&w->mu);
+        w->snap.phase = EX_FAILED;
+        snprintf(w->snap.status, sizeof w->snap.status,
+                 "%s: %d layers x %d KV heads; the explorer shows at most %d x %d", w->opts.model_path,
+                 hp->n_layer, hp->n_head_kv, EX_MAX_LAYERS, EX_MAX_KV);
+        worker_publish_locked(w);
+        pthread_mutex_unlock(&w->mu);
+        return -1;
+    }
+    pthread_mutex_lock(&w->mu);
+    w->snap.hp = *hp;
+    snprintf(w->snap.model_name, sizeof w->snap.model_name, "%s", w->m->name ? w->m->name : "model");
+    w->snap.phase = EX_READY;
+    snprintf(w->snap.status, sizeof w->snap.status, "model loaded in %.1f s", now_s() - t0);
+    worker_log_locked(w, "loaded %s: %d layers, %d query heads, %d KV heads (%.1f s)", w->snap.model_name,
+                      hp->n_layer, hp->n_head, hp->n_head_kv, now_s() - t0);
+    worker_publish_locked(w);
+    pthread_mutex_unlock(&w->mu);
+    return 0;
+}
+
+void worker_job_free_search(worker *w) {
+    search_free(w->search);
+    w->search = NULL;
+    if (w->have_obj) search_objective_free(&w->obj);
+    w->have_obj = 0;
+    calib_set_free(w->cs);
+    w->cs = NULL;
+}
+
+int worker_job_prepare_search(worker *w, const worker_search_req *req) {
+    char err[512] = "";
+    worker_job_free_search(w);
+    pthread_mutex_lock(&w->mu);
+    worker_reset_search_snapshot_locked(w);
+    w->snap.phase = EX_PREPARING;
+    worker_publish_locked(w);
+    pthread_mutex_unlock(&w->mu);
+    set_busy(w, "preparing the search: calibration probes and evaluator");
+
+    search_config cfg;
+    search_config_default(&cfg);
+    cfg.method = SEARCH_METHOD_BOSCH;
+    cfg.ratio = req->ratio;
+    cfg.sinks = req->sinks;
+    if (req->seed) cfg.seed = req->seed;
+    int rc = search_preset_apply(&cfg, req->preset[0] ? req->preset : "tiny", w->m->hp.n_ctx_train, err,
+                                 sizeof err);
+    if (rc == 0 && req->window > 0) cfg.window = req->window;
+    if (rc == 0) rc = search_config_check(&cfg, err, sizeof err);
+    probe_config pc = probe_config_default();
+    pc.length_tokens = cfg.calib_tokens;
+    pc.n_samples = cfg.calib_samples;
+    if (rc == 0) rc = probe_calib_generate(&w->cs, w->m->tok, &pc, cfg.seed, err, sizeof err);
+    if (rc == 0) {
+        rc = search_objective_calib(&w->obj, w->m, w->cs, err, sizeof err);
+        w->have_obj = rc == 0;
+    }
+    if (rc == 0)
+        rc = search_create(&w->search, &cfg, w->m->hp.n_layer, w->m->hp.n_head_kv, &w->obj, w->m,
+                           worker_on_event, w, err, sizeof err);
+    set_busy(w, NULL);
+    pthread_mutex_lock(&w->mu);
+    if (rc != 0) {
+        worker_log_locked(w, "cannot start the search: %s", err);
+        worker_publish_locked(w);
+        pthread_mutex_unlock(&w->mu);
+        worker_job_free_search(w);
+        return -1;
+    }
+    w->cfg = cfg;
+    w->snap.have_search = 1;
+    w->snap.target_ratio = cfg.ratio;
+    snprintf(w->snap.preset, sizeof w->snap.preset, "%s", cfg.preset[0] ? cfg.preset : req->preset);
+    w->snap.window = cfg.window;
+    w->snap.sinks = cfg.sinks;
+    w->snap.eval_budget = search_eval_budget(w->search);
+    worker_log_locked(w, "search: BOSCH, ratio %.3f, preset %s, window %d, %d x %d-token calibration probes",
+                      cfg.ratio, w->snap.preset, cfg.window, pc.n_samples, pc.length_tokens);
+    worker_publish_locked(w);
+    pthread_mutex_unlock(&w->mu);
+    return 0;
+}
+
+/* Held-out split, made once per length (the current search's calibration length, else tiny's). */
+static int ensure_heldout(worker *w, char *err, size_t errlen) {
+    int len = w->search ? w->cfg.calib_tokens : 0;
+    if (len <= 0) {
+        search_config c;
+        search_config_default(&c);
+        if (search_preset_apply(&c, "tiny", w->m->hp.n_ctx_train, err, errlen) != 0) return -1;
+        len = c.calib_tokens;
+    }
+    if (w->heldout.n > 0 && w->heldout_len == len) return 0;
+    evaluator_free(w->heldout_ev);
+    w->heldout_ev = NULL;
+    probe_set_free(&w->heldout);
+    probe_config pc = probe_config_default();
+    pc.length_tokens = len;
+    pc.n_samples = HELDOUT_SAMPLES;
+    if (probe_set_generate(&w->heldout, w->m->tok, &pc, PROBE_SPLIT_HELDOUT, PROBE_DEFAULT_HELDOUT_SEED, err,
+                           errlen))
+        return -1;
+    w->heldout_len = len;
+    return 0;
+}
+
+void worker_job_heldout(worker *w, const ex_mask *em) {
+    char err[512] = "";
+    set_busy(w, "evaluating the mask on held-out probes");
+    int rc = ensure_heldout(w, err, sizeof err);
+    if (rc == 0 && !w->heldout_ev) {
+        eval_sample *es = calloc((size_t)w->heldout.n, sizeof *es);
+        if (!es) {
+            snprintf(err, sizeof err, "out of memory");
+            rc = -1;
+        } else {
+            probe_set_eval_samples(&w->heldout, es);
+            rc = evaluator_create(&w->heldout_ev, w->m, es, w->heldout.n, 0, err, sizeof err);
+            free(es);
+        }
+    }
+    ex_mask local = *em;
+    attn_mask am;
+    ex_mask_view(&local, &am);
+    eval_result r = {0};
+    if (rc == 0) rc = evaluator_score(w->heldout_ev, &am, &r, NULL, err, sizeof err);
+    set_busy(w, NULL);
+    pthread_mutex_lock(&w->mu);
+    if (rc != 0) {
+        worker_log_locked(w, "held-out evaluation failed: %s", err);
+    } else {
+        ex_heldout *h = &w->snap.heldout;
+        h->seq++;
+        h->mask_hash = mask_hash(&am);
+        h->score = r.score;
+        h->accuracy = r.accuracy;
+        h->seconds = r.seconds;
+        h->n_samples = w->heldout.n;
+        h->length_tokens = w->heldout_len;
+        worker_log_locked(w,
+                          "held-out: accuracy %.2f, score %.3f on %d x %d-token probes, ratio %.3f (%.1f s)",
+                          r.accuracy, r.score, w->heldout.n, w->heldout_len, mask_ratio(&am), r.seconds);
+    }
+    worker_publish_locked(w);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Decode tokens to one line: special tokens dropped, whitespace runs folded to one space. */
+static void decode_line(const tokenizer *tok, const int32_t *ids, int n, char *out, size_t cap) {
+    out[0] = '\0';
+    if (n <= 0) return;
+    char *s = tokenizer_decode(tok, ids, (size_t)n, 1);
+    if (!s) return;
+    /* chat markup: keep who speaks, drop the markers ("<|im_start|>assistant" -> "assistant:") */
+    static const char *const from[] = {"<|im_start|>", "<|im_end|>", "<|endoftext|>"};
+    static const char *const to[] = {" \x01", " ", " "};
+    for (int k = 0; k < 3; k++) {
+        char *p;
+        size_t fl = strlen(from[k]), tl = strlen(to[k]);
+        while ((p = strstr(s, from[k]))) {
+            memcpy(p, to[k], tl);
+            memmove(p + tl, p + fl, strlen(p + fl) + 1);
+        }
+    }
+    /* "\x01role" -> "role:" */
+    for (char *p = strchr(s, 1); p; p = strchr(p, 1)) {
+        char *e = p + 1;
+        while (*e && !isspace((unsigned char)*e)) e++;
+        memmove(p, p + 1, (size_t)(e - p - 1));
+        e[-1] = ':';
+    }
+    size_t o = 0;
+    int space = 0;
+    for (const char *p = s; *p && o + 1 < cap; p++) {
+        if (isspace((unsigned char)*p)) {
+            space = o > 0;
+            continue;
+        }
+        if (space && o + 2 < cap) out[o++] = ' ';
+        space = 0;
+        out[o++] = *p;
+    }
+    out[o] = '\0';
+    free(s);
+}
+
+static int generate(const model *m, const attn_mask *mask, const int32_t *prompt, int n_prompt, int max_new,
+                    int32_t *out, int *n_out, char *err, size_t errlen) {
+    const model_hparams *hp = &m->hp;
+    forward_ws *ws = forward_ws_create(hp, n_prompt);
+    float *logits = malloc((size_t)hp->n_vocab * sizeof *logits);
+    kv_cache kv;
+    int kv_ok = ws && logits && kv_cache_init(&kv, hp, mask, n_prompt + max_new) == 0;
+    int rc = -1;
+    *n_out = 0;
+    if (!kv_ok) {
+        snprintf(err, errlen, "out of memory for %d prompt tokens", n_prompt);
+        goto done;
+    }
+    int last = n_prompt - 1;
+    if (forward_prefill(m, mask, prompt, n_prompt, &kv, &last, 1, logits, ws) != 0) {
+        snprintf(err, errlen, "prefill of %d tokens failed", n_prompt);
+        goto done;
+    }
+    for (int t = 0; t < max_new; t++) {
+        int32_t best = 0;
+        for (int v = 1; v < hp->n_vocab; v++)
+            if (logits[v] > logits[best]) best = v;
+        if (tokenizer_is_eog(m->tok, best)) break;
+        out[(*n_out)++] = best;
+        if (t + 1 < max_new && forward_decode(m, mask, best, &kv, logits, ws) != 0) {
+            snprintf(err, errlen, "decode step %d failed", t);
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    if (kv_ok) kv_cache_free(&kv);
+    free(logits);
+    forward_ws_free(ws);
+    return rc;
+}
+
+void worker_job_ask(worker *w, const ex_mask *em, int sample) {
+    char err[512] = "";
+    set_busy(w, "asking the model (greedy generation with the current mask)");
+    double t0 = now_s();
+    int rc = ensure_heldout(w, err, sizeof err);
+    ex_mask local = *em;
+    attn_mask am;
+    ex_mask_view(&local, &am);
+    static ex_ask a; /* worker thread only */
+    memset(&a, 0, sizeof a);
+    if (rc == 0) {
+        const probe_sample *ps = &w->heldout.samples[((sample % w->heldout.n) + w->heldout.n) % w->heldout.n];
+        a.sample = (int)(ps - w->heldout.samples);
+        a.n_tokens = ps->answer_start;
+        int q0 = ps->haystack_start + ps->haystack_len;
+        decode_line(w->m->tok, ps->tokens + q0, ps->answer_start - q0, a.question, sizeof a.question);
+        snprintf(a.needle, sizeof a.needle, "%s", ps->value[ps->query]);
+        int max_new = ps->n_answer + 8;
+        int32_t *gen = malloc((size_t)max_new * sizeof *gen);
+        int n_gen = 0;
+        rc = gen ? generate(w->m, &am, ps->tokens, ps->answer_start, max_new, gen, &n_gen, err, sizeof err)
+                 : -1;
+        if (rc == 0) {
+            decode_line(w->m->tok, gen, n_gen, a.answer, sizeof a.answer);
+            a.correct = strncmp(a.answer, a.needle, strlen(a.needle)) == 0;
+        }
+        free(gen);
+    }
+    a.seconds = now_s() - t0;
+    set_busy(w, NULL);
+    pthread_mutex_lock(&w->mu);
+    if (rc != 0) {
+        worker_log_locked(w, "ask failed: %s", err);
+    } else {
+        a.seq = w->snap.ask.seq + 1;
+        w->snap.ask = a;
+        worker_log_locked(w, "asked sample %d: answer \"%.40s\", needle %s: %s (%.1f s)", a.sample, a.answer,
+                          a.needle, a.correct ? "correct" : "wrong", a.seconds);
+    }
+    worker_publish_locked(w);
+    pthread_mutex_unlock(&w->mu);
+}
+
+void worker_job_free_all(worker *w) {
+    worker_job_free_search(w);
+    evaluator_free(w->heldout_ev);
+    w->heldout_ev = NULL;
+    probe_set_free(&w->heldout);
+    model_free(w->m);
+    w->m = NULL;
+}
