@@ -42,8 +42,8 @@ static int dev_alloc(cuda_model *g, void **p, size_t bytes, const char *what, ch
 }
 
 /* Weight `name` [ne1][ne0] from the GGUF's raw bytes to bf16 into dst (device, ne0*ne1 elements). */
-static int upload_matrix(cuda_model *g, const char *name, uint64_t ne0, uint64_t ne1, uint16_t *dst, char *err,
-                         size_t errlen) {
+static int upload_matrix(cuda_model *g, const char *name, uint64_t ne0, uint64_t ne1, uint16_t *dst,
+                         char *err, size_t errlen) {
     const gguf_tensor *t = gguf_find_tensor(g->m->gguf, name);
     if (!t || t->ne[0] != ne0 || t->ne[1] != ne1) {
         cuda_seterr(err, errlen, "cuda: %s: tensor '%s' missing or not [%llu][%llu]", g->m->path, name,
@@ -52,15 +52,18 @@ static int upload_matrix(cuda_model *g, const char *name, uint64_t ne0, uint64_t
     }
     void *raw = NULL;
     char msg[256];
-    int rc = kern_malloc(&raw, t->n_bytes, msg, sizeof msg) || kern_upload(raw, t->data, t->n_bytes, msg, sizeof msg) ||
-             kern_dequant_bf16(t->type, raw, dst, ne0 * ne1, NULL, msg, sizeof msg) || kern_sync(NULL, msg, sizeof msg);
+    int rc = kern_malloc(&raw, t->n_bytes, msg, sizeof msg) ||
+             kern_upload(raw, t->data, t->n_bytes, msg, sizeof msg) ||
+             kern_dequant_bf16(t->type, raw, dst, ne0 * ne1, NULL, msg, sizeof msg) ||
+             kern_sync(NULL, msg, sizeof msg);
     kern_free(raw);
     if (rc) cuda_seterr(err, errlen, "cuda: %s: tensor '%s': %s", g->m->path, name, msg);
     return rc ? -1 : 0;
 }
 
 /* A bf16 matrix [rows][cols] on the device, filled from tensor `name`. */
-static int matrix(cuda_model *g, const char *name, int rows, int cols, uint16_t **out, char *err, size_t errlen) {
+static int matrix(cuda_model *g, const char *name, int rows, int cols, uint16_t **out, char *err,
+                  size_t errlen) {
     size_t bytes = (size_t)rows * cols * sizeof(uint16_t);
     if (dev_alloc(g, (void **)out, bytes, name, err, errlen)) return -1;
     g->weight_bytes += bytes;
@@ -82,20 +85,20 @@ static int upload_layer(cuda_model *g, int l, char *err, size_t errlen) {
     cuda_layer *G = &g->layers[l];
     int E = hp->n_embd, nq = hp->n_head * hp->head_dim, nkv = hp->n_head_kv * hp->head_dim, F = hp->n_ff;
     char name[96];
-#define MAT(field, suffix, rows, cols)                                      \
-    (snprintf(name, sizeof name, "blk.%d.%s.weight", l, suffix), \
+#define MAT(field, suffix, rows, cols)                                                                       \
+    (snprintf(name, sizeof name, "blk.%d.%s.weight", l, suffix),                                             \
      matrix(g, name, rows, cols, &G->field, err, errlen))
     if (MAT(wq, "attn_q", nq, E) || MAT(wk, "attn_k", nkv, E) || MAT(wv, "attn_v", nkv, E) ||
         MAT(wo, "attn_output", E, nq) || MAT(w_gate, "ffn_gate", F, E) || MAT(w_up, "ffn_up", F, E) ||
         MAT(w_down, "ffn_down", E, F))
         return -1;
 #undef MAT
-    return vector(g, L->attn_norm, E, &G->attn_norm, err, errlen) ||
-                   vector(g, L->ffn_norm, E, &G->ffn_norm, err, errlen) ||
-                   vector(g, L->q_norm, hp->head_dim, &G->q_norm, err, errlen) ||
-                   vector(g, L->k_norm, hp->head_dim, &G->k_norm, err, errlen)
-               ? -1
-               : 0;
+    if (vector(g, L->attn_norm, E, &G->attn_norm, err, errlen) ||
+        vector(g, L->ffn_norm, E, &G->ffn_norm, err, errlen) ||
+        vector(g, L->q_norm, hp->head_dim, &G->q_norm, err, errlen) ||
+        vector(g, L->k_norm, hp->head_dim, &G->k_norm, err, errlen))
+        return -1;
+    return 0;
 }
 
 int cuda_model_create(cuda_model **out, const model *m, int device, char *err, size_t errlen) {
@@ -118,19 +121,19 @@ int cuda_model_create(cuda_model **out, const model *m, int device, char *err, s
     int rc = kern_blas_create(&g->blas, err, errlen) ||
              matrix(g, "token_embd.weight", hp->n_vocab, hp->n_embd, &g->tok_embd, err, errlen) ||
              vector(g, m->output_norm, hp->n_embd, &g->output_norm, err, errlen);
+    g->output = g->tok_embd; /* tied embedding, unless the file has its own output.weight */
     if (!rc && m->output != m->tok_embd)
         rc = matrix(g, "output.weight", hp->n_vocab, hp->n_embd, &g->output, err, errlen);
-    else
-        g->output = g->tok_embd; /* tied embedding */
     for (int l = 0; l < hp->n_layer && !rc; l++) rc = upload_layer(g, l, err, errlen);
     if (!rc)
-        rc = dev_alloc(g, (void **)&g->d_rows, sizeof(int32_t) * CUDA_LOGIT_CHUNK, "logit rows", err, errlen) ||
+        rc = dev_alloc(g, (void **)&g->d_rows, sizeof(int32_t) * CUDA_LOGIT_CHUNK, "logit rows", err,
+                       errlen) ||
              dev_alloc(g, (void **)&g->lx, sizeof(float) * CUDA_LOGIT_CHUNK * hp->n_embd, "logit input", err,
                        errlen) ||
              dev_alloc(g, (void **)&g->lxb, sizeof(uint16_t) * CUDA_LOGIT_CHUNK * hp->n_embd, "logit input",
                        err, errlen) ||
-             dev_alloc(g, (void **)&g->d_logits, sizeof(float) * CUDA_LOGIT_CHUNK * hp->n_vocab, "logits", err,
-                       errlen);
+             dev_alloc(g, (void **)&g->d_logits, sizeof(float) * CUDA_LOGIT_CHUNK * hp->n_vocab, "logits",
+                       err, errlen);
     if (rc) {
         cuda_model_free(g);
         return -1;
@@ -140,9 +143,9 @@ int cuda_model_create(cuda_model **out, const model *m, int device, char *err, s
 }
 
 static void free_scratch(cuda_model *g) {
-    void **bufs[] = {(void **)&g->x,   (void **)&g->xn,   (void **)&g->q,  (void **)&g->k,
-                     (void **)&g->v,   (void **)&g->att,  (void **)&g->tmp, (void **)&g->gate,
-                     (void **)&g->up,  (void **)&g->xb,   (void **)&g->d_tokens};
+    void **bufs[] = {(void **)&g->x,  (void **)&g->xn,  (void **)&g->q,       (void **)&g->k,
+                     (void **)&g->v,  (void **)&g->att, (void **)&g->tmp,     (void **)&g->gate,
+                     (void **)&g->up, (void **)&g->xb,  (void **)&g->d_tokens};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
         kern_free(*bufs[i]);
         *bufs[i] = NULL;
@@ -161,7 +164,9 @@ void cuda_model_free(cuda_model *g) {
     free(g);
 }
 
-uint64_t cuda_model_weight_bytes(const cuda_model *g) { return g->weight_bytes; }
+uint64_t cuda_model_weight_bytes(const cuda_model *g) {
+    return g->weight_bytes;
+}
 
 uint64_t cuda_peak_bytes(void) {
     char msg[64];
@@ -230,9 +235,9 @@ static int to_bf16(cuda_model *g, const float *x, uint64_t n, char *err, size_t 
     return kern_f32_to_bf16(x, g->xb, n, NULL, err, errlen);
 }
 
-#define TRY(call)                   \
-    do {                            \
-        if ((call) != 0) return -1; \
+#define TRY(call)                                                                                            \
+    do {                                                                                                     \
+        if ((call) != 0) return -1;                                                                          \
     } while (0)
 
 int cuda_qkv(cuda_model *g, int l, int rows, char *err, size_t errlen) {
@@ -245,7 +250,8 @@ int cuda_qkv(cuda_model *g, int l, int rows, char *err, size_t errlen) {
     TRY(gemm(g, G->wk, g->k, rows, E, nkv, err, errlen));
     TRY(gemm(g, G->wv, g->v, rows, E, nkv, err, errlen));
     if (G->q_norm) /* qwen3: RMSNorm of every head's q and k */
-        TRY(kern_rmsnorm(g->q, G->q_norm, g->q, rows * hp->n_head, hp->head_dim, hp->rms_eps, NULL, err, errlen));
+        TRY(kern_rmsnorm(g->q, G->q_norm, g->q, rows * hp->n_head, hp->head_dim, hp->rms_eps, NULL, err,
+                         errlen));
     if (G->k_norm)
         TRY(kern_rmsnorm(g->k, G->k_norm, g->k, rows * hp->n_head_kv, hp->head_dim, hp->rms_eps, NULL, err,
                          errlen));
@@ -282,12 +288,12 @@ static int prefill_layer(cuda_model *g, int l, const attn_mask *const *masks, in
         size_t r0 = (size_t)s * T;
         int window = masks ? masks[s]->window : 1, sinks = masks ? masks[s]->sinks : 0;
         const uint8_t *z_row = g->d_z + ((size_t)s * hp->n_layer + l) * hp->n_head_kv;
-        TRY(kern_rope(g->q + r0 * nq, T, hp->n_head, hd, hp->rope_dim, 0, hp->rope_base, hp->rope_neox, NULL, err,
-                      errlen));
-        TRY(kern_rope(g->k + r0 * nkv, T, hp->n_head_kv, hd, hp->rope_dim, 0, hp->rope_base, hp->rope_neox, NULL,
+        TRY(kern_rope(g->q + r0 * nq, T, hp->n_head, hd, hp->rope_dim, 0, hp->rope_base, hp->rope_neox, NULL,
                       err, errlen));
-        TRY(kern_attn_prefill(g->q + r0 * nq, g->k + r0 * nkv, g->v + r0 * nkv, g->att + r0 * nq, T, hp->n_head,
-                              hp->n_head_kv, hd, z_row, window, sinks, NULL, err, errlen));
+        TRY(kern_rope(g->k + r0 * nkv, T, hp->n_head_kv, hd, hp->rope_dim, 0, hp->rope_base, hp->rope_neox,
+                      NULL, err, errlen));
+        TRY(kern_attn_prefill(g->q + r0 * nq, g->k + r0 * nkv, g->v + r0 * nkv, g->att + r0 * nq, T,
+                              hp->n_head, hp->n_head_kv, hd, z_row, window, sinks, NULL, err, errlen));
     }
     if (kv) TRY(cuda_kv_store_prefill(kv, l, g->k, g->v, T, err, errlen));
     return cuda_attn_out_ffn(g, l, rows, err, errlen);
@@ -315,8 +321,8 @@ int cuda_logits(cuda_model *g, const int *rows, int n_rows, float *logits, char 
 int cuda_embed(cuda_model *g, const int32_t *tokens, int n, char *err, size_t errlen) {
     for (int i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= g->hp.n_vocab) {
-            cuda_seterr(err, errlen, "cuda: token %d (index %d) is outside the vocabulary of %d", tokens[i], i,
-                        g->hp.n_vocab);
+            cuda_seterr(err, errlen, "cuda: token %d (index %d) is outside the vocabulary of %d", tokens[i],
+                        i, g->hp.n_vocab);
             return -1;
         }
     TRY(kern_upload(g->d_tokens, tokens, sizeof(int32_t) * n, err, errlen));
@@ -328,18 +334,23 @@ static int check_args(const cuda_model *g, const attn_mask *const *masks, int n_
     const model_hparams *hp = &g->hp;
     if (n_seq < 1 || n_tokens < 1 || (long long)n_seq * n_tokens > (1 << 30) || layer0 < 0 ||
         layer0 >= hp->n_layer) {
-        cuda_seterr(err, errlen, "cuda: forward: bad batch (n_seq %d, n_tokens %d, layer0 %d)", n_seq, n_tokens,
-                    layer0);
+        cuda_seterr(err, errlen, "cuda: forward: bad batch (n_seq %d, n_tokens %d, layer0 %d)", n_seq,
+                    n_tokens, layer0);
         return -1;
     }
     for (int s = 0; masks && s < n_seq; s++)
-        if (masks[s]->n_layer != hp->n_layer || masks[s]->n_head_kv != hp->n_head_kv || masks[s]->window < 1 ||
-            masks[s]->sinks < 0) {
-            cuda_seterr(err, errlen, "cuda: forward: mask %d is %d x %d (window %d, sinks %d); the model has %d x %d",
-                        s, masks[s]->n_layer, masks[s]->n_head_kv, masks[s]->window, masks[s]->sinks, hp->n_layer,
-                        hp->n_head_kv);
+        if (masks[s]->n_layer != hp->n_layer || masks[s]->n_head_kv != hp->n_head_kv ||
+            masks[s]->window < 1 || masks[s]->sinks < 0) {
+            cuda_seterr(err, errlen,
+                        "cuda: forward: mask %d is %d x %d (window %d, sinks %d); the model has %d x %d", s,
+                        masks[s]->n_layer, masks[s]->n_head_kv, masks[s]->window, masks[s]->sinks,
+                        hp->n_layer, hp->n_head_kv);
             return -1;
         }
+    if (n_rows < 0 || (n_rows > 0 && !rows)) {
+        cuda_seterr(err, errlen, "cuda: forward: %d logit rows need a rows array", n_rows);
+        return -1;
+    }
     for (int i = 0; i < n_rows; i++)
         if (rows[i] < 0 || rows[i] >= n_seq * n_tokens) {
             cuda_seterr(err, errlen, "cuda: forward: logit row %d = %d is outside 0..%d", i, rows[i],
@@ -359,6 +370,15 @@ int cuda_forward_layers(cuda_model *g, const attn_mask *const *masks, int n_seq,
                         size_t errlen) {
     const model_hparams *hp = &g->hp;
     TRY(check_args(g, masks, n_seq, n_tokens, layer0, kv, rows, n_rows, err, errlen));
+    if (n_rows > 0 && !logits) {
+        cuda_seterr(err, errlen, "cuda: forward: %d logit rows need a logits array", n_rows);
+        return -1;
+    }
+    if (layer0 == 0 ? !tokens : !x_in) {
+        cuda_seterr(err, errlen, "cuda: forward: %s is NULL (layer0 %d)", layer0 == 0 ? "tokens" : "x_in",
+                    layer0);
+        return -1;
+    }
     int n = n_seq * n_tokens;
     size_t x_bytes = sizeof(float) * (size_t)n * hp->n_embd;
     TRY(cuda_ensure_rows(g, n, err, errlen));
@@ -381,8 +401,8 @@ int cuda_forward_layers(cuda_model *g, const attn_mask *const *masks, int n_seq,
 int cuda_forward_prefill(cuda_model *g, const attn_mask *const *masks, int n_seq, const int32_t *tokens,
                          int n_tokens, cuda_kv *kv, const int *rows, int n_rows, float *logits, char *err,
                          size_t errlen) {
-    return cuda_forward_layers(g, masks, n_seq, n_tokens, tokens, NULL, 0, NULL, NULL, kv, rows, n_rows, logits,
-                               err, errlen);
+    return cuda_forward_layers(g, masks, n_seq, n_tokens, tokens, NULL, 0, NULL, NULL, kv, rows, n_rows,
+                               logits, err, errlen);
 }
 
 #endif /* BOSCH_HAVE_CUDA */

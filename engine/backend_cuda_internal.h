@@ -22,31 +22,31 @@ typedef struct {
 struct cuda_model {
     const model *m;
     model_hparams hp;
-    uint16_t *tok_embd;  /* [n_vocab][n_embd] bf16 */
-    uint16_t *output;    /* [n_vocab][n_embd] bf16; == tok_embd when tied */
-    float *output_norm;  /* [n_embd] */
-    cuda_layer *layers;  /* [n_layer] */
+    uint16_t *tok_embd; /* [n_vocab][n_embd] bf16 */
+    uint16_t *output;   /* [n_vocab][n_embd] bf16; == tok_embd when tied */
+    float *output_norm; /* [n_embd] */
+    cuda_layer *layers; /* [n_layer] */
     kern_blas *blas;
-    void **allocs;       /* every weight and logit buffer, freed by cuda_model_free */
+    void **allocs; /* every weight and logit buffer, freed by cuda_model_free */
     int n_allocs, cap_allocs;
     uint64_t weight_bytes;
     /* activations for ws_rows token rows (grown on demand by cuda_ensure_rows) */
     int ws_rows;
-    float *x;            /* [rows][n_embd] residual stream */
-    float *xn;           /* [rows][n_embd] normalized input of a sub-block */
-    float *q, *att;      /* [rows][n_head*head_dim] */
-    float *k, *v;        /* [rows][n_head_kv*head_dim] */
-    float *tmp;          /* [rows][n_embd] output of Wo / Wdown before the residual add */
-    float *gate, *up;    /* [rows][n_ff] */
-    uint16_t *xb;        /* [rows][max(n_embd, n_head*head_dim, n_ff)] bf16 GEMM input */
-    int32_t *d_tokens;   /* [rows] */
-    uint8_t *d_z;        /* [n_seq][n_layer][n_head_kv] masks of the current batch */
-    int z_cap;           /* bytes of d_z */
+    float *x;          /* [rows][n_embd] residual stream */
+    float *xn;         /* [rows][n_embd] normalized input of a sub-block */
+    float *q, *att;    /* [rows][n_head*head_dim] */
+    float *k, *v;      /* [rows][n_head_kv*head_dim] */
+    float *tmp;        /* [rows][n_embd] output of Wo / Wdown before the residual add */
+    float *gate, *up;  /* [rows][n_ff] */
+    uint16_t *xb;      /* [rows][max(n_embd, n_head*head_dim, n_ff)] bf16 GEMM input */
+    int32_t *d_tokens; /* [rows] */
+    uint8_t *d_z;      /* [n_seq][n_layer][n_head_kv] masks of the current batch */
+    int z_cap;         /* bytes of d_z */
     /* LM head, CUDA_LOGIT_CHUNK rows at a time */
-    int32_t *d_rows;     /* [CUDA_LOGIT_CHUNK] */
-    float *lx;           /* [CUDA_LOGIT_CHUNK][n_embd] */
-    uint16_t *lxb;       /* [CUDA_LOGIT_CHUNK][n_embd] */
-    float *d_logits;     /* [CUDA_LOGIT_CHUNK][n_vocab] */
+    int32_t *d_rows; /* [CUDA_LOGIT_CHUNK] */
+    float *lx;       /* [CUDA_LOGIT_CHUNK][n_embd] */
+    uint16_t *lxb;   /* [CUDA_LOGIT_CHUNK][n_embd] */
+    float *d_logits; /* [CUDA_LOGIT_CHUNK][n_vocab] */
 };
 
 void cuda_seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -11,24 +11,26 @@
 
 struct cuda_kv {
     int n_layer, n_head_kv, head_dim, n_seq, n_ctx, n_past;
-    attn_mask mask;   /* copy of the mask (z, window, sinks) */
-    float *store;     /* one device block: every head's keys, then every head's values */
-    float **d_k;      /* [n_layer*n_head_kv] device array of device pointers into store */
-    float **d_v;      /* same for values */
-    int *d_cap;       /* [n_layer*n_head_kv] slots per head and sequence */
-    uint8_t *d_z;     /* [n_layer*n_head_kv] */
-    uint64_t bytes;   /* bytes of keys and values */
+    attn_mask mask; /* copy of the mask (z, window, sinks) */
+    float *store;   /* one device block: every head's keys, then every head's values */
+    float **d_k;    /* [n_layer*n_head_kv] device array of device pointers into store */
+    float **d_v;    /* same for values */
+    int *d_cap;     /* [n_layer*n_head_kv] slots per head and sequence */
+    uint8_t *d_z;   /* [n_layer*n_head_kv] */
+    uint64_t bytes; /* bytes of keys and values */
 };
 
 int cuda_kv_create(cuda_kv **out, const cuda_model *g, const attn_mask *mask, int n_seq, int n_ctx, char *err,
                    size_t errlen) {
     const model_hparams *hp = &g->hp;
     *out = NULL;
-    if (mask->n_layer != hp->n_layer || mask->n_head_kv != hp->n_head_kv || mask->window < 1 || mask->sinks < 0 ||
-        n_seq < 1 || n_ctx < 1) {
-        cuda_seterr(err, errlen, "cuda: KV cache: mask %d x %d (window %d, sinks %d), n_seq %d, n_ctx %d do not fit "
-                    "the model (%d x %d)", mask->n_layer, mask->n_head_kv, mask->window, mask->sinks, n_seq, n_ctx,
-                    hp->n_layer, hp->n_head_kv);
+    if (mask->n_layer != hp->n_layer || mask->n_head_kv != hp->n_head_kv || mask->window < 1 ||
+        mask->sinks < 0 || n_seq < 1 || n_ctx < 1) {
+        cuda_seterr(err, errlen,
+                    "cuda: KV cache: mask %d x %d (window %d, sinks %d), n_seq %d, n_ctx %d do not fit "
+                    "the model (%d x %d)",
+                    mask->n_layer, mask->n_head_kv, mask->window, mask->sinks, n_seq, n_ctx, hp->n_layer,
+                    hp->n_head_kv);
         return -1;
     }
     int units = hp->n_layer * hp->n_head_kv;
@@ -90,10 +92,18 @@ void cuda_kv_free(cuda_kv *kv) {
     free(kv);
 }
 
-int cuda_kv_n_past(const cuda_kv *kv) { return kv->n_past; }
-uint64_t cuda_kv_bytes(const cuda_kv *kv) { return kv->bytes; }
-void cuda_kv_clear(cuda_kv *kv) { kv->n_past = 0; }
-void cuda_kv_set_n_past(cuda_kv *kv, int n_past) { kv->n_past = n_past; }
+int cuda_kv_n_past(const cuda_kv *kv) {
+    return kv->n_past;
+}
+uint64_t cuda_kv_bytes(const cuda_kv *kv) {
+    return kv->bytes;
+}
+void cuda_kv_clear(cuda_kv *kv) {
+    kv->n_past = 0;
+}
+void cuda_kv_set_n_past(cuda_kv *kv, int n_past) {
+    kv->n_past = n_past;
+}
 
 static int same_mask(const attn_mask *a, const attn_mask *b) {
     size_t n = (size_t)a->n_layer * a->n_head_kv;
@@ -103,9 +113,10 @@ static int same_mask(const attn_mask *a, const attn_mask *b) {
 int cuda_kv_check(const cuda_kv *kv, const attn_mask *const *masks, int n_seq, int n_tokens, char *err,
                   size_t errlen) {
     if (kv->n_past != 0 || n_seq != kv->n_seq || n_tokens > kv->n_ctx) {
-        cuda_seterr(err, errlen, "cuda: KV cache: prefill of %d x %d tokens needs an empty cache of %d sequences "
-                    "x >= %d positions (it has n_past %d, %d x %d)", n_seq, n_tokens, n_seq, n_tokens, kv->n_past,
-                    kv->n_seq, kv->n_ctx);
+        cuda_seterr(err, errlen,
+                    "cuda: KV cache: prefill of %d x %d tokens needs an empty cache of %d sequences "
+                    "x >= %d positions (it has n_past %d, %d x %d)",
+                    n_seq, n_tokens, n_seq, n_tokens, kv->n_past, kv->n_seq, kv->n_ctx);
         return -1;
     }
     for (int s = 0; s < n_seq; s++) {
@@ -122,13 +133,13 @@ int cuda_kv_store_prefill(cuda_kv *kv, int l, const float *d_k, const float *d_v
                           size_t errlen) {
     size_t u = (size_t)l * kv->n_head_kv;
     return kern_kv_store_block(d_k, d_v, kv->d_k + u, kv->d_v + u, kv->d_cap + u, kv->d_z + u, kv->n_seq, 0,
-                               n_tokens, kv->n_head_kv, kv->head_dim, kv->mask.window, kv->mask.sinks, NULL, err,
-                               errlen);
+                               n_tokens, kv->n_head_kv, kv->head_dim, kv->mask.window, kv->mask.sinks, NULL,
+                               err, errlen);
 }
 
-#define TRY(call)                   \
-    do {                            \
-        if ((call) != 0) return -1; \
+#define TRY(call)                                                                                            \
+    do {                                                                                                     \
+        if ((call) != 0) return -1;                                                                          \
     } while (0)
 
 /* One block of the decode step for the n_seq rows of g->x at position pos. */
@@ -138,14 +149,15 @@ static int decode_layer(cuda_model *g, cuda_kv *kv, int l, int pos, char *err, s
     size_t u = (size_t)l * kv->n_head_kv;
     TRY(cuda_qkv(g, l, n, err, errlen));
     /* every row is at position pos: RoPE over one "token" of n*heads heads */
-    TRY(kern_rope(g->q, 1, n * hp->n_head, hd, hp->rope_dim, pos, hp->rope_base, hp->rope_neox, NULL, err, errlen));
+    TRY(kern_rope(g->q, 1, n * hp->n_head, hd, hp->rope_dim, pos, hp->rope_base, hp->rope_neox, NULL, err,
+                  errlen));
     TRY(kern_rope(g->k, 1, n * hp->n_head_kv, hd, hp->rope_dim, pos, hp->rope_base, hp->rope_neox, NULL, err,
                   errlen));
-    TRY(kern_kv_store(g->k, g->v, kv->d_k + u, kv->d_v + u, kv->d_cap + u, kv->d_z + u, n, pos, hp->n_head_kv, hd,
-                      kv->mask.window, kv->mask.sinks, NULL, err, errlen));
+    TRY(kern_kv_store(g->k, g->v, kv->d_k + u, kv->d_v + u, kv->d_cap + u, kv->d_z + u, n, pos, hp->n_head_kv,
+                      hd, kv->mask.window, kv->mask.sinks, NULL, err, errlen));
     TRY(kern_attn_decode(g->q, (const float *const *)(kv->d_k + u), (const float *const *)(kv->d_v + u),
-                         kv->d_cap + u, kv->d_z + u, g->att, n, pos, hp->n_head, hp->n_head_kv, hd, kv->mask.window,
-                         kv->mask.sinks, NULL, err, errlen));
+                         kv->d_cap + u, kv->d_z + u, g->att, n, pos, hp->n_head, hp->n_head_kv, hd,
+                         kv->mask.window, kv->mask.sinks, NULL, err, errlen));
     return cuda_attn_out_ffn(g, l, n, err, errlen);
 }
 

@@ -4,6 +4,7 @@
 #include "forward.h"
 
 #include <cblas.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,9 @@ struct forward_ws {
     float *att;       /* [max_tokens][n_q] attention output */
     float *gu;        /* [FWD_FFN_CHUNK][2*n_ff]: gate | up per row */
     uint8_t *z_full;  /* [n_head_kv] all ATTN_FULL, used when no mask is given */
+    float *rope_cos;  /* [max_tokens][rope_dim/2] angle table of positions rope_pos0.. */
+    float *rope_sin;  /* same layout */
+    int rope_pos0, rope_n; /* positions the table holds (rope_n = 0: none) */
 };
 
 static float *falloc(size_t n) { return aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64); }
@@ -35,6 +39,7 @@ forward_ws *forward_ws_create(const model_hparams *hp, int max_tokens) {
     if (!hp || max_tokens < 1) return NULL;
     forward_ws *ws = calloc(1, sizeof *ws);
     if (!ws) return NULL;
+    forward_threads_init();
     ws->hp = *hp;
     ws->max_tokens = max_tokens;
     ws->n_q = hp->n_head * hp->head_dim;
@@ -50,8 +55,10 @@ forward_ws *forward_ws_create(const model_hparams *hp, int max_tokens) {
     ws->att = falloc(T * ws->n_q);
     ws->gu = falloc(chunk * 2 * (size_t)hp->n_ff);
     ws->z_full = malloc((size_t)hp->n_head_kv);
-    if (!ws->x || !ws->xn || !ws->qkv || !ws->q || !ws->k || !ws->v || !ws->att || !ws->gu ||
-        !ws->z_full) {
+    ws->rope_cos = falloc(T * (size_t)(hp->rope_dim / 2));
+    ws->rope_sin = falloc(T * (size_t)(hp->rope_dim / 2));
+    if (!ws->rope_cos || !ws->rope_sin || !ws->x || !ws->xn || !ws->qkv || !ws->q || !ws->k ||
+        !ws->v || !ws->att || !ws->gu || !ws->z_full) {
         forward_ws_free(ws);
         return NULL;
     }
@@ -70,6 +77,8 @@ void forward_ws_free(forward_ws *ws) {
     free(ws->att);
     free(ws->gu);
     free(ws->z_full);
+    free(ws->rope_cos);
+    free(ws->rope_sin);
     free(ws);
 }
 
@@ -86,13 +95,42 @@ int forward_embed(const model *m, const int32_t *tokens, int n_tokens, float *x)
     return 0;
 }
 
-/* Y[T][n_out] = X[T][n_in] · W[n_out][n_in]ᵀ + beta·Y */
+/* Below this many multiply-adds a GEMM runs on one thread (fork/join would cost more). */
+#define FWD_PAR_MACS (1 << 18)
+
+/* Y[T][n_out] (row stride ldy) = X[T][n_in] (row stride ldx) · W[n_out][n_in]ᵀ + beta·Y.
+ * One thread pool does all the work: the output features are split across the OpenMP threads,
+ * each calling single-threaded OpenBLAS on its slice (see forward_threads_init). */
+static void matmul_ld(float *Y, int ldy, const float *X, int ldx, const float *W, int T, int n_out,
+                      int n_in, float beta) {
+    int par = (double)T * n_out * n_in >= FWD_PAR_MACS && n_out >= 64;
+#pragma omp parallel if (par)
+    {
+        int nt = omp_get_num_threads(), id = omp_get_thread_num();
+        int chunk = ((n_out + nt - 1) / nt + 15) / 16 * 16;
+        int n0 = id * chunk, n1 = n0 + chunk < n_out ? n0 + chunk : n_out;
+        if (n1 > n0) {
+            const float *w = W + (size_t)n0 * n_in;
+            if (T == 1)
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, n1 - n0, n_in, 1.0f, w, n_in, X, 1, beta,
+                            Y + n0, 1);
+            else
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, n1 - n0, n_in, 1.0f, X, ldx,
+                            w, n_in, beta, Y + n0, ldy);
+        }
+    }
+}
+
 static void matmul(float *Y, const float *X, const float *W, int T, int n_out, int n_in, float beta) {
-    if (T == 1)
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, n_out, n_in, 1.0f, W, n_in, X, 1, beta, Y, 1);
-    else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, n_out, n_in, 1.0f, X, n_in, W, n_in,
-                    beta, Y, n_out);
+    matmul_ld(Y, n_out, X, n_in, W, T, n_out, n_in, beta);
+}
+
+void forward_threads_init(void) {
+    static volatile int done = 0;
+    if (!done) {
+        openblas_set_num_threads(1);
+        done = 1;
+    }
 }
 
 /* q, k, v for T tokens from the normalized input ws->xn: projection, qwen3 per-head RMSNorm, RoPE. */
@@ -117,8 +155,14 @@ static void qkv_project(const model *m, const model_layer *L, int T, int pos0, f
     if (L->q_norm) ops_rmsnorm_rows(ws->q, ws->q, L->q_norm, T * hp->n_head, hp->head_dim, hp->rms_eps);
     if (L->k_norm)
         ops_rmsnorm_rows(ws->k, ws->k, L->k_norm, T * hp->n_head_kv, hp->head_dim, hp->rms_eps);
-    ops_rope(ws->q, hp->n_head, ws->k, hp->n_head_kv, T, pos0, hp->head_dim, hp->rope_dim,
-             hp->rope_base, hp->rope_neox);
+    /* the angle table is shared by every layer of a forward over the same positions */
+    if (ws->rope_n == 0 || ws->rope_pos0 != pos0 || ws->rope_n < T) {
+        ops_rope_table(pos0, T, hp->rope_dim, hp->rope_base, ws->rope_cos, ws->rope_sin);
+        ws->rope_pos0 = pos0;
+        ws->rope_n = T;
+    }
+    ops_rope_apply(ws->q, hp->n_head, ws->k, hp->n_head_kv, T, hp->head_dim, hp->rope_dim,
+                   hp->rope_neox, ws->rope_cos, ws->rope_sin);
 }
 
 /* x[T][E] += Wdown·(silu(Wgate·n) * Wup·n), n = RMSNorm(x), over chunks of tokens. */
@@ -141,11 +185,7 @@ static void ffn_block(const model *m, const model_layer *L, float *x, int T, for
             ops_swiglu(g, F, g, F, u, F, n, F);
         }
         int hs = m->fused_gate_up ? 2 * F : F; /* row stride of h */
-        if (n == 1)
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, E, F, 1.0f, L->w_down, F, ws->gu, 1, 1.0f, xc, 1);
-        else
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, E, F, 1.0f, ws->gu, hs, L->w_down,
-                        F, 1.0f, xc, E);
+        matmul_ld(xc, E, ws->gu, hs, L->w_down, n, E, F, 1.0f);
     }
 }
 
@@ -179,11 +219,7 @@ int forward_layer(const model *m, int layer, const attn_mask *mask, float *x, in
         }
     }
     /* x += att · Woᵀ */
-    if (T == 1)
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, E, nq, 1.0f, L->wo, nq, ws->att, 1, 1.0f, x, 1);
-    else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, E, nq, 1.0f, ws->att, nq, L->wo, nq,
-                    1.0f, x, E);
+    matmul(x, ws->att, L->wo, T, E, nq, 1.0f);
     ffn_block(m, L, x, T, ws);
     return 0;
 }

@@ -14,6 +14,12 @@
 
 typedef struct forward_ws forward_ws; /* scratch buffers for up to max_tokens tokens */
 
+/* Threads: all CPU parallelism of the forward pass is one OpenMP pool (OMP_NUM_THREADS); GEMMs are
+ * split over it by output features, each slice a single-threaded OpenBLAS call. This sets
+ * OpenBLAS to 1 thread (process-wide) so two pools never fight for the cores. Idempotent;
+ * forward_ws_create calls it. */
+void forward_threads_init(void);
+
 /* Scratch for blocks of up to max_tokens tokens (about max_tokens * (4*n_embd + 3*(n_head +
  * 2*n_head_kv)*head_dim) floats plus a 512-token FFN chunk). NULL on OOM or bad arguments. */
 forward_ws *forward_ws_create(const model_hparams *hp, int max_tokens);

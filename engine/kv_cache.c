@@ -103,6 +103,10 @@ void kv_cache_store(kv_cache *kv, int layer, int pos, const float *k_row, const 
 void kv_cache_attend(const kv_cache *kv, int layer, int pos, const float *q, float *out, int n_head) {
     attn_kv_span spans[64] = {{0}};
     attn_kv_span *sp = kv->n_head_kv <= 64 ? spans : malloc(sizeof *sp * (size_t)kv->n_head_kv);
+    if (layer < 0 || layer >= kv->n_layer || pos < 0 || pos >= kv->n_ctx) { /* caller bug: visible NaN */
+        if (sp && sp != spans) free(sp);
+        sp = NULL;
+    }
     if (!sp) {
         for (size_t i = 0; i < (size_t)n_head * kv->head_dim; i++) out[i] = NAN;
         return;

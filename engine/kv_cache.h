@@ -45,7 +45,9 @@ void kv_cache_store(kv_cache *kv, int layer, int pos, const float *k_row, const 
 /* Decode attention of one query position `pos` (keys 0..pos must be stored, and pos must be the
  * latest stored position, because an SWA ring keeps only the last `window` positions) for `layer`:
  * q [n_head*head_dim] -> out [n_head*head_dim], visibility as in attention.h with the cache's
- * window and sinks. Parallel over fixed chunks of slots; the result does not depend on threads. */
+ * window and sinks (the mask given to forward must be the one the cache was made for). Parallel
+ * over fixed chunks of slots; the result does not depend on threads. A bad layer or pos, or an
+ * allocation failure, gives NaN outputs. */
 void kv_cache_attend(const kv_cache *kv, int layer, int pos, const float *q, float *out, int n_head);
 
 #endif

@@ -114,6 +114,25 @@ static int read_hparams(model *m, const char *arch, char *err, size_t errlen) {
                "(unsupported)", g->path, arch, vlen, hp->head_dim);
         return -1;
     }
+    /* RoPE scaling (linear, YaRN, llama3 rope_freqs) would change the angles: refuse it rather
+     * than compute silently wrong logits */
+    char key[128];
+    snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
+    if (gguf_find_kv(g, key)) {
+        char *type = NULL;
+        if (gguf_get_str(g, key, &type, err, errlen) != 0) return -1;
+        int none = !strcmp(type, "none");
+        if (!none)
+            seterr(err, errlen, "model: %s: %s = '%s' is not supported (no RoPE scaling)", g->path,
+                   key, type);
+        free(type);
+        if (!none) return -1;
+    }
+    if (gguf_find_tensor(g, "rope_freqs.weight")) {
+        seterr(err, errlen, "model: %s: tensor 'rope_freqs.weight' (RoPE frequency factors) is not "
+               "supported", g->path);
+        return -1;
+    }
     if (!(hp->rms_eps > 0.0f) || !(hp->rope_base > 0.0f)) {
         seterr(err, errlen, "model: %s: bad rms epsilon %g or rope base %g", g->path,
                (double)hp->rms_eps, (double)hp->rope_base);

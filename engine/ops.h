@@ -34,7 +34,16 @@ void ops_rope_row(float *x, int n_heads, int head_dim, int rope_dim, int neox, c
 void ops_rope(float *q, int n_head, float *k, int n_head_kv, int n_tokens, int pos0, int head_dim,
               int rope_dim, float base, int neox);
 
-/* SiLU (Elfwing et al. 2018, a.k.a. swish): x * sigmoid(x). */
+/* Angle tables for positions pos0..pos0+n_tokens-1: cos_t and sin_t are [n_tokens][rope_dim/2]
+ * (row t = ops_rope_angles(pos0 + t)). Parallel over positions. */
+void ops_rope_table(int pos0, int n_tokens, int rope_dim, float base, float *cos_t, float *sin_t);
+
+/* ops_rope with precomputed tables from ops_rope_table (row t rotates token t of q and k). */
+void ops_rope_apply(float *q, int n_head, float *k, int n_head_kv, int n_tokens, int head_dim,
+                    int rope_dim, int neox, const float *cos_t, const float *sin_t);
+
+/* SiLU (Elfwing et al. 2018, a.k.a. swish): x * sigmoid(x); exp by a vectorizable polynomial,
+ * relative error ~1e-6 (ops_swiglu uses the same). */
 float ops_silu(float x);
 
 /* SwiGLU (Shazeer 2020, "GLU Variants Improve Transformer"): out[i] = silu(gate[i]) * up[i] for

@@ -76,7 +76,7 @@ void kern_blas_free(kern_blas *b);
 int kern_gemm_bf16(kern_blas *b, const uint16_t *d_x, const uint16_t *d_w, float *d_y, int n_rows, int n_in,
                    int n_out, void *stream, char *err, size_t errlen);
 
-/* ---- hybrid attention (attention.cu) ---- */
+/* ---- hybrid attention (attention_prefill.cu, attention_decode.cu) ---- */
 
 /* Prefill, flash-style (online softmax, no T x T buffer): q [n_tokens][n_head*head_dim],
  * k, v [n_tokens][n_head_kv*head_dim] (RoPE applied, positions 0..n_tokens-1),
@@ -85,6 +85,11 @@ int kern_gemm_bf16(kern_blas *b, const uint16_t *d_x, const uint16_t *d_w, float
 int kern_attn_prefill(const float *d_q, const float *d_k, const float *d_v, float *d_out, int n_tokens,
                       int n_head, int n_head_kv, int head_dim, const uint8_t *d_z_row, int window, int sinks,
                       void *stream, char *err, size_t errlen);
+/* The same result from a plainer kernel (one warp per query row, one reduction per key): slower,
+ * kept as a cross-check of kern_attn_prefill and a fallback if that one ever misbehaves. */
+int kern_attn_prefill_simple(const float *d_q, const float *d_k, const float *d_v, float *d_out, int n_tokens,
+                             int n_head, int n_head_kv, int head_dim, const uint8_t *d_z_row, int window,
+                             int sinks, void *stream, char *err, size_t errlen);
 
 /* Decode over a hybrid KV cache, one new position `pos` for each of n_seq sequences.
  * q [n_seq][n_head*head_dim]; d_k_heads/d_v_heads: device arrays of n_head_kv device pointers, head h

@@ -8,8 +8,8 @@ It also writes each prompt's text to PREFIX_N.txt so our side can be timed on th
   ./build/bosch generate --prompt "$(cat /tmp/bench_prompt_1024.txt)" -n 64   # prints prefill/decode tokens/s
 
 The prompt text is made-up prose (numbered sentences), cut to exactly N tokens of the model's
-tokenizer. Decode is timed over --n-decode greedy steps (llama.cpp's eval of one token at a time)
-that follow the first prompt length given.
+tokenizer. Decode is timed over --n-decode single-token evaluations (the prose's next tokens; the
+cost does not depend on which tokens) that follow the first prompt length given.
 Usage: python3 scripts/bench_llamacpp.py [--model PATH] [--lengths 1024 4096] [--n-decode 64]
 Needs: llama-cpp-python.
 """
@@ -51,7 +51,7 @@ def main():
     print("llama.cpp %s, %d threads: load %.3f s" % (os.path.basename(args.model), args.threads, load_s))
 
     all_toks = llm.tokenize(prose(3000).encode(), add_bos=False)
-    assert len(all_toks) >= max(args.lengths), "prompt text too short"
+    assert len(all_toks) >= max(args.lengths) + args.n_decode, "prompt text too short"
     llm.eval(all_toks[:16])  # warm-up
     llm.reset()
     for n in args.lengths:
@@ -66,9 +66,8 @@ def main():
         print("prefill %5d tokens: %.3f s, %.1f tokens/s" % (n, dt, n / dt))
         if n == args.lengths[0]:
             t0 = time.perf_counter()
-            for _ in range(args.n_decode):
-                nxt = int(np.argmax(llm.scores[llm.n_tokens - 1]))
-                llm.eval([nxt])
+            for i in range(args.n_decode):  # the token values do not change the cost
+                llm.eval([all_toks[n + i]])
             dt = time.perf_counter() - t0
             print("decode %d tokens after %d: %.3f s, %.1f tokens/s" % (args.n_decode, n, dt, args.n_decode / dt))
 

@@ -8,8 +8,12 @@
  *   SEARCH_START, then for BOSCH: EVAL (all-full), EVAL (all-SWA),
  *   STAGE_START(1) { LAYER_START(l) EVAL+ [INCUMBENT after an EVAL that improves] LAYER_END(l) }
  *   for l = L-1 .. 0, STAGE_END(1), STAGE_START(2) LAYER_STATS x L STAGE_END(2),
- *   STAGE_START(3) { GROUP_START(g) EVAL* GROUP_END(g) } STAGE_END(3), DONE.
- *   Baselines: SEARCH_START, EVAL (full), EVAL (all-SWA), STAGE_START(0) EVAL* STAGE_END(0) DONE.
+ *   STAGE_START(3) { GROUP_START(g) (EVAL INCUMBENT?)* GROUP_END(g) } STAGE_END(3),
+ *   [EVAL of the final mask when no group scored it], DONE.
+ *   Baselines: SEARCH_START, EVAL (full), EVAL (all-SWA), STAGE_START(0) EVAL* STAGE_END(0),
+ *   EVAL (final mask), DONE. When round(ratio*L*H) is 0 or L*H nothing is searched: the two
+ *   normalizers are followed directly by DONE.
+ * GROUP_START/GROUP_END carry group = the bucket index (0 = highest ratio) and its layers.
  *   PAUSED/RESUMED may come between any two steps; ERROR replaces the events of a failed step.
  * `score` is the normalized objective (S - S_allSWA) / (S_full - S_allSWA) once both normalizers
  * are known (events of the two normalizing evaluations carry score = 1 and 0).

@@ -42,6 +42,7 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
     st->s_full = st->s_swa = NAN;
     st->best_norm = -INFINITY;
     st->k1 = (int)ceil(cfg->ratio * n_head_kv - 1e-9);
+    if (!cfg->stage1_k_spec && cfg->ratio < 1 && st->k1 > n_head_kv - 1) st->k1 = n_head_kv - 1;
     if (st->k1 < 1) st->k1 = 1;
     if (st->k1 > n_head_kv) st->k1 = n_head_kv;
     size_t L = (size_t)n_layer;
@@ -183,7 +184,8 @@ static int step_stage1(search_state *st, char *err, size_t errlen) {
         search_emit(st, &ev);
     }
     if (opt_ask(st->opt, st->opt_sol)) {
-        memcpy(st->cand.z, st->result.z, (size_t)st->L * st->H);
+        if (st->cfg.stage1_independent) memset(st->cand.z, ATTN_FULL, (size_t)st->L * st->H);
+        else memcpy(st->cand.z, st->result.z, (size_t)st->L * st->H);
         set_row_bits(&st->cand, l, st->opt_sol[0]);
         search_eval e;
         if (search_eval_cand(st, 0, 1, -1, l, &e, err, errlen)) return -1;
@@ -214,8 +216,8 @@ static int step_stage2(search_state *st, char *err, size_t errlen) {
     for (int l = 0; l < st->L; l++)
         st->delta[l] =
             (st->cfg.delta_marginal && l + 1 < st->L ? st->s_best[l + 1] : st->s_full) - st->s_best[l];
-    if (search_stage2_assign(st->delta, st->L, st->H, st->cfg.ratio, st->cfg.n_buckets, st->weight, st->n_swa,
-                             st->bucket)) {
+    if ((st->cfg.stage2_ranks ? search_stage2_assign_ranks : search_stage2_assign)(
+            st->delta, st->L, st->H, st->cfg.ratio, st->cfg.n_buckets, st->weight, st->n_swa, st->bucket)) {
         snprintf(err, errlen, "search: stage 2 failed (ratio %g, %d layers)", st->cfg.ratio, st->L);
         return -1;
     }

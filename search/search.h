@@ -78,6 +78,16 @@ typedef struct {
     long stage3_budget_per_group; /* max evaluations per stage-3 group */
     int restarts;                 /* max random restarts of the local search per sub-search (0 = none) */
     int n_buckets;                /* stage-2 ratio levels in use (default 4; capped at n_head_kv + 1) */
+    int stage1_k_spec;            /* stage-1 SWA heads per probed layer: 0 (default) k = min(ceil(rho*H),
+                                     H-1) for rho < 1, so a probed layer keeps one full head (project
+                                     choice: with H_kv = 3 the spec's ceil(rho*H) = H for rho > 2/3
+                                     turns whole layers SWA and the cascade erases the signal of the
+                                     layers below); 1: k = ceil(rho*H) exactly as the spec */
+    int stage1_independent;       /* 0 (default): stage-1 cascade as the paper (layers above l at their
+                                     best); 1: every probe of layer l has all other layers full, so
+                                     delta_l is layer l's own sensitivity (project option) */
+    int stage2_ranks;             /* stage-2 rule: 0 (default) proportional water-filling
+                                     (search_stage2_assign), 1 rank ladder (search_stage2_assign_ranks) */
     int delta_marginal;           /* stage-2 drop: 0 (default) delta_l = S_full - s_best[l] as specified
                                      (cumulative: layers above l are SWA too in the cascade); 1: marginal
                                      delta_l = s_best[l+1] - s_best[l] with s_best[L] = S_full */
@@ -223,6 +233,17 @@ const double *search_importance(const search_state *st, int *n);
  * highest ratio level in use). Any output pointer may be NULL except n_swa. 0 or -1. */
 int search_stage2_assign(const double *delta, int n_layer, int n_head_kv, double ratio, int n_buckets,
                          double *weight, int *n_swa, int *bucket);
+
+/* Stage 2, rank-ladder rule (option search_config.stage2_ranks = 1; closer to the paper's
+ * "layers sorted by w ... move between adjacent levels"): weights as above; layers sorted by w
+ * (most tolerant first, ties by lower layer); the sorted list is cut into B = min(n_buckets, H+1)
+ * chunks of equal size (the first ones larger), chunk j at level round(H*(B-1-j)/(B-1)) SWA heads
+ * (H, ..., 0). Then, one head at a time until the sum is exactly round(ratio*L*H): when over, the
+ * most populated level > 0 (ties: the higher) moves its least tolerant layer down one head; when
+ * under, the most populated level < H (ties: the lower) moves its most tolerant layer up one head.
+ * Keeps "more tolerant -> at least as many SWA heads". Same outputs as search_stage2_assign. */
+int search_stage2_assign_ranks(const double *delta, int n_layer, int n_head_kv, double ratio, int n_buckets,
+                               double *weight, int *n_swa, int *bucket);
 
 /* Cut a static head ranking at a ratio: the round(ratio*L*H) KV heads of lowest importance go SWA
  * (ties: lower layer index first, then lower kv_head). importance [n_layer][n_head_kv]; mask must

@@ -114,4 +114,3 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
     search_emit(st, &ev);
     return 0;
 }
-

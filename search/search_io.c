@@ -3,11 +3,10 @@
  * File format (text, one item per line, UTF-8):
  *   bosch-search-state 1
  *   method bosch | ratio R | preset P | window W | sinks S | seed N | stage1_budget B1 |
- *   stage3_budget B3 | restarts K | n_buckets NB | delta_marginal 0/1 | calib_samples CS |
- *   calib_tokens CT |
- *   n_layer L | n_head_kv H | n_evals E   (one "key value" pair per line, written in this order;
- *                                          read in any order, n_evals last; see read_header)
- *   eval HASH SCORE ACCURACY NLL SECONDS N [NLL_1 .. NLL_N]    (E lines; doubles as %.17g, exact)
+ *   stage3_budget B3 | restarts K | n_buckets NB | delta_marginal 0/1 | stage1_k_spec 0/1 | stage2_ranks 0/1
+ * | calib_samples CS | calib_tokens CT | n_layer L | n_head_kv H | n_evals E   (one "key value" pair per
+ * line, written in this order; read in any order, n_evals last; see read_header) eval HASH SCORE ACCURACY NLL
+ * SECONDS N [NLL_1 .. NLL_N]    (E lines; doubles as %.17g, exact)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -35,11 +34,12 @@ int search_save(const search_state *st, const char *path, char *err, size_t errl
     fprintf(f,
             "bosch-search-state 1\nmethod %s\nratio %.17g\npreset %s\nwindow %d\nsinks %d\n"
             "seed %" PRIu64 "\nstage1_budget %ld\nstage3_budget %ld\nrestarts %d\nn_buckets %d\n"
-            "delta_marginal %d\n"
+            "delta_marginal %d\nstage1_k_spec %d\nstage2_ranks %d\nstage1_independent %d\n"
             "calib_samples %d\ncalib_tokens %d\nn_layer %d\nn_head_kv %d\nn_evals %ld\n",
             search_method_name(c->method), c->ratio, c->preset[0] ? c->preset : "-", c->window, c->sinks,
             c->seed, c->stage1_budget_per_layer, c->stage3_budget_per_group, c->restarts, c->n_buckets,
-            c->delta_marginal, c->calib_samples, c->calib_tokens, st->L, st->H, st->n_log);
+            c->delta_marginal, c->stage1_k_spec, c->stage2_ranks, c->stage1_independent, c->calib_samples, c->calib_tokens, st->L,
+            st->H, st->n_log);
     for (long i = 0; i < st->n_log; i++) {
         const search_log_entry *e = &st->log[i];
         fprintf(f, "eval %016" PRIx64 " %.17g %.17g %.17g %.17g %d", e->hash, e->score, e->accuracy, e->nll,
@@ -62,7 +62,8 @@ int search_save(const search_state *st, const char *path, char *err, size_t errl
 
 /* Parse the header: "key value" lines up to and including n_evals, in any order. Required keys:
  * method ratio window sinks seed stage1_budget stage3_budget restarts n_buckets n_layer n_head_kv
- * n_evals; optional (defaults): preset (-), delta_marginal (0), calib_samples / calib_tokens (the
+ * n_evals; optional (defaults): preset (-), delta_marginal (0), stage1_k_spec (0), stage2_ranks (0),
+ * calib_samples / calib_tokens (the
  * default preset's). Leaves f after the n_evals line. 0 or -1 naming the line. */
 static int read_header(FILE *f, const char *path, int *line, search_config *c, int *L, int *H, long *n_evals,
                        char *err, size_t errlen) {
@@ -112,6 +113,12 @@ static int read_header(FILE *f, const char *path, int *line, search_config *c, i
             c->n_buckets = atoi(v);
         else if (!strcmp(k, "delta_marginal"))
             c->delta_marginal = atoi(v) != 0;
+        else if (!strcmp(k, "stage1_k_spec"))
+            c->stage1_k_spec = atoi(v) != 0;
+        else if (!strcmp(k, "stage2_ranks"))
+            c->stage2_ranks = atoi(v) != 0;
+        else if (!strcmp(k, "stage1_independent"))
+            c->stage1_independent = atoi(v) != 0;
         else if (!strcmp(k, "calib_samples"))
             c->calib_samples = atoi(v);
         else if (!strcmp(k, "calib_tokens"))

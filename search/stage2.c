@@ -1,7 +1,9 @@
 /* stage2.c — BOSCH stage 2 (adaptive per-layer ratios) and cutting a static head ranking.
  *
- * Stage 2 rule (project choice; the paper fixes only: delta, min-max weights, ratio levels that are
- * multiples of 1/H, most tolerant layers highest, exact total), documented in docs/search.md:
+ * Two stage-2 rules; the default (search_config.stage2_ranks = 0) is the proportional one below,
+ * the rank ladder is search_stage2_assign_ranks (its comment in search.h).
+ * Stage 2 proportional rule (project choice; the paper fixes only: delta, min-max weights, ratio levels that
+ * are multiples of 1/H, most tolerant layers highest, exact total), documented in docs/search.md:
  *  1. T = round(ratio * L * H) SWA KV heads in total (C round(): halves away from zero).
  *  2. w_l = (delta_l - min delta) / (max delta - min delta); when every delta is equal (spread
  *     <= 1e-12 * max(1, |max delta|)) all w_l = 0 (no layer is known to be more sensitive).
@@ -39,6 +41,27 @@ static double fill_total(const double *t, int L, int H, double c) {
     return s;
 }
 
+/* Step 5: buckets from the distinct levels in use, highest first (merged when more than
+ * n_buckets). */
+static void assign_buckets(const int *n_swa, int L, int H, int n_buckets, int *bucket) {
+    int used[65] = {0}, u = 0, rank[65];
+    for (int l = 0; l < L; l++) used[n_swa[l] <= 64 ? n_swa[l] : 64] = 1;
+    for (int n = H; n >= 0; n--)
+        if (n <= 64 && used[n]) rank[n] = u++;
+    for (int l = 0; l < L; l++) {
+        int j = rank[n_swa[l]];
+        bucket[l] = u <= n_buckets ? j : (int)((long)j * n_buckets / u);
+    }
+}
+
+/* Step 2: min-max weights (all 0 when the drops are all equal). */
+static void minmax_weights(const double *delta, int L, double *w) {
+    double dmin = delta[0], dmax = delta[0];
+    for (int l = 1; l < L; l++) dmin = fmin(dmin, delta[l]), dmax = fmax(dmax, delta[l]);
+    int flat = (dmax - dmin) <= 1e-12 * fmax(1.0, fabs(dmax));
+    for (int l = 0; l < L; l++) w[l] = flat ? 0.0 : (delta[l] - dmin) / (dmax - dmin);
+}
+
 int search_stage2_assign(const double *delta, int n_layer, int n_head_kv, double ratio, int n_buckets,
                          double *weight, int *n_swa, int *bucket) {
     int L = n_layer, H = n_head_kv;
@@ -52,13 +75,8 @@ int search_stage2_assign(const double *delta, int n_layer, int n_head_kv, double
         free(w), free(t), free(ord);
         return -1;
     }
-    double dmin = delta[0], dmax = delta[0];
-    for (int l = 1; l < L; l++) dmin = fmin(dmin, delta[l]), dmax = fmax(dmax, delta[l]);
-    int flat = (dmax - dmin) <= 1e-12 * fmax(1.0, fabs(dmax));
-    for (int l = 0; l < L; l++) {
-        w[l] = flat ? 0.0 : (delta[l] - dmin) / (dmax - dmin);
-        t[l] = 1.0 - w[l] + 1e-6;
-    }
+    minmax_weights(delta, L, w);
+    for (int l = 0; l < L; l++) t[l] = 1.0 - w[l] + 1e-6;
     /* water-filling: f(c) increases from 0 to L*H; bisection on c */
     double lo = 0, hi = 1;
     while (fill_total(t, L, H, hi) < (double)T && hi < 1e15) hi *= 2;
@@ -86,19 +104,83 @@ int search_stage2_assign(const double *delta, int n_layer, int n_head_kv, double
     for (int pass = 0; sum > T && pass < H; pass++)
         for (int j = L - 1; j >= 0 && sum > T; j--)
             if (n_swa[ord[j].layer] > 0) n_swa[ord[j].layer]--, sum--;
-    if (bucket) {
-        int used[65] = {0}, u = 0, rank[65];
-        for (int l = 0; l < L; l++) used[n_swa[l] <= 64 ? n_swa[l] : 64] = 1;
-        for (int n = H; n >= 0; n--)
-            if (n <= 64 && used[n]) rank[n] = u++;
-        for (int l = 0; l < L; l++) {
-            int j = rank[n_swa[l]];
-            bucket[l] = u <= n_buckets ? j : (int)((long)j * n_buckets / u);
-        }
-    }
+    if (bucket) assign_buckets(n_swa, L, H, n_buckets, bucket);
     if (weight)
         for (int l = 0; l < L; l++) weight[l] = w[l];
     free(w), free(t), free(ord);
+    return 0;
+}
+
+/* Rank rule (search_stage2_assign_ranks; see search.h and docs/search.md). */
+typedef struct {
+    int layer;
+    double w;
+} s2_rank;
+
+static int cmp_tolerance(const void *pa, const void *pb) {
+    const s2_rank *a = pa, *b = pb;
+    if (a->w != b->w) return a->w < b->w ? -1 : 1;
+    return a->layer - b->layer;
+}
+
+int search_stage2_assign_ranks(const double *delta, int n_layer, int n_head_kv, double ratio, int n_buckets,
+                               double *weight, int *n_swa, int *bucket) {
+    int L = n_layer, H = n_head_kv;
+    if (L < 1 || H < 1 || H > 64 || !delta || !n_swa || !(ratio >= 0 && ratio <= 1) || n_buckets < 2)
+        return -1;
+    long T = lround(ratio * L * H);
+    if (T < 0) T = 0;
+    if (T > (long)L * H) T = (long)L * H;
+    double *w = malloc(sizeof(double) * L);
+    s2_rank *ord = malloc(sizeof(s2_rank) * L);
+    int *pos = malloc(sizeof(int) * L); /* pos[rank] = layer, rank 0 = most tolerant */
+    if (!w || !ord || !pos) {
+        free(w), free(ord), free(pos);
+        return -1;
+    }
+    minmax_weights(delta, L, w);
+    for (int l = 0; l < L; l++) ord[l] = (s2_rank){l, w[l]};
+    qsort(ord, (size_t)L, sizeof *ord, cmp_tolerance);
+    for (int r = 0; r < L; r++) pos[r] = ord[r].layer;
+    /* initial ladder: B levels evenly spread over 0..H, equal-size rank chunks (first ones larger) */
+    int B = n_buckets < H + 1 ? n_buckets : H + 1;
+    long sum = 0;
+    for (int r = 0; r < L; r++) {
+        int j = (int)((long)r * B / L);
+        int n = (int)lround((double)H * (B - 1 - j) / (B - 1));
+        n_swa[pos[r]] = n;
+        sum += n;
+    }
+    /* shift one unit (1/H) at a time: take the most populated level that can move (ties: the
+     * higher level when lowering, the lower level when raising) and move its boundary layer — the
+     * least tolerant one when lowering, the most tolerant one when raising */
+    while (sum != T) {
+        int cnt[65] = {0};
+        for (int l = 0; l < L; l++) cnt[n_swa[l]]++;
+        int down = sum > T, best = -1;
+        for (int n = down ? H : 0; down ? n >= 1 : n <= H - 1; n += down ? -1 : 1)
+            if (cnt[n] > 0 && (best < 0 || cnt[n] > cnt[best])) best = n;
+        if (best < 0) break;
+        if (down) {
+            for (int r = L - 1; r >= 0; r--)
+                if (n_swa[pos[r]] == best) {
+                    n_swa[pos[r]]--;
+                    break;
+                }
+            sum--;
+        } else {
+            for (int r = 0; r < L; r++)
+                if (n_swa[pos[r]] == best) {
+                    n_swa[pos[r]]++;
+                    break;
+                }
+            sum++;
+        }
+    }
+    if (bucket) assign_buckets(n_swa, L, H, n_buckets, bucket);
+    if (weight)
+        for (int l = 0; l < L; l++) weight[l] = w[l];
+    free(w), free(ord), free(pos);
     return 0;
 }
 

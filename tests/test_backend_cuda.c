@@ -6,9 +6,10 @@
  * `bosch mkmodel`.
  *
  * Tolerance: the GPU rounds weights and GEMM inputs to bf16 (8 significant bits) and the CPU runs
- * fp32, so logits agree to about 1e-2 relative. We require, on the CPU's 10 most likely tokens of
- * every compared row, |logit_gpu - logit_cpu| <= 0.05 + 0.01 * max|logit_cpu| (the row's largest
- * magnitude), and the same argmax unless the CPU's two best logits are within that tolerance.
+ * fp32, so logits agree to about 1e-2 relative, compounded over the layers. We require, on the
+ * CPU's 10 most likely tokens of every compared row,
+ *     |logit_gpu - logit_cpu| <= 0.05 + 0.02 * max|logit_cpu|   (max over the row),
+ * and the same argmax unless the CPU's two best logits are within that tolerance.
  * Skips (77) without CUDA in the build, without a GPU, or without the model file. */
 #include <math.h>
 #include <setjmp.h>
@@ -56,7 +57,7 @@ static double compare_row(const float *cpu, const float *gpu, int V, const char 
     }
     for (int i = 0; i < V; i++)
         if (i != best && (second < 0 || cpu[i] > cpu[second])) second = i;
-    double tol = 0.05 + 0.01 * amax, worst = 0;
+    double tol = 0.05 + 0.02 * amax, worst = 0;
     int top[TOP_K];
     for (int k = 0; k < TOP_K; k++) { /* the CPU's k-th most likely token */
         int b = -1;
@@ -68,7 +69,9 @@ static double compare_row(const float *cpu, const float *gpu, int V, const char 
         top[k] = b;
         double d = fabs((double)gpu[b] - cpu[b]);
         worst = fmax(worst, d);
-        if (d > tol) fail_msg("%s: token %d: gpu %g, cpu %g, |diff| %g > tolerance %g", what, b, gpu[b], cpu[b], d, tol);
+        if (d > tol)
+            fail_msg("%s: token %d: gpu %g, cpu %g, |diff| %g > tolerance %g", what, b, gpu[b], cpu[b], d,
+                     tol);
     }
     int gbest = 0;
     for (int i = 0; i < V; i++)
@@ -184,13 +187,15 @@ static void test_from_layer(void **state) {
     float **x_save = calloc((size_t)hp->n_layer, sizeof(float *));
     x_save[l0] = saved;
     int row = T - 1;
-    ok(cuda_forward_layers(g_gpu, masks, 1, T, tok, NULL, 0, x_save, NULL, NULL, NULL, 0, NULL, err, sizeof err));
+    ok(cuda_forward_layers(g_gpu, masks, 1, T, tok, NULL, 0, x_save, NULL, NULL, NULL, 0, NULL, err,
+                           sizeof err));
     double dmax = 0, amax = 0;
     for (int i = 0; i < T * E; i++) dmax = fmax(dmax, fabs(saved[i] - x[i])), amax = fmax(amax, fabs(x[i]));
     printf("residual entering layer %d: max |diff| %.4g (max |x| %.4g)\n", l0, dmax, amax);
     if (dmax > 0.02 * amax + 0.05) fail_msg("saved residual differs: %g", dmax);
     ok(cuda_forward_layers(g_gpu, masks, 1, T, NULL, x, l0, NULL, NULL, NULL, &row, 1, gpu, err, sizeof err));
-    for (int l = l0; l < hp->n_layer; l++) assert_int_equal(forward_layer(g_model, l, &mk, x, T, 0, NULL, ws), 0);
+    for (int l = l0; l < hp->n_layer; l++)
+        assert_int_equal(forward_layer(g_model, l, &mk, x, T, 0, NULL, ws), 0);
     forward_logits(g_model, x, &row, 1, cpu, ws);
     compare_row(cpu, gpu, V, "restart at the middle layer");
     forward_ws_free(ws);
@@ -205,8 +210,15 @@ static void test_errors(void **state) {
     int row = 99;
     assert_int_equal(cuda_forward_prefill(g_gpu, NULL, 1, tok, 4, NULL, NULL, 0, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "outside the vocabulary"));
-    assert_int_equal(cuda_forward_prefill(g_gpu, NULL, 1, tok, 3, NULL, &row, 1, NULL, err, sizeof err), -1);
-    assert_non_null(strstr(err, "logit row"));
+    float *logits = malloc(sizeof(float) * g_model->hp.n_vocab);
+    assert_int_equal(cuda_forward_prefill(g_gpu, NULL, 1, tok, 3, NULL, &row, 1, logits, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "logit row 0 = 99"));
+    assert_int_equal(cuda_forward_layers(g_gpu, NULL, 1, 3, tok, NULL, 2, NULL, NULL, NULL, NULL, 0, NULL,
+                                         err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "x_in is NULL"));
+    free(logits);
 }
 
 int main(void) {
@@ -222,7 +234,8 @@ int main(void) {
         return 77;
     }
     fclose(f);
-    if (model_load(&g_model, path, err, sizeof err) || cuda_model_create(&g_gpu, g_model, 0, err, sizeof err)) {
+    if (model_load(&g_model, path, err, sizeof err) ||
+        cuda_model_create(&g_gpu, g_model, 0, err, sizeof err)) {
         fprintf(stderr, "test_backend_cuda: %s\n", err);
         return 1;
     }

@@ -32,6 +32,14 @@ static void assert_ok(int rc) {
     if (rc) fail_msg("%s", err);
 }
 
+/* Zero `bytes` of device memory (so a kernel that skips an output cannot pass on stale data). */
+static int dev_zero(void *d, size_t bytes) {
+    void *z = calloc(1, bytes);
+    int rc = kern_upload(d, z, bytes, err, sizeof err);
+    free(z);
+    return rc;
+}
+
 static void *dev_copy(const void *h, size_t bytes) {
     void *d;
     assert_ok(kern_malloc(&d, bytes, err, sizeof err));
@@ -138,13 +146,21 @@ static void check_prefill(int T, int n_head, int n_kv, int hd, int window, int s
     float *dq = dev_copy(q, nq * 4), *dk = dev_copy(k, nk * 4), *dv = dev_copy(v, nk * 4), *dout;
     uint8_t *dz = dev_copy(z, (size_t)n_kv);
     assert_ok(kern_malloc((void **)&dout, nq * 4, err, sizeof err));
-    assert_ok(kern_attn_prefill(dq, dk, dv, dout, T, n_head, n_kv, hd, dz, window, sinks, NULL, err, sizeof err));
-    assert_ok(kern_sync(NULL, err, sizeof err));
-    assert_ok(kern_download(got, dout, nq * 4, err, sizeof err));
-    double max_err = 0;
-    for (size_t i = 0; i < nq; i++) max_err = fmax(max_err, fabs((double)got[i] - ref[i]));
-    if (max_err > 1e-4)
-        fail_msg("prefill T=%d heads=%d/%d hd=%d W=%d S=%d: max |err| %g", T, n_head, n_kv, hd, window, sinks, max_err);
+    for (int simple = 0; simple <= 1; simple++) { /* the tiled kernel and the plain one */
+        assert_ok(dev_zero(dout, nq * 4));
+        if (simple)
+            assert_ok(kern_attn_prefill_simple(dq, dk, dv, dout, T, n_head, n_kv, hd, dz, window, sinks, NULL, err,
+                                               sizeof err));
+        else
+            assert_ok(kern_attn_prefill(dq, dk, dv, dout, T, n_head, n_kv, hd, dz, window, sinks, NULL, err, sizeof err));
+        assert_ok(kern_sync(NULL, err, sizeof err));
+        assert_ok(kern_download(got, dout, nq * 4, err, sizeof err));
+        double max_err = 0;
+        for (size_t i = 0; i < nq; i++) max_err = fmax(max_err, fabs((double)got[i] - ref[i]));
+        if (max_err > 1e-4)
+            fail_msg("prefill%s T=%d heads=%d/%d hd=%d W=%d S=%d: max |err| %g", simple ? " (simple)" : "", T, n_head,
+                     n_kv, hd, window, sinks, max_err);
+    }
     kern_free(dq), kern_free(dk), kern_free(dv), kern_free(dout), kern_free(dz);
     free(q), free(k), free(v), free(ref), free(got);
 }
@@ -157,6 +173,9 @@ static void test_attn_prefill(void **state) {
     check_prefill(100, 4, 1, 128, 99, 0);  /* W = T - 1, group of 4 */
     check_prefill(130, 6, 2, 64, 16, 4);   /* sinks */
     check_prefill(70, 6, 2, 32, 3, 8);     /* S >= W */
+    check_prefill(45, 2, 1, 96, 7, 1);     /* head_dim 96 (3 lanes' worth), T not a multiple of 16 */
+    check_prefill(40, 2, 2, 256, 40, 0);   /* head_dim 256: more than 48 KB of shared memory */
+    check_prefill(300, 3, 3, 64, 50, 5);   /* several key tiles per window */
 }
 
 /* Decode at every position through the ring-buffer cache must equal the prefill reference rows. */

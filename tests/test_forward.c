@@ -226,7 +226,7 @@ static int prefill_then_decode(fx *f, ref_prompt *p, int n_pre) {
 
 /* Decode through the KV cache against the same reference: (a) a short prompt (32..300 tokens)
  * prefilled for its first third and decoded for the rest; (b) the longest prompt of at most
- * 2,000 tokens prefilled up to its second-to-last stored position and decoded to the end, so
+ * 1,300 tokens prefilled up to its second-to-last stored position and decoded to the end, so
  * decode attends over a cache of more than 1,000 positions (SmolLM2). Decode reads every fp32
  * weight per token, so the steps are kept few. */
 static void test_decode_logits(void **state) {
@@ -235,7 +235,7 @@ static void test_decode_logits(void **state) {
     for (int i = 0; i < f->rs.n; i++) {
         ref_prompt *p = &f->rs.p[i];
         if (p->n_tokens >= 32 && p->n_tokens <= 300 && (!s || p->n_tokens < s->n_tokens)) s = p;
-        if (p->n_tokens <= 2000 && p->n_pos >= 2 && (!l || p->n_tokens > l->n_tokens)) l = p;
+        if (p->n_tokens <= 1300 && p->n_pos >= 2 && (!l || p->n_tokens > l->n_tokens)) l = p;
     }
     assert_non_null(s);
     assert_non_null(l);

@@ -39,15 +39,24 @@ static FILE *open_fixture(void) {
 }
 
 static int hp_value(const model_hparams *hp, const char *key, double *v) {
-    if (!strcmp(key, "llama.block_count")) *v = hp->n_layer;
-    else if (!strcmp(key, "llama.embedding_length")) *v = hp->n_embd;
-    else if (!strcmp(key, "llama.feed_forward_length")) *v = hp->n_ff;
-    else if (!strcmp(key, "llama.attention.head_count")) *v = hp->n_head;
-    else if (!strcmp(key, "llama.attention.head_count_kv")) *v = hp->n_head_kv;
-    else if (!strcmp(key, "llama.rope.freq_base")) *v = hp->rope_base;
-    else if (!strcmp(key, "llama.attention.layer_norm_rms_epsilon")) *v = hp->rms_eps;
-    else if (!strcmp(key, "llama.context_length")) *v = hp->n_ctx_train;
-    else return -1;
+    if (!strcmp(key, "llama.block_count"))
+        *v = hp->n_layer;
+    else if (!strcmp(key, "llama.embedding_length"))
+        *v = hp->n_embd;
+    else if (!strcmp(key, "llama.feed_forward_length"))
+        *v = hp->n_ff;
+    else if (!strcmp(key, "llama.attention.head_count"))
+        *v = hp->n_head;
+    else if (!strcmp(key, "llama.attention.head_count_kv"))
+        *v = hp->n_head_kv;
+    else if (!strcmp(key, "llama.rope.freq_base"))
+        *v = hp->rope_base;
+    else if (!strcmp(key, "llama.attention.layer_norm_rms_epsilon"))
+        *v = hp->rms_eps;
+    else if (!strcmp(key, "llama.context_length"))
+        *v = hp->n_ctx_train;
+    else
+        return -1;
     return 0;
 }
 
@@ -70,8 +79,8 @@ static void test_file_matches_reader(void **state) {
             if (hp_value(&m->hp, key, &got)) fail_msg("unexpected key %s", key);
             assert_float_equal(got, v, 1e-6 * fabs(v));
             n_kv++;
-        } else if (sscanf(line, "tensor %127s %15s %llu %llu %lf %lf %lf %lf %lf", key, type, &ne0, &ne1, &sum, &first[0],
-                          &first[1], &first[2], &first[3]) == 9) {
+        } else if (sscanf(line, "tensor %127s %15s %llu %llu %lf %lf %lf %lf %lf", key, type, &ne0, &ne1,
+                          &sum, &first[0], &first[1], &first[2], &first[3]) == 9) {
             const gguf_tensor *t = gguf_find_tensor(m->gguf, key);
             assert_non_null(t);
             assert_string_equal(quant_type_name(t->type), type);
@@ -116,7 +125,8 @@ static void test_forward_matches_numpy(void **state) {
     while (fgets(line, sizeof line, f)) {
         if (!strncmp(line, "tokens ", 7)) {
             char *p = line + 7, *end;
-            for (long v = strtol(p, &end, 10); end != p && n_tok < 64; v = strtol(p, &end, 10)) toks[n_tok++] = (int32_t)v, p = end;
+            for (long v = strtol(p, &end, 10); end != p && n_tok < 64; v = strtol(p, &end, 10))
+                toks[n_tok++] = (int32_t)v, p = end;
             int rows[64];
             for (int i = 0; i < n_tok; i++) rows[i] = i;
             logits = malloc(sizeof(float) * n_tok * m->hp.n_vocab);
@@ -132,7 +142,8 @@ static void test_forward_matches_numpy(void **state) {
             int used;
             while (sscanf(p, " %d:%lf%n", &id, &want, &used) == 2) {
                 float got = logits[(size_t)pos * m->hp.n_vocab + id];
-                if (fabs(got - want) > 1e-3) fail_msg("position %d token %d: logit %g, numpy %g", pos, id, got, want);
+                if (fabs(got - want) > 1e-3)
+                    fail_msg("position %d token %d: logit %g, numpy %g", pos, id, got, want);
                 n_checked++;
                 p += used;
             }
@@ -162,7 +173,8 @@ static void test_deterministic(void **state) {
     fclose(a), fclose(b);
     write_tiny(path_b, 8);
     model *ma, *mb;
-    if (model_load(&ma, path_a, err, sizeof err) || model_load(&mb, path_b, err, sizeof err)) fail_msg("%s", err);
+    if (model_load(&ma, path_a, err, sizeof err) || model_load(&mb, path_b, err, sizeof err))
+        fail_msg("%s", err);
     assert_true(ma->layers[0].wq[0] != mb->layers[0].wq[0] || ma->layers[0].wq[1] != mb->layers[0].wq[1]);
     model_free(ma), model_free(mb);
 }
@@ -214,8 +226,8 @@ int main(void) {
     snprintf(path_a, sizeof path_a, "/tmp/bosch_test_mkmodel_%d_a.gguf", (int)getpid());
     snprintf(path_b, sizeof path_b, "/tmp/bosch_test_mkmodel_%d_b.gguf", (int)getpid());
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_file_matches_reader), cmocka_unit_test(test_forward_matches_numpy),
-        cmocka_unit_test(test_deterministic),       cmocka_unit_test(test_bad_shapes),
+        cmocka_unit_test(test_file_matches_reader),     cmocka_unit_test(test_forward_matches_numpy),
+        cmocka_unit_test(test_deterministic),           cmocka_unit_test(test_bad_shapes),
         cmocka_unit_test(test_preset_is_default_shape),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

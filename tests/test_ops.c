@@ -67,7 +67,8 @@ static void test_rope_layouts(void **state) {
     rope_case(123457, 1, REF_ROPE_NEOX_123457);
 }
 
-/* ops_rope over a block of positions equals row-by-row rotation, for q and k. */
+/* ops_rope over a block of positions (and ops_rope_table + ops_rope_apply) equals row-by-row
+ * rotation, for q and k. */
 static void test_rope_block(void **state) {
     (void)state;
     enum { T = 40, HQ = 3, HK = 1, D = 8 };
@@ -82,6 +83,14 @@ static void test_rope_block(void **state) {
         ops_rope_row(q2 + t * HQ * D, HQ, D, D, 1, c, s);
         ops_rope_row(k2 + t * HK * D, HK, D, D, 1, c, s);
     }
+    for (int i = 0; i < T * HQ * D; i++) assert_true(q[i] == q2[i]);
+    for (int i = 0; i < T * HK * D; i++) assert_true(k[i] == k2[i]);
+    /* precomputed tables give the same result */
+    float ct[T * D / 2], st[T * D / 2];
+    for (int i = 0; i < T * HQ * D; i++) q2[i] = (float)sin(i * 0.37);
+    for (int i = 0; i < T * HK * D; i++) k2[i] = (float)cos(i * 0.11);
+    ops_rope_table(pos0, T, D, 100000.0f, ct, st);
+    ops_rope_apply(q2, HQ, k2, HK, T, D, D, 1, ct, st);
     for (int i = 0; i < T * HQ * D; i++) assert_true(q[i] == q2[i]);
     for (int i = 0; i < T * HK * D; i++) assert_true(k[i] == k2[i]);
 }

@@ -206,6 +206,7 @@ static void test_deterministic(void **state) {
     search_objective o1, o2;
     search_config cfg;
     config(&cfg, 0.75);
+    cfg.delta_marginal = 1;           /* spread ratios: stage-3 groups exist */
     cfg.stage3_budget_per_group = 10; /* local search, not exhaustive: exercises the PRNG */
     search_state *a = run_full(&cfg, &s1, &o1, &r1);
     search_state *b = run_full(&cfg, &s2, &o2, &r2);
@@ -218,7 +219,7 @@ static void test_deterministic(void **state) {
 }
 
 /* Stop after `cut` steps, save, load into a fresh state with a fresh objective, finish. */
-static void check_resume(int cut, double ratio, search_method method) {
+static void check_resume(int cut, double ratio, search_method method, int marginal) {
     static recorder ref, part, rest;
     memset(&ref, 0, sizeof ref);
     memset(&part, 0, sizeof part);
@@ -227,6 +228,7 @@ static void check_resume(int cut, double ratio, search_method method) {
     config(&cfg, ratio);
     cfg.method = method;
     cfg.stage3_budget_per_group = 10;
+    cfg.delta_marginal = marginal;
     synth s0;
     search_objective o0;
     search_state *full = run_full(&cfg, &s0, &o0, &ref);
@@ -271,9 +273,14 @@ static void check_resume(int cut, double ratio, search_method method) {
 static void test_save_resume_same_result(void **state) {
     (void)state;
     const int cuts[] = {0, 1, 2, 5, 17, 30, 45, 1000};
-    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) check_resume(cuts[i], 0.5, SEARCH_METHOD_BOSCH);
-    check_resume(40, 0.875, SEARCH_METHOD_BOSCH);
-    check_resume(9, 0.5, SEARCH_METHOD_ABLATION);
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        check_resume(cuts[i], 0.5, SEARCH_METHOD_BOSCH, 0);
+        check_resume(cuts[i], 0.5, SEARCH_METHOD_BOSCH, 1); /* stage-3 groups: local search */
+    }
+    check_resume(29, 0.75, SEARCH_METHOD_BOSCH, 1);
+    check_resume(33, 0.75, SEARCH_METHOD_BOSCH, 1);
+    check_resume(40, 0.875, SEARCH_METHOD_BOSCH, 0);
+    check_resume(9, 0.5, SEARCH_METHOD_ABLATION, 0);
 }
 
 /* A state file saved for another search is refused with a reason. */
@@ -320,30 +327,85 @@ static void test_resume_changed_objective(void **state) {
     close(fd);
     search_config cfg;
     config(&cfg, 0.5);
+    cfg.delta_marginal = 1; /* spreads the ratios, so stage 3 has groups */
     synth s;
     search_objective o;
     synth_init(&s, &o);
     search_state *st;
     assert_int_equal(search_create(&st, &cfg, L, H, &o, NULL, NULL, NULL, err, sizeof err), 0);
-    while (search_stage(st) != 3 || search_n_evals(st) < 2 + 3 * L + 2) search_step(st, err, sizeof err);
+    /* step into stage 3: past the 2 normalizers and 3 probes per layer, plus 1 stage-3 evaluation */
+    while (!search_is_done(st) && search_n_evals(st) < 2 + 3 * L + 1) search_step(st, err, sizeof err);
+    assert_int_equal(search_stage(st), 3);
+    int grouped = 0; /* the stage-3 evaluation belongs to a group (it became the base) */
+    for (int l = 0; l < L; l++) {
+        search_layer_info li;
+        search_layer_stats(st, l, &li);
+        grouped += li.n_swa > 0 && li.n_swa < H;
+    }
+    assert_true(grouped > 0);
     assert_int_equal(search_save(st, path, err, sizeof err), 0);
     search_free(st);
     synth_init(&s, &o); /* same objective: accepted */
     assert_int_equal(search_load(&st, path, L, H, &o, NULL, NULL, NULL, err, sizeof err), 0);
     search_free(st);
-    for (int l = 0; l < L; l++) s.a[l][0] *= 1.5; /* changed objective: refused */
+    for (int l = 0; l < L; l++) /* changed objective: refused */
+        for (int h = 0; h < H; h++) s.a[l][h] *= 1.5;
     assert_int_equal(search_load(&st, path, L, H, &o, NULL, NULL, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "objective changed"));
     remove(path);
 }
 
+/* Stage-1 cardinality: rho = .875 on 3 KV heads -> ceil(2.625) = 3 = H; the default caps it at
+ * H - 1 = 2 (C(3,2) = 3 probes per layer), stage1_k_spec = 1 keeps the spec's 3 (1 probe). */
+static void test_stage1_k_cap(void **state) {
+    (void)state;
+    for (int spec = 0; spec <= 1; spec++) {
+        static recorder r;
+        memset(&r, 0, sizeof r);
+        synth s;
+        search_objective o;
+        search_config cfg;
+        config(&cfg, 0.875);
+        cfg.stage1_k_spec = spec;
+        search_state *st = run_full(&cfg, &s, &o, &r);
+        int probes = 0;
+        for (int i = 0; i < r.n; i++) probes += r.kind[i] == SEARCH_EV_EVAL && r.stage[i] == 1;
+        assert_int_equal(probes, L * (spec ? 1 : 3));
+        assert_int_equal(mask_count_swa(search_result_mask(st)), (int)lround(0.875 * L * H));
+        search_free(st);
+    }
+}
+
+/* Independent stage-1 probes (stage1_independent = 1): every other layer full, so
+ * s_best[l] = exp(-(sum of the 2 smallest a of layer l)) alone. */
+static void test_stage1_independent(void **state) {
+    (void)state;
+    static recorder r;
+    memset(&r, 0, sizeof r);
+    synth s;
+    search_objective o;
+    search_config cfg;
+    config(&cfg, 0.5);
+    cfg.stage1_independent = 1;
+    search_state *st = run_full(&cfg, &s, &o, &r);
+    for (int l = 0; l < L; l++) {
+        uint64_t bits;
+        double own = smallest_sum(&s, l, 2, &bits);
+        search_layer_info li;
+        search_layer_stats(st, l, &li);
+        assert_true(fabs(li.s_best - exp(-own)) < 1e-12);
+        assert_true(fabs(li.delta - (1.0 - exp(-own))) < 1e-12);
+    }
+    assert_int_equal(mask_count_swa(search_result_mask(st)), (int)lround(0.5 * L * H));
+    search_free(st);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_event_order_and_optimum),
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_save_resume_same_result),
-        cmocka_unit_test(test_resume_mismatch),
-        cmocka_unit_test(test_resume_changed_objective),
+        cmocka_unit_test(test_event_order_and_optimum),  cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_save_resume_same_result),  cmocka_unit_test(test_resume_mismatch),
+        cmocka_unit_test(test_resume_changed_objective), cmocka_unit_test(test_stage1_k_cap),
+        cmocka_unit_test(test_stage1_independent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -133,12 +133,70 @@ static void test_cut_heads(void **state) {
     mask_free(&m);
 }
 
+/* Rank ladder, 30 layers x 3 KV heads, rho .5 -> T = 45; delta = layer index (w = l/29, layer 0
+ * most tolerant). Chunks of 8, 8, 7, 7 by rank at levels 3, 2, 1, 0: sum 24+16+7 = 47. Over by 2:
+ * levels 3 and 2 tie at 8 layers -> the higher (3) moves its least tolerant layer (7) down to 2;
+ * now level 2 has 9 -> its least tolerant layer (15) moves to 1. Result: layers 0-6 at 3, 7-14 at
+ * 2, 15-22 at 1, 23-29 at 0; buckets 0, 1, 2, 3. */
+static void test_ranks_ladder(void **state) {
+    (void)state;
+    double delta[30];
+    int n[30], b[30];
+    for (int l = 0; l < 30; l++) delta[l] = l;
+    assert_int_equal(search_stage2_assign_ranks(delta, 30, 3, 0.5, 4, NULL, n, b), 0);
+    for (int l = 0; l < 30; l++) {
+        int e = l <= 6 ? 3 : l <= 14 ? 2 : l <= 22 ? 1 : 0;
+        assert_int_equal(n[l], e);
+        assert_int_equal(b[l], 3 - e);
+    }
+    /* all-equal drops: ties by lower layer, so the same ladder by layer index */
+    for (int l = 0; l < 30; l++) delta[l] = 0.3;
+    assert_int_equal(search_stage2_assign_ranks(delta, 30, 3, 0.5, 4, NULL, n, b), 0);
+    for (int l = 0; l < 30; l++) assert_int_equal(n[l], l <= 6 ? 3 : l <= 14 ? 2 : l <= 22 ? 1 : 0);
+    /* L=4, H=3, rho=.875 -> T = 11; delta .3 .1 .2 .4 -> order 1, 2, 0, 3 at levels 3, 2, 1, 0
+     * (sum 6). Under by 5, one head at a time: all levels tie at 1 layer -> the lowest level < 3
+     * (0) moves its most tolerant layer (3) to 1; then level 1 (layers 0, 3) -> layer 0 to 2;
+     * then level 2 (2, 0) -> layer 2 to 3; levels 2 and 1 tie (1 each) -> level 1: layer 3 to 2;
+     * level 2 (0, 3) -> layer 0 to 3. n = 3 3 3 2. */
+    double d4[4] = {0.3, 0.1, 0.2, 0.4};
+    assert_int_equal(search_stage2_assign_ranks(d4, 4, 3, 0.875, 4, NULL, n, b), 0);
+    int e4[4] = {3, 3, 3, 2};
+    for (int l = 0; l < 4; l++) assert_int_equal(n[l], e4[l]);
+}
+
+/* The rank ladder keeps the exact total and monotonicity on pseudo-random cases. */
+static void test_ranks_exact_total_random(void **state) {
+    (void)state;
+    const double ratios[] = {0.0, 0.1, 0.25, 0.5, 0.6, 0.75, 0.875, 1.0};
+    uint64_t x = 777;
+    for (int trial = 0; trial < 200; trial++) {
+        double delta[30];
+        int n[30], b[30];
+        for (int l = 0; l < 30; l++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            delta[l] = (double)(x >> 40) / (double)(1 << 24);
+        }
+        double rho = ratios[trial % 8];
+        int H = 2 + trial % 7;
+        assert_int_equal(search_stage2_assign_ranks(delta, 30, H, rho, 4, NULL, n, b), 0);
+        assert_int_equal(sum_int(n, 30), (int)lround(rho * 30 * H));
+        for (int i = 0; i < 30; i++)
+            for (int j = 0; j < 30; j++)
+                if (delta[i] < delta[j]) assert_true(n[i] >= n[j]);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basic_with_tie), cmocka_unit_test(test_all_equal_drops),
-        cmocka_unit_test(test_rounding),       cmocka_unit_test(test_caps_and_half_rounding),
-        cmocka_unit_test(test_bucket_merge),   cmocka_unit_test(test_exact_total_random),
+        cmocka_unit_test(test_basic_with_tie),
+        cmocka_unit_test(test_all_equal_drops),
+        cmocka_unit_test(test_rounding),
+        cmocka_unit_test(test_caps_and_half_rounding),
+        cmocka_unit_test(test_bucket_merge),
+        cmocka_unit_test(test_exact_total_random),
         cmocka_unit_test(test_cut_heads),
+        cmocka_unit_test(test_ranks_ladder),
+        cmocka_unit_test(test_ranks_exact_total_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,9 @@ BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
 MODEL=$(cd "$(dirname "$MODEL")" && pwd)/$(basename "$MODEL")
 
 export LC_ALL=C.UTF-8 LANG=C.UTF-8
+# The terminal type inside tmux: tmux's own when its terminfo entry is installed.
+TT=tmux-256color
+infocmp "$TT" >/dev/null 2>&1 || TT=screen-256color
 WORK=$(mktemp -d /tmp/test_tui.XXXXXX)
 SOCK="bosch-test-$$"
 T() { tmux -L "$SOCK" -f /dev/null "$@"; }
@@ -60,14 +63,13 @@ start() {
     shift 3
     T new-session -d -s "$s" -x "$cols" -y "$rows" \
         "cd '$WORK' && env $* '$BIN' '$MODEL'; echo EXIT=\$?; sleep 600"
-    T set-option -t "$s" -g default-terminal tmux-256color >/dev/null 2>&1
 }
 
 evals_of() { screen "$1" | grep -Eo 'evals [0-9]+' | head -1 | grep -Eo '[0-9]+'; }
 s_per_eval() { screen "$1" | grep -Eo '[0-9]+\.[0-9]+ s/eval' | head -1 | grep -Eo '^[0-9]+'; }
 
 S=main
-start $S 100 40 TERM=tmux-256color
+start $S 100 40 TERM=$TT
 wait_for $S '\[ready\]' 180 || { echo "FAIL: the model never loaded"; exit 1; }
 
 # 1. The grid's shape: 30 layer rows (0..29), each with three 2-column cells, all full at start.
@@ -190,7 +192,7 @@ wait_for $S '^EXIT=0' 30 && pass "quit exits 0" || fail "exit status"
 T kill-session -t $S
 
 # 8. Monochrome fallback: no colour escapes under NO_COLOR, glyphs still tell full from SWA.
-start mono 100 40 NO_COLOR=1 TERM=tmux-256color
+start mono 100 40 NO_COLOR=1 TERM=$TT
 wait_for mono '\[ready\]' 180 || fail "mono: not ready"
 T send-keys -t mono ' '
 wait_for mono '^.29 \[░░\]██ ██' 5 && pass "mono: SWA cell drawn with its own glyph" || fail "mono glyph"
@@ -212,7 +214,7 @@ else
 fi
 
 # 10. A fatal signal still puts the terminal back (handler resets modes, then re-raises).
-start segv 100 40 TERM=tmux-256color
+start segv 100 40 TERM=$TT
 wait_for segv '\[ready\]' 180 || fail "segv: not ready"
 pid=$(pgrep -P "$(T display-message -p -t segv "#{pane_pid}")" || true)
 if [[ -n "$pid" ]]; then

@@ -153,6 +153,7 @@ static void usage(FILE *f) {
             "         [--methods bosch,rand,bme,intr,nll,ablation,fisher] [--preset tiny|default|paper]\n"
             "         [--seed N] [--window W] [--sinks S] [--tasks niah_single,passkey]\n"
             "         [--lengths 512,1k] [--heldout N] [--delta cumulative|marginal]\n"
+            "         [--stage1-k capped|spec]\n"
             "         [--samples N] [--length T] [--budget1 B] [--budget3 B]   (calibration/search size)\n");
 }
 
@@ -161,7 +162,7 @@ int cmd_compare(int argc, char **argv) {
     const char *ratios_s = "0.25,0.5,0.75,0.875", *methods_s = "bosch,rand,bme,intr,nll,ablation,fisher";
     const char *tasks_s = "niah_single,passkey", *lengths_s = NULL;
     long window = -1, sinks = -1, heldout = 8;
-    int delta_marginal = 0;
+    int delta_marginal = 0, k_spec = 0;
     long samples = -1, length = -1, b1 = -1, b3 = -1;
     unsigned long long seed = 1;
     for (int i = 1; i < argc; i++) {
@@ -226,7 +227,7 @@ int cmd_compare(int argc, char **argv) {
     }
     if (!model_path) model_path = cli_default_model();
 
-    char items[MAX_RATIOS > SEARCH_METHOD_COUNT + 1 ? MAX_RATIOS : SEARCH_METHOD_COUNT + 1][32];
+    char items[MAX_RATIOS > SEARCH_METHOD_COUNT + 3 ? MAX_RATIOS : SEARCH_METHOD_COUNT + 3][32];
     char err[1024];
     double ratios[MAX_RATIOS];
     int n_ratios = parse_list(ratios_s, items, MAX_RATIOS);
@@ -235,16 +236,22 @@ int cmd_compare(int argc, char **argv) {
         ratios[i] = strtod(items[i], &end);
         if (*end || !(ratios[i] >= 0 && ratios[i] <= 1)) n_ratios = -1;
     }
-    /* "bosch_marginal" = BOSCH with the marginal stage-2 drop (search_config.delta_marginal) */
-    search_method methods[SEARCH_METHOD_COUNT + 1];
-    int marginal[SEARCH_METHOD_COUNT + 1] = {0};
-    char names[SEARCH_METHOD_COUNT + 1][32];
-    int n_methods = parse_list(methods_s, items, SEARCH_METHOD_COUNT + 1);
+    /* variants: "bosch_marginal" = BOSCH with the marginal stage-2 drop (delta_marginal = 1),
+     * "bosch_ranks" = BOSCH with the rank-ladder stage-2 rule (stage2_ranks = 1),
+     * "bosch_indep" = BOSCH with independent (non-cascaded) stage-1 probes */
+    search_method methods[SEARCH_METHOD_COUNT + 3];
+    int marginal[SEARCH_METHOD_COUNT + 3] = {0}, rank_rule[SEARCH_METHOD_COUNT + 3] = {0},
+        indep[SEARCH_METHOD_COUNT + 3] = {0};
+    char names[SEARCH_METHOD_COUNT + 3][32];
+    int n_methods = parse_list(methods_s, items, SEARCH_METHOD_COUNT + 3);
     for (int i = 0; i < n_methods; i++) {
         snprintf(names[i], sizeof names[i], "%s", items[i]);
-        if (!strcmp(items[i], "bosch_marginal")) {
+        if (!strcmp(items[i], "bosch_marginal") || !strcmp(items[i], "bosch_ranks") ||
+            !strcmp(items[i], "bosch_indep")) {
             methods[i] = SEARCH_METHOD_BOSCH;
-            marginal[i] = 1;
+            indep[i] = !strcmp(items[i], "bosch_indep");
+            marginal[i] = !strcmp(items[i], "bosch_marginal");
+            rank_rule[i] = !strcmp(items[i], "bosch_ranks");
             continue;
         }
         if (search_method_parse(items[i], &methods[i], err, sizeof err)) {
@@ -276,6 +283,7 @@ int cmd_compare(int argc, char **argv) {
     }
     cfg.seed = seed;
     cfg.delta_marginal = delta_marginal;
+    cfg.stage1_k_spec = k_spec;
     if (samples > 0) cfg.calib_samples = (int)samples;
     if (length > 0) cfg.calib_tokens = (int)length;
     if (b1 > 0) cfg.stage1_budget_per_layer = b1;
@@ -367,6 +375,8 @@ int cmd_compare(int argc, char **argv) {
             search_config c = cfg;
             c.ratio = ratios[ri];
             if (marginal[mi]) c.delta_marginal = 1;
+            if (rank_rule[mi]) c.stage2_ranks = 1;
+            if (indep[mi]) c.stage1_independent = 1;
             snprintf(label, sizeof label, "%s@%.3g", names[mi], ratios[ri]);
             if (run_search(&c, m, &memo_obj, label, &st, err, sizeof err)) {
                 search_free(st);

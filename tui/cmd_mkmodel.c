@@ -13,13 +13,14 @@
 #include "quant.h"
 
 static void mk_usage(FILE *f) {
-    fprintf(f, "usage: bosch mkmodel OUT [options]\n"
-               "  write a random-weight llama GGUF (noise text, real shape) to OUT\n"
-               "  --shape NAME   smollm2 (default: 30 layers, 576, 9/3 heads, n_ff 1536, vocab 49152) or tiny\n"
-               "  --like MODEL   copy the shape of a llama GGUF (layers, widths, heads, vocab, RoPE base, eps)\n"
-               "  --type T       matrix type: q4_1 (default; token embedding Q8_0) or f16\n"
-               "  --seed N       random seed (default 1); the same seed writes the same file\n"
-               "  --std S        weight standard deviation (default 0.02)\n");
+    fprintf(f,
+            "usage: bosch mkmodel OUT [options]\n"
+            "  write a random-weight llama GGUF (noise text, real shape) to OUT\n"
+            "  --shape NAME   smollm2 (default: 30 layers, 576, 9/3 heads, n_ff 1536, vocab 49152) or tiny\n"
+            "  --like MODEL   copy the shape of a llama GGUF (layers, widths, heads, vocab, RoPE base, eps)\n"
+            "  --type T       matrix type: q4_1 (default; token embedding Q8_0) or f16\n"
+            "  --seed N       random seed (default 1); the same seed writes the same file\n"
+            "  --std S        weight standard deviation (default 0.02)\n");
 }
 
 /* Shape of an existing llama model file. */
@@ -31,12 +32,16 @@ static int shape_like(const char *path, mkmodel_shape *s) {
         return -1;
     }
     const model_hparams *hp = &m->hp;
-    int ok = hp->arch == MODEL_ARCH_LLAMA && hp->head_dim * hp->n_head == hp->n_embd && hp->rope_dim == hp->head_dim;
+    int ok = hp->arch == MODEL_ARCH_LLAMA && hp->head_dim * hp->n_head == hp->n_embd &&
+             hp->rope_dim == hp->head_dim;
     if (!ok)
-        fprintf(stderr, "bosch mkmodel: %s: only llama models with head_dim = n_embd / n_head and full RoPE can be copied\n",
+        fprintf(stderr,
+                "bosch mkmodel: %s: only llama models with head_dim = n_embd / n_head and full RoPE can be "
+                "copied\n",
                 path);
     else {
-        s->n_layer = hp->n_layer, s->n_embd = hp->n_embd, s->n_head = hp->n_head, s->n_head_kv = hp->n_head_kv;
+        s->n_layer = hp->n_layer, s->n_embd = hp->n_embd, s->n_head = hp->n_head,
+        s->n_head_kv = hp->n_head_kv;
         s->n_ff = hp->n_ff, s->n_vocab = hp->n_vocab, s->n_ctx = hp->n_ctx_train > 0 ? hp->n_ctx_train : 2048;
         s->rope_base = hp->rope_base, s->rms_eps = hp->rms_eps;
     }
@@ -113,7 +118,8 @@ int cmd_mkmodel(int argc, char **argv) {
         fprintf(stderr, "bosch mkmodel: %s\n", err);
         return 1;
     }
-    printf("wrote %s: llama, %d layers, n_embd %d, %d/%d heads, n_ff %d, vocab %d, %s weights, seed %llu\n", out,
-           s.n_layer, s.n_embd, s.n_head, s.n_head_kv, s.n_ff, s.n_vocab, quant_type_name(s.wtype), seed);
+    printf("wrote %s: llama, %d layers, n_embd %d, %d/%d heads, n_ff %d, vocab %d, %s weights, seed %llu\n",
+           out, s.n_layer, s.n_embd, s.n_head, s.n_head_kv, s.n_ff, s.n_vocab, quant_type_name(s.wtype),
+           seed);
     return 0;
 }

@@ -3,6 +3,8 @@
  *   bosch search [MODEL] --ratio R --out DIR [--preset tiny|default|paper] [--method M]
  *                [--window W] [--sinks S] [--seed N] [--budget1 B] [--budget3 B] [--restarts K]
  *                [--buckets N] [--samples N] [--length T] [--delta cumulative|marginal]
+ *                [--stage1-k capped|spec] [--stage2 proportional|ranks]
+ *                [--stage1 cascade|independent]
  *   bosch search [MODEL] --resume DIR
  *
  * Writes DIR/mask.csv, DIR/trace.csv, DIR/layers.csv and DIR/state (search.h save format).
@@ -148,7 +150,8 @@ static void usage(FILE *f) {
                "         [--method bosch|rand|bme|intr|nll|ablation|fisher|locality|echo]\n"
                "         [--window W] [--sinks S] [--seed N] [--budget1 B] [--budget3 B]\n"
                "         [--restarts K] [--buckets N] [--samples N] [--length T]\n"
-               "         [--delta cumulative|marginal]\n"
+               "         [--delta cumulative|marginal] [--stage1-k capped|spec]\n"
+               "         [--stage2 proportional|ranks] [--stage1 cascade|independent]\n"
                "       bosch search [MODEL] --resume DIR\n");
 }
 
@@ -158,7 +161,7 @@ int cmd_search(int argc, char **argv) {
     double ratio = NAN;
     long window = -1, sinks = -1, b1 = -1, b3 = -1, restarts = -1, buckets = -1, samples = -1, length = -1;
     unsigned long long seed = 1;
-    int have_seed = 0, delta_marginal = 0;
+    int have_seed = 0, delta_marginal = 0, k_spec = 0, ranks = 0, indep = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -210,6 +213,24 @@ int cmd_search(int argc, char **argv) {
                 return 2;
             }
             delta_marginal = !strcmp(v, "marginal");
+        } else if (!strcmp(a, "--stage1-k")) {
+            if (strcmp(v, "capped") && strcmp(v, "spec")) {
+                fprintf(stderr, "bosch search: --stage1-k must be capped or spec\n");
+                return 2;
+            }
+            k_spec = !strcmp(v, "spec");
+        } else if (!strcmp(a, "--stage2")) {
+            if (strcmp(v, "proportional") && strcmp(v, "ranks")) {
+                fprintf(stderr, "bosch search: --stage2 must be proportional or ranks\n");
+                return 2;
+            }
+            ranks = !strcmp(v, "ranks");
+        } else if (!strcmp(a, "--stage1")) {
+            if (strcmp(v, "cascade") && strcmp(v, "independent")) {
+                fprintf(stderr, "bosch search: --stage1 must be cascade or independent\n");
+                return 2;
+            }
+            indep = !strcmp(v, "independent");
         } else if (!strcmp(a, "--samples"))
             samples = strtol(v, &end, 10);
         else if (!strcmp(a, "--length"))
@@ -271,6 +292,9 @@ int cmd_search(int argc, char **argv) {
         if (samples >= 0) cfg.calib_samples = (int)samples;
         if (length >= 0) cfg.calib_tokens = (int)length;
         cfg.delta_marginal = delta_marginal;
+        cfg.stage1_k_spec = k_spec;
+        cfg.stage2_ranks = ranks;
+        cfg.stage1_independent = indep;
         if (search_config_check(&cfg, err, sizeof err)) {
             fprintf(stderr, "bosch search: %s\n", err);
             model_free(m);

@@ -18,15 +18,20 @@ int device_cuda_count(void) {
 #endif
 }
 
-bosch_device device_default(void) { return device_cuda_count() > 0 ? DEVICE_CUDA : DEVICE_CPU; }
+bosch_device device_default(void) {
+    return device_cuda_count() > 0 ? DEVICE_CUDA : DEVICE_CPU;
+}
 
-const char *device_name(bosch_device d) { return d == DEVICE_CUDA ? "cuda" : "cpu"; }
+const char *device_name(bosch_device d) {
+    return d == DEVICE_CUDA ? "cuda" : "cpu";
+}
 
 static int no_cuda(char *err, size_t errlen) {
 #ifdef BOSCH_HAVE_CUDA
     snprintf(err, errlen, "--device cuda: no CUDA GPU is visible (driver missing or no device)");
 #else
-    snprintf(err, errlen, "--device cuda: this build has no CUDA backend (nvcc was not found at configure time)");
+    snprintf(err, errlen,
+             "--device cuda: this build has no CUDA backend (nvcc was not found at configure time)");
 #endif
     return -1;
 }
@@ -137,9 +142,13 @@ int device_gpu_decode(device_gpu *g, int32_t token, float *logits, char *err, si
     return cuda_decode(g->gm, g->kv, &token, logits, err, errlen);
 }
 
-uint64_t device_gpu_kv_bytes(const device_gpu *g) { return g->kv ? cuda_kv_bytes(g->kv) : 0; }
+uint64_t device_gpu_kv_bytes(const device_gpu *g) {
+    return g->kv ? cuda_kv_bytes(g->kv) : 0;
+}
 
-uint64_t device_gpu_peak_bytes(void) { return cuda_peak_bytes(); }
+uint64_t device_gpu_peak_bytes(void) {
+    return cuda_peak_bytes();
+}
 
 #else /* no CUDA in this build: every GPU call reports it */
 
@@ -152,7 +161,9 @@ int device_gpu_create(device_gpu **out, const model *m, char *err, size_t errlen
     *out = NULL;
     return no_cuda(err, errlen);
 }
-void device_gpu_free(device_gpu *g) { free(g); }
+void device_gpu_free(device_gpu *g) {
+    free(g);
+}
 void device_gpu_describe(const device_gpu *g, char *buf, size_t cap) {
     (void)g;
     snprintf(buf, cap, "no CUDA");
@@ -174,6 +185,8 @@ uint64_t device_gpu_kv_bytes(const device_gpu *g) {
     (void)g;
     return 0;
 }
-uint64_t device_gpu_peak_bytes(void) { return 0; }
+uint64_t device_gpu_peak_bytes(void) {
+    return 0;
+}
 
 #endif

@@ -11,28 +11,29 @@
 
 static const char *const help_lines[] = {
     "Keys",
-    "  arrows / h j k l   move the cursor (PgUp/PgDn, Home/End: jump)",
-    "  space or t         toggle the KV head under the cursor (full <-> SWA)",
-    "  T                  toggle the whole layer      f  fill the layer: 0-9 SWA heads",
-    "  u                  undo the last edit",
-    "  s                  start a search (choose ratio, preset, window)",
-    "  p                  pause / resume              n  single-step one evaluation",
-    "  v                  evaluate the mask on held-out probes",
-    "  a                  ask the model: answer a held-out probe with this mask",
-    "  x                  export: m mask, t trace, l layers (CSV)   o  load a mask CSV",
-    "  g                  cells per KV head / per query head    c  KV context length",
-    "  ?                  this help                   q  quit",
+    "  arrows, h j k l   move the cursor (PgUp/PgDn, Home/End jump)",
+    "  space, t          toggle the KV head under the cursor (full <-> SWA)",
+    "  T                 toggle the whole layer",
+    "  f then 0-9        fill the layer: that many SWA KV heads",
+    "  u                 undo the last edit",
+    "  s                 start a search (ratio, preset, window)",
+    "  p / n             pause or resume / single-step one evaluation",
+    "  v                 score the mask on held-out probes",
+    "  a                 ask the model a held-out question with this mask",
+    "  x then m, t, l    export the mask, trace or layers CSV;  o  load a mask",
+    "  g / c             cells per query head / KV-cache context length",
+    "  ? / q             this help / quit",
     "Colours",
-    "  FULL  blue, full attention: sees every earlier token, caches all of them",
-    "  SWA   red, sliding window: sees the last W tokens (+S sinks), small cache",
-    "  >     layer being probed (stage 1); * layers of the stage-3 group",
-    "  delta drop of the layer's best SWA choice; w weight; r ratio; g bucket",
+    "  FULL  blue: full attention, sees every earlier token, caches them all",
+    "  SWA   red: sliding window, sees the last W tokens (+ S sinks)",
+    "  MARK  layer probed in stage 1 / layers of the stage-3 bucket",
+    "  delta w r g: drop, weight, ratio, bucket per layer (stages 1-2)",
     "Press any key to close.",
 };
 
 static void draw_help(ui_state *u) {
     int n = (int)(sizeof help_lines / sizeof help_lines[0]);
-    lay_rect r = layout_center(u->rows, u->cols, n + 2, 78);
+    lay_rect r = layout_center(u->rows, u->cols, n + 2, 78); /* every line fits 74 columns */
     draw_box(&r, u, "Help");
     const ui_glyphs *g = ui_glyphs_get(u->utf8);
     for (int i = 0; i < n && i < r.h - 2; i++) {
@@ -50,6 +51,9 @@ static void draw_help(ui_state *u) {
             mvaddstr(y, x + 2, g->swa);
             mvaddstr(y, x + 3, g->swa);
             attroff(ui_attr(u, PAIR_SWA, A_NORMAL));
+            draw_text(y, x + 8, w - 8, A_NORMAL, "%s", t + 8);
+        } else if (!strncmp(t, "  MARK", 6)) {
+            draw_text(y, x + 2, 5, ui_attr(u, PAIR_PROBE, A_BOLD) | A_BOLD, "%s %s", g->probe, g->group);
             draw_text(y, x + 8, w - 8, A_NORMAL, "%s", t + 8);
         } else {
             draw_text(y, x, w, heading ? A_BOLD : A_NORMAL, "%s", t);
@@ -72,9 +76,9 @@ static void draw_start(ui_state *u) {
         draw_text(r.y + 2 + f, x + 21, w - 21, sel ? (A_REVERSE | A_BOLD) : A_NORMAL, " < %s > ", vals[f]);
     }
     static const char *const preset_help[] = {
-        "tiny: 4 probes x 512 tokens, small budgets - minutes on a CPU",
-        "default: 8 probes x 1024 tokens - tens of minutes on a CPU",
-        "paper: 64 full-context probes - meant for a GPU",
+        "tiny: 4 probes x 512 tokens; about 10 minutes on 2 CPU cores",
+        "default: 8 probes x 1024 tokens; an hour or more on a CPU",
+        "paper: 64 probes at the full context; meant for a GPU",
     };
     draw_text(r.y + 6, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "%s", preset_help[u->form_preset_i]);
     int k = (int)ceil(ui_ratios[u->form_ratio_i] * u->snap.hp.n_layer * u->snap.hp.n_head_kv - 0.5);

@@ -90,7 +90,9 @@ void draw_stage(ui_state *u) {
     if (r.h < 2) return;
     long budget = s->eval_budget;
     char cnt[64];
-    if (budget > 0)
+    if (s->phase == EX_DONE)
+        snprintf(cnt, sizeof cnt, " %ld", s->n_evals);
+    else if (budget > 0)
         snprintf(cnt, sizeof cnt, " %ld/%ld", s->n_evals, budget);
     else
         snprintf(cnt, sizeof cnt, " %ld", s->n_evals);
@@ -101,7 +103,9 @@ void draw_stage(ui_state *u) {
                                      : 0);
     draw_text(r.y + 1, r.x + r.w - cw, cw, A_BOLD, "%s", cnt);
     if (r.h < 3) return;
-    if (s->have_search) {
+    if (s->have_search && s->phase == EX_DONE) {
+        draw_text(r.y + 2, r.x, r.w, A_NORMAL, "evals %ld, done", s->n_evals);
+    } else if (s->have_search) {
         char st[64];
         const char *what = s->stage == 1 ? "layer" : s->stage == 3 ? "group" : "stage";
         if (s->stage_budget > 0)
@@ -148,7 +152,10 @@ void draw_score(ui_state *u) {
     }
     if (shown == 0) draw_text(r.y + 1, r.x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "(no evaluations yet)");
     if (r.h < 3) return;
-    if (s->hist_n > 0) {
+    if (s->hist_n > 0 && s->phase == EX_DONE) {
+        draw_text(r.y + 2, r.x, w, A_NORMAL, "final %.3f  best seen %.3f (eval %ld)", s->best_score,
+                  s->best_overall, s->best_eval);
+    } else if (s->hist_n > 0) {
         if (s->best_eval > 0)
             draw_text(r.y + 2, r.x, w, A_NORMAL, "best %.3f (eval %ld)  last %.3f acc %.2f", s->best_overall,
                       s->best_eval, s->last_score, s->last_accuracy);

@@ -62,7 +62,7 @@ typedef struct {
     ex_phase phase;
     int busy; /* the worker is running a job (held-out eval, ask, preparing) */
     char busy_what[EX_LINE];
-    char status[EX_LINE]; /* loading progress / error message */
+    char status[EX_TEXT]; /* loading progress / error message */
 
     /* model */
     char model_name[128];

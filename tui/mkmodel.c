@@ -20,7 +20,8 @@
 static const char *const SPECIALS[MK_SPECIALS] = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
 static const char CHAT_TEMPLATE[] =
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
-    "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+    "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% "
+    "endif %}";
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...) {
     if (!err || !errlen) return;
@@ -31,11 +32,16 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...) {
 }
 
 int mkmodel_preset(const char *name, mkmodel_shape *out) {
-    static const mkmodel_shape smollm2 = {30, 576, 9, 3, 1536, 49152, 8192, 100000.0f, 1e-5f, GGML_TYPE_Q4_1, 0.02f, 1};
-    static const mkmodel_shape tiny = {2, 128, 4, 2, 256, 512, 2048, 10000.0f, 1e-5f, GGML_TYPE_Q4_1, 0.02f, 1};
-    if (!strcmp(name, "smollm2")) *out = smollm2;
-    else if (!strcmp(name, "tiny")) *out = tiny;
-    else return -1;
+    static const mkmodel_shape smollm2 = {
+        30, 576, 9, 3, 1536, 49152, 8192, 100000.0f, 1e-5f, GGML_TYPE_Q4_1, 0.02f, 1};
+    static const mkmodel_shape tiny = {2,     128, 4, 2, 256, 512, 2048, 10000.0f, 1e-5f, GGML_TYPE_Q4_1,
+                                       0.02f, 1};
+    if (!strcmp(name, "smollm2"))
+        *out = smollm2;
+    else if (!strcmp(name, "tiny"))
+        *out = tiny;
+    else
+        return -1;
     return 0;
 }
 
@@ -50,8 +56,12 @@ typedef struct {
 static void w_bytes(writer *w, const void *p, size_t n) {
     if (!w->bad && n && fwrite(p, 1, n, w->f) != n) w->bad = 1;
 }
-static void w_u32(writer *w, uint32_t v) { w_bytes(w, &v, 4); }
-static void w_u64(writer *w, uint64_t v) { w_bytes(w, &v, 8); }
+static void w_u32(writer *w, uint32_t v) {
+    w_bytes(w, &v, 4);
+}
+static void w_u64(writer *w, uint64_t v) {
+    w_bytes(w, &v, 8);
+}
 static void w_str(writer *w, const char *s, size_t n) {
     w_u64(w, n);
     w_bytes(w, s, n);
@@ -136,10 +146,11 @@ static int plan_tensors(const mkmodel_shape *s, mk_tensor *t) {
     int n = 0, hd = s->n_embd / s->n_head;
     uint64_t E = s->n_embd, F = s->n_ff, Q = (uint64_t)s->n_head * hd, KV = (uint64_t)s->n_head_kv * hd;
     uint32_t wt = s->wtype, et = s->wtype == GGML_TYPE_Q4_1 ? GGML_TYPE_Q8_0 : GGML_TYPE_F16;
-#define ADD(nm, a, b, ty, norm) (t[n] = (mk_tensor){"", a, b, ty, norm, 0, 0}, snprintf(t[n].name, 64, "%s", nm), n++)
+#define ADD(nm, a, b, ty, norm)                                                                              \
+    (t[n] = (mk_tensor){"", a, b, ty, norm, 0, 0}, snprintf(t[n].name, 64, "%s", nm), n++)
     ADD("token_embd.weight", E, (uint64_t)s->n_vocab, et, 0);
     ADD("output_norm.weight", E, 1, GGML_TYPE_F32, 1);
-    static const char *const names[9] = {"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
+    static const char *const names[9] = {"attn_norm", "attn_q",   "attn_k", "attn_v",  "attn_output",
                                          "ffn_norm",  "ffn_gate", "ffn_up", "ffn_down"};
     const uint64_t ne0[9] = {E, E, E, E, Q, E, E, E, F}, ne1[9] = {1, Q, KV, KV, E, 1, F, F, E};
     for (int l = 0; l < s->n_layer; l++)
@@ -204,15 +215,22 @@ static int write_tensor_data(writer *w, const mkmodel_shape *s, const mk_tensor 
     uint64_t rng = s->seed * 0x2545F4914F6CDD1Dull + (uint64_t)index;
     float a = s->std * sqrtf(3.0f);
     for (uint64_t r = 0; r < t->ne1; r++) {
-        for (uint64_t c = 0; c < t->ne0; c++) row[c] = t->is_norm ? 1.0f + 0.1f * uniform(&rng) : a * uniform(&rng);
+        for (uint64_t c = 0; c < t->ne0; c++)
+            row[c] = t->is_norm ? 1.0f + 0.1f * uniform(&rng) : a * uniform(&rng);
         switch (t->type) {
-        case GGML_TYPE_F32: w_bytes(w, row, 4 * t->ne0); break;
+        case GGML_TYPE_F32:
+            w_bytes(w, row, 4 * t->ne0);
+            break;
         case GGML_TYPE_F16:
             for (uint64_t c = 0; c < t->ne0; c++) ((uint16_t *)qrow)[c] = quant_fp32_to_fp16(row[c]);
             w_bytes(w, qrow, 2 * t->ne0);
             break;
-        case GGML_TYPE_Q8_0: quantize_q8_0(row, t->ne0, qrow), w_bytes(w, qrow, quant_row_bytes(t->type, t->ne0)); break;
-        default: quantize_q4_1(row, t->ne0, qrow), w_bytes(w, qrow, quant_row_bytes(t->type, t->ne0)); break;
+        case GGML_TYPE_Q8_0:
+            quantize_q8_0(row, t->ne0, qrow), w_bytes(w, qrow, quant_row_bytes(t->type, t->ne0));
+            break;
+        default:
+            quantize_q4_1(row, t->ne0, qrow), w_bytes(w, qrow, quant_row_bytes(t->type, t->ne0));
+            break;
         }
     }
     return w->bad ? -1 : 0;
@@ -220,14 +238,20 @@ static int write_tensor_data(writer *w, const mkmodel_shape *s, const mk_tensor 
 
 static int check_shape(const mkmodel_shape *s, char *err, size_t errlen) {
     const char *bad = NULL;
-    if (s->n_layer < 1 || s->n_layer > 4096) bad = "n_layer (1..4096)";
-    else if (s->n_head < 1 || s->n_head_kv < 1 || s->n_head % s->n_head_kv) bad = "n_head / n_head_kv";
+    if (s->n_layer < 1 || s->n_layer > 4096)
+        bad = "n_layer (1..4096)";
+    else if (s->n_head < 1 || s->n_head_kv < 1 || s->n_head % s->n_head_kv)
+        bad = "n_head / n_head_kv";
     else if (s->n_embd < 32 || s->n_embd % 32 || s->n_embd % s->n_head || (s->n_embd / s->n_head) % 2)
         bad = "n_embd (a multiple of 32 and of n_head, even head_dim)";
-    else if (s->n_ff < 32 || s->n_ff % 32) bad = "n_ff (a multiple of 32)";
-    else if (s->n_vocab < MK_SPECIALS + 256 || s->n_vocab > MK_SPECIALS + 256 + 65536) bad = "n_vocab (259..65795)";
-    else if (s->wtype != GGML_TYPE_F16 && s->wtype != GGML_TYPE_Q4_1) bad = "weight type (F16 or Q4_1)";
-    else if (!(s->std > 0) || s->n_ctx < 1 || !(s->rope_base > 0) || !(s->rms_eps > 0)) bad = "std / n_ctx / rope / eps";
+    else if (s->n_ff < 32 || s->n_ff % 32)
+        bad = "n_ff (a multiple of 32)";
+    else if (s->n_vocab < MK_SPECIALS + 256 || s->n_vocab > MK_SPECIALS + 256 + 65536)
+        bad = "n_vocab (259..65795)";
+    else if (s->wtype != GGML_TYPE_F16 && s->wtype != GGML_TYPE_Q4_1)
+        bad = "weight type (F16 or Q4_1)";
+    else if (!(s->std > 0) || s->n_ctx < 1 || !(s->rope_base > 0) || !(s->rms_eps > 0))
+        bad = "std / n_ctx / rope / eps";
     if (bad) seterr(err, errlen, "mkmodel: bad %s", bad);
     return bad ? -1 : 0;
 }

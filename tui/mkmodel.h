@@ -23,11 +23,11 @@
 
 typedef struct {
     int n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab;
-    int n_ctx;        /* llama.context_length, tokens */
-    float rope_base;  /* llama.rope.freq_base */
-    float rms_eps;    /* llama.attention.layer_norm_rms_epsilon */
-    uint32_t wtype;   /* GGML_TYPE_F16 or GGML_TYPE_Q4_1 (quant.h) for the matrices */
-    float std;        /* standard deviation of the weights */
+    int n_ctx;       /* llama.context_length, tokens */
+    float rope_base; /* llama.rope.freq_base */
+    float rms_eps;   /* llama.attention.layer_norm_rms_epsilon */
+    uint32_t wtype;  /* GGML_TYPE_F16 or GGML_TYPE_Q4_1 (quant.h) for the matrices */
+    float std;       /* standard deviation of the weights */
     uint64_t seed;
 } mkmodel_shape;
 

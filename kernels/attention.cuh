@@ -1,0 +1,47 @@
+// attention.cuh — what the prefill and decode attention kernels share (not public).
+// Visibility (DESIGN.md §2): a query at position i sees key j <= i; an SWA head only the window
+// i - window < j <= i and the sinks j < sinks. KV-cache slots: a full head keeps position p in slot
+// p; an SWA head keeps sinks in their own slots and the rest in a ring of `window` slots.
+#pragma once
+#include <float.h>
+#include <math.h>
+
+#include "common.cuh"
+
+#define ATT_BR 16   /* query rows per block */
+#define ATT_BC 32   /* keys per shared-memory tile (= lanes of a warp) */
+#define ATT_WARPS 4 /* warps per block; each owns ATT_BR / ATT_WARPS rows */
+#define ATT_MAXT 8  /* head_dim / 32 at most: head_dim <= 256 */
+#define ROWS_PER_WARP (ATT_BR / ATT_WARPS)
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+__device__ __forceinline__ bool visible(int i, int j, bool full, int window, int sinks) {
+    return j <= i && (full || j > i - window || j < sinks);
+}
+
+__device__ __forceinline__ int kv_slot(int p, bool full, int window, int sinks) {
+    return (full || p < sinks) ? p : sinks + (p - sinks) % window;
+}
+
+static inline int check_shape(int n_head, int n_head_kv, int head_dim, int window, int sinks, char *err,
+                              size_t errlen) {
+    if (n_head_kv <= 0 || n_head % n_head_kv || head_dim % 32 || head_dim > 32 * ATT_MAXT || window < 1 ||
+        sinks < 0) {
+        snprintf(
+            err, errlen,
+            "cuda: attention: unsupported shape (n_head %d, n_head_kv %d, head_dim %d, window %d, sinks %d);"
+            " head_dim must be a multiple of 32 up to %d",
+            n_head, n_head_kv, head_dim, window, sinks, 32 * ATT_MAXT);
+        return -1;
+    }
+    return 0;
+}
