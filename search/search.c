@@ -184,8 +184,10 @@ static int step_stage1(search_state *st, char *err, size_t errlen) {
         search_emit(st, &ev);
     }
     if (opt_ask(st->opt, st->opt_sol)) {
-        if (st->cfg.stage1_independent) memset(st->cand.z, ATTN_FULL, (size_t)st->L * st->H);
-        else memcpy(st->cand.z, st->result.z, (size_t)st->L * st->H);
+        if (st->cfg.stage1_independent)
+            memset(st->cand.z, ATTN_FULL, (size_t)st->L * st->H);
+        else
+            memcpy(st->cand.z, st->result.z, (size_t)st->L * st->H);
         set_row_bits(&st->cand, l, st->opt_sol[0]);
         search_eval e;
         if (search_eval_cand(st, 0, 1, -1, l, &e, err, errlen)) return -1;

@@ -241,7 +241,7 @@ int cmd_compare(int argc, char **argv) {
      * "bosch_indep" = BOSCH with independent (non-cascaded) stage-1 probes */
     search_method methods[SEARCH_METHOD_COUNT + 3];
     int marginal[SEARCH_METHOD_COUNT + 3] = {0}, rank_rule[SEARCH_METHOD_COUNT + 3] = {0},
-        indep[SEARCH_METHOD_COUNT + 3] = {0};
+                                       indep[SEARCH_METHOD_COUNT + 3] = {0};
     char names[SEARCH_METHOD_COUNT + 3][32];
     int n_methods = parse_list(methods_s, items, SEARCH_METHOD_COUNT + 3);
     for (int i = 0; i < n_methods; i++) {

@@ -93,10 +93,8 @@ int worker_job_prepare_search(worker *w, const worker_search_req *req) {
                                  sizeof err);
     if (rc == 0 && req->window > 0) cfg.window = req->window;
     if (rc == 0) rc = search_config_check(&cfg, err, sizeof err);
-    probe_config pc = probe_config_default();
-    pc.length_tokens = cfg.calib_tokens;
-    pc.n_samples = cfg.calib_samples;
-    if (rc == 0) rc = probe_calib_generate(&w->cs, w->m->tok, &pc, cfg.seed, err, sizeof err);
+    /* the same calibration split as `bosch search` with this config, so masks match the CLI's */
+    if (rc == 0) rc = search_calib_generate(&w->cs, w->m, &cfg, err, sizeof err);
     if (rc == 0) {
         rc = search_objective_calib(&w->obj, w->m, w->cs, err, sizeof err);
         w->have_obj = rc == 0;
