@@ -119,7 +119,7 @@ int worker_job_prepare_search(worker *w, const worker_search_req *req) {
     w->snap.sinks = cfg.sinks;
     w->snap.eval_budget = search_eval_budget(w->search);
     worker_log_locked(w, "search: BOSCH, ratio %.3f, preset %s, window %d, %d x %d-token calibration probes",
-                      cfg.ratio, w->snap.preset, cfg.window, pc.n_samples, pc.length_tokens);
+                      cfg.ratio, w->snap.preset, cfg.window, cfg.calib_samples, cfg.calib_tokens);
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
     return 0;
