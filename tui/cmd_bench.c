@@ -19,6 +19,7 @@
 
 #include "commands.h"
 #include "csvio.h"
+#include "device.h"
 #include "eval.h"
 #include "forward.h"
 #include "kv_cache.h"
@@ -33,6 +34,7 @@ typedef struct {
     double ratios[BENCH_MAX_LIST];
     int n_ratios;
     int window, sinks, reps, n_decode, eval_samples, eval_length, do_eval, do_decode;
+    bosch_device device; /* where prefill and decode run (the evaluator bench runs on the CPU) */
 } bench_opts;
 
 static void bench_usage(FILE *f) {
@@ -49,7 +51,9 @@ static void bench_usage(FILE *f) {
             "  --decode N         decode steps timed at each length (default 16; 0 skips decode)\n"
             "  --eval-samples N   evaluator samples (default 4; 0 skips the evaluator bench)\n"
             "  --eval-length T    tokens per evaluator sample (default 1024)\n"
-            "  --csv FILE         also write the rows as CSV\n",
+            "  --csv FILE         also write the rows as CSV\n"
+            "  --device D         cpu, cuda or auto for prefill/decode (default: cuda when a GPU is visible;\n"
+            "                     the evaluator bench always runs on the CPU)\n",
             cli_default_model(), BENCH_DEFAULT_WINDOW);
 }
 
@@ -112,6 +116,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     const double def_rho[] = {0.0, 0.5, 0.875, 1.0};
     memcpy(o->lengths, def_len, sizeof def_len), o->n_lengths = 4;
     memcpy(o->ratios, def_rho, sizeof def_rho), o->n_ratios = 4;
+    o->device = device_default();
     o->window = BENCH_DEFAULT_WINDOW, o->reps = 1, o->n_decode = 16;
     o->eval_samples = 4, o->eval_length = 1024;
     for (int i = 1; i < argc; i++) {
@@ -142,6 +147,10 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
             rc = parse_int(a, val, 8, 1 << 20, &o->eval_length), i++;
         } else if (!strcmp(a, "--csv")) {
             o->csv_path = val, i++;
+        } else if (!strcmp(a, "--device")) {
+            char derr[256];
+            rc = device_parse(val, &o->device, derr, sizeof derr) != 0, i++;
+            if (rc) fprintf(stderr, "bosch bench: %s\n", derr);
         } else if (a[0] == '-') {
             fprintf(stderr, "bosch bench: unknown option %s (see bosch bench --help)\n", a);
             return 2;
@@ -205,6 +214,30 @@ static int bench_speed(const model *m, const attn_mask *mask, const int32_t *tok
     free(logits);
     forward_ws_free(ws);
     kv_cache_free(&kv);
+    return rc;
+}
+
+/* bench_speed on the GPU: the cache is allocated before timing; each prefill and decode step
+ * returns when the GPU is done. prefill_cpu_s is not measured there (0). */
+static int bench_speed_gpu(device_gpu *gpu, const model *m, const attn_mask *mask, const int32_t *toks, int T,
+                           int n_decode, int reps, speed_row *row) {
+    char err[512];
+    float *logits = malloc(sizeof(float) * (size_t)m->hp.n_vocab);
+    int rc = logits ? device_gpu_start(gpu, mask, T + n_decode + 1, err, sizeof err) : -1;
+    row->prefill_s = row->decode_s = INFINITY;
+    row->prefill_cpu_s = 0.0;
+    row->kv_bytes = kv_cache_bytes(&m->hp, mask, T, 4);
+    for (int r = 0; r < reps && rc == 0; r++) {
+        double t0 = now_s();
+        rc = device_gpu_prefill(gpu, toks, T, logits, err, sizeof err);
+        double t1 = now_s();
+        for (int d = 0; d < n_decode && rc == 0; d++) rc = device_gpu_decode(gpu, toks[d], logits, err, sizeof err);
+        double t2 = now_s();
+        if (t1 - t0 < row->prefill_s) row->prefill_s = t1 - t0;
+        if (t2 - t1 < row->decode_s) row->decode_s = t2 - t1;
+    }
+    if (rc && logits) fprintf(stderr, "bosch bench: %s\n", err);
+    free(logits);
     return rc;
 }
 
@@ -295,12 +328,24 @@ int cmd_bench(int argc, char **argv) {
         return 1;
     }
     const model_hparams *hp = &m->hp;
+    device_gpu *gpu = NULL;
+    if (o.device == DEVICE_CUDA) {
+        char desc[512];
+        if (device_gpu_create(&gpu, m, err, sizeof err)) {
+            fprintf(stderr, "bosch bench: %s\n", err);
+            model_free(m);
+            return 1;
+        }
+        device_gpu_describe(gpu, desc, sizeof desc);
+        fprintf(stderr, "bench: GPU %s\n", desc);
+    }
     csv_out *csv = NULL;
     if (o.csv_path) {
         csv = csv_out_open(o.csv_path, CSV_HEADER, (int)(sizeof CSV_HEADER / sizeof *CSV_HEADER), err,
                            sizeof err);
         if (!csv) {
             fprintf(stderr, "bosch bench: %s\n", err);
+            device_gpu_free(gpu);
             model_free(m);
             return 1;
         }
@@ -310,8 +355,8 @@ int cmd_bench(int argc, char **argv) {
     int32_t *toks = malloc(sizeof(int32_t) * (size_t)(max_t + o.n_decode + 1));
     int status = toks ? 0 : 1;
     if (toks) fill_tokens(toks, max_t + o.n_decode + 1, hp->n_vocab);
-    printf("model %s: %d layers x %d KV heads, window %d, sinks %d, %d decode steps, best of %d\n", m->name,
-           hp->n_layer, hp->n_head_kv, o.window, o.sinks, o.n_decode, o.reps);
+    printf("model %s: %d layers x %d KV heads, window %d, sinks %d, %d decode steps, best of %d, on %s\n",
+           m->name, hp->n_layer, hp->n_head_kv, o.window, o.sinks, o.n_decode, o.reps, device_name(o.device));
     printf("%7s %6s %5s %14s %10s %10s %14s %9s %13s\n", "length", "ratio", "n_swa", "kv_bytes", "prefill_s",
            "cpu_s", "prefill_tok/s", "vs_full", "decode_tok/s");
     for (int li = 0; li < o.n_lengths && !status; li++) {
@@ -325,7 +370,8 @@ int cmd_bench(int argc, char **argv) {
                 break;
             }
             fprintf(stderr, "bench: T=%d rho=%.3f ...\n", T, mask_ratio(&mask));
-            if (bench_speed(m, &mask, toks, T, o.n_decode, o.reps, &row)) {
+            if (gpu ? bench_speed_gpu(gpu, m, &mask, toks, T, o.n_decode, o.reps, &row)
+                    : bench_speed(m, &mask, toks, T, o.n_decode, o.reps, &row)) {
                 fprintf(stderr, "bosch bench: T=%d: out of memory or forward failure\n", T);
                 mask_free(&mask);
                 status = 1;
@@ -345,6 +391,8 @@ int cmd_bench(int argc, char **argv) {
             mask_free(&mask);
         }
     }
+    if (gpu) printf("GPU peak memory: %.1f MiB\n", device_gpu_peak_bytes() / 1048576.0);
+    device_gpu_free(gpu);
     if (!status && o.eval_samples > 0 && bench_eval(m, &o, csv)) status = 1;
     if (csv) {
         if (status) {

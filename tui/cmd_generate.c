@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "csvio.h"
+#include "device.h"
 #include "forward.h"
 #include "kv_cache.h"
 #include "model.h"
@@ -31,7 +32,8 @@ static void gen_usage(FILE *f) {
             "  --all-swa        make every KV head SWA (window/sinks below)\n"
             "  --window W       SWA window in tokens (default: the mask file's, else %d)\n"
             "  --sinks S        sink tokens kept by SWA heads (default: the mask file's, else 0)\n"
-            "  --special        print special tokens (e.g. <|im_end|>)\n",
+            "  --special        print special tokens (e.g. <|im_end|>)\n"
+            "  --device D       cpu, cuda or auto (default: cuda when a GPU is visible)\n",
             cli_default_model(), GEN_DEFAULT_N, GEN_DEFAULT_WINDOW);
 }
 
@@ -54,7 +56,7 @@ static int parse_int(const char *opt, const char *s, int lo, int hi, int *out) {
 }
 
 typedef struct {
-    const char *model_path, *prompt, *system, *mask_path;
+    const char *model_path, *prompt, *system, *mask_path, *device;
     int chat, n_new, window, sinks, all_swa, special;
 } gen_opts;
 
@@ -78,6 +80,8 @@ static int parse_args(int argc, char **argv, gen_opts *o) {
             o->prompt = argv[++i];
         } else if (!strcmp(a, "--system") && has_val) {
             o->system = argv[++i];
+        } else if (!strcmp(a, "--device") && has_val) {
+            o->device = argv[++i];
         } else if (!strcmp(a, "--mask") && has_val) {
             o->mask_path = argv[++i];
         } else if (!strcmp(a, "-n") && has_val) {
@@ -178,6 +182,11 @@ int cmd_generate(int argc, char **argv) {
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc == 1 ? 0 : rc;
     char err[1024];
+    bosch_device dev = device_default();
+    if (o.device && device_parse(o.device, &dev, err, sizeof err)) {
+        fprintf(stderr, "bosch generate: %s\n", err);
+        return 2;
+    }
     model *m = NULL;
     if (model_load(&m, o.model_path, err, sizeof err) != 0) {
         fprintf(stderr, "bosch generate: %s\n", err);
@@ -189,6 +198,7 @@ int cmd_generate(int argc, char **argv) {
     kv_cache kv;
     int kv_ok = 0;
     forward_ws *ws = NULL;
+    device_gpu *gpu = NULL;
     float *logits = NULL;
     rc = 1;
     if (build_mask(&o, m, &mask) != 0 || encode_prompt(&o, m, &toks, &n_prompt) != 0) goto done;
@@ -200,25 +210,35 @@ int cmd_generate(int argc, char **argv) {
     if (m->hp.n_ctx_train > 0 && n_ctx > (size_t)m->hp.n_ctx_train)
         fprintf(stderr, "bosch generate: warning: %zu tokens exceed the model's training context %d\n",
                 n_ctx, m->hp.n_ctx_train);
-    if (kv_cache_init(&kv, &m->hp, &mask, (int)n_ctx) != 0) {
-        fprintf(stderr, "bosch generate: cannot allocate the KV cache for %zu tokens\n", n_ctx);
-        goto done;
+    if (dev == DEVICE_CUDA) {
+        if (device_gpu_create(&gpu, m, err, sizeof err) ||
+            device_gpu_start(gpu, &mask, (int)n_ctx, err, sizeof err)) {
+            fprintf(stderr, "bosch generate: %s\n", err);
+            goto done;
+        }
+    } else {
+        if (kv_cache_init(&kv, &m->hp, &mask, (int)n_ctx) != 0) {
+            fprintf(stderr, "bosch generate: cannot allocate the KV cache for %zu tokens\n", n_ctx);
+            goto done;
+        }
+        kv_ok = 1;
+        ws = forward_ws_create(&m->hp, (int)n_prompt);
     }
-    kv_ok = 1;
-    ws = forward_ws_create(&m->hp, (int)n_prompt);
     logits = malloc(sizeof(float) * (size_t)m->hp.n_vocab);
-    if (!ws || !logits) {
+    if ((!gpu && !ws) || !logits) {
         fprintf(stderr, "bosch generate: out of memory\n");
         goto done;
     }
     fprintf(stderr, "bosch generate: %s, %zu prompt tokens, %d SWA KV heads of %d (window %d, sinks %d), "
-                    "KV cache %.1f MiB\n",
+                    "KV cache %.1f MiB, on %s\n",
             m->name, n_prompt, mask_count_swa(&mask), mask.n_layer * mask.n_head_kv, mask.window,
-            mask.sinks, kv.bytes / 1048576.0);
+            mask.sinks, kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, device_name(dev));
     double t0 = now_s();
     int last = (int)n_prompt - 1;
-    if (forward_prefill(m, &mask, toks, (int)n_prompt, &kv, &last, 1, logits, ws) != 0) {
-        fprintf(stderr, "bosch generate: prefill failed\n");
+    int prc = gpu ? device_gpu_prefill(gpu, toks, (int)n_prompt, logits, err, sizeof err)
+                  : forward_prefill(m, &mask, toks, (int)n_prompt, &kv, &last, 1, logits, ws);
+    if (prc != 0) {
+        fprintf(stderr, "bosch generate: prefill failed%s%s\n", gpu ? ": " : "", gpu ? err : "");
         goto done;
     }
     double t_prefill = now_s() - t0;
@@ -235,8 +255,11 @@ int cmd_generate(int argc, char **argv) {
         fflush(stdout);
         n_gen++;
         if (n_gen == o.n_new) break;
-        if (forward_decode(m, &mask, next, &kv, logits, ws) != 0) {
-            fprintf(stderr, "\nbosch generate: decode failed at position %d\n", kv.n_past);
+        int drc = gpu ? device_gpu_decode(gpu, next, logits, err, sizeof err)
+                      : forward_decode(m, &mask, next, &kv, logits, ws);
+        if (drc != 0) {
+            fprintf(stderr, "\nbosch generate: decode failed at position %d%s%s\n", (int)n_prompt + n_gen - 1,
+                    gpu ? ": " : "", gpu ? err : "");
             goto done;
         }
     }
@@ -251,6 +274,7 @@ int cmd_generate(int argc, char **argv) {
 done:
     free(logits);
     forward_ws_free(ws);
+    device_gpu_free(gpu);
     if (kv_ok) kv_cache_free(&kv);
     free(toks);
     if (mask.z) mask_free(&mask);
