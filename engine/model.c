@@ -373,7 +373,7 @@ int model_load(model **out, const char *path, char *err, size_t errlen) {
     if (stat(path, &st) != 0) {
         seterr(err, errlen,
                "model: %s: %s; run scripts/setup to download the default model "
-               "(SmolLM2-135M-Instruct Q4_1) into models/, or pass another GGUF path",
+               "(SmolLM2-135M-Instruct Q4_1) into models/, or give another GGUF path (argument or BOSCH_MODEL)",
                path, strerror(errno));
         return -1;
     }

@@ -155,13 +155,43 @@ static void usage(FILE *f) {
                "       bosch search [MODEL] --resume DIR\n");
 }
 
+/* Parses option OPT's value V as an integer >= MIN (and <= INT_MAX) into *OUT. On a bad value prints
+ * "bosch search: OPT: bad value 'V' (need an integer >= MIN)" and returns -1. */
+static int parse_int_opt(const char *opt, const char *v, long min, long *out) {
+    char *end = NULL;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno || x < min || x > INT_MAX) {
+        fprintf(stderr, "bosch search: %s: bad value '%s' (need an integer >= %ld)\n", opt, v, min);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* Parses a seed: an unsigned decimal integer (no sign). Returns -1 after printing a message. */
+static int parse_seed_opt(const char *opt, const char *v, unsigned long long *out) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (!(v[0] >= '0' && v[0] <= '9') || *end || errno) {
+        fprintf(stderr, "bosch search: %s: bad value '%s' (need an unsigned integer)\n", opt, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
 int cmd_search(int argc, char **argv) {
     const char *model_path = NULL, *out_dir = NULL, *resume = NULL, *preset = "default";
     const char *opt_method = NULL;
     double ratio = NAN;
-    long window = -1, sinks = -1, b1 = -1, b3 = -1, restarts = -1, buckets = -1, samples = -1, length = -1;
+    long window = 0, sinks = 0, b1 = 0, b3 = 0, restarts = 0, buckets = 0, samples = 0, length = 0;
+    int have_window = 0, have_sinks = 0, have_b1 = 0, have_b3 = 0, have_restarts = 0, have_buckets = 0,
+        have_samples = 0, have_length = 0;
     unsigned long long seed = 1;
     int have_seed = 0, delta_marginal = 0, k_spec = 0, ranks = 0, indep = 0;
+    const char *shaping = NULL; /* first search-shaping option given (rejected with --resume) */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -183,6 +213,8 @@ int cmd_search(int argc, char **argv) {
         }
         i++;
         char *end = NULL;
+        int bad = 0;
+        if (strcmp(a, "--out") && strcmp(a, "--resume") && !shaping) shaping = a;
         if (!strcmp(a, "--ratio"))
             ratio = strtod(v, &end);
         else if (!strcmp(a, "--out"))
@@ -194,19 +226,19 @@ int cmd_search(int argc, char **argv) {
         else if (!strcmp(a, "--method"))
             opt_method = v;
         else if (!strcmp(a, "--window"))
-            window = strtol(v, &end, 10);
+            bad = parse_int_opt(a, v, 1, &window), have_window = 1;
         else if (!strcmp(a, "--sinks"))
-            sinks = strtol(v, &end, 10);
+            bad = parse_int_opt(a, v, 0, &sinks), have_sinks = 1;
         else if (!strcmp(a, "--seed"))
-            seed = strtoull(v, &end, 10), have_seed = 1;
+            bad = parse_seed_opt(a, v, &seed), have_seed = 1;
         else if (!strcmp(a, "--budget1"))
-            b1 = strtol(v, &end, 10);
+            bad = parse_int_opt(a, v, 1, &b1), have_b1 = 1;
         else if (!strcmp(a, "--budget3"))
-            b3 = strtol(v, &end, 10);
+            bad = parse_int_opt(a, v, 1, &b3), have_b3 = 1;
         else if (!strcmp(a, "--restarts"))
-            restarts = strtol(v, &end, 10);
+            bad = parse_int_opt(a, v, 0, &restarts), have_restarts = 1;
         else if (!strcmp(a, "--buckets"))
-            buckets = strtol(v, &end, 10);
+            bad = parse_int_opt(a, v, 2, &buckets), have_buckets = 1;
         else if (!strcmp(a, "--delta")) {
             if (strcmp(v, "cumulative") && strcmp(v, "marginal")) {
                 fprintf(stderr, "bosch search: --delta must be cumulative or marginal\n");
@@ -232,18 +264,29 @@ int cmd_search(int argc, char **argv) {
             }
             indep = !strcmp(v, "independent");
         } else if (!strcmp(a, "--samples"))
-            samples = strtol(v, &end, 10);
-        else if (!strcmp(a, "--length"))
-            length = probe_parse_length(v);
-        else {
+            bad = parse_int_opt(a, v, 1, &samples), have_samples = 1;
+        else if (!strcmp(a, "--length")) {
+            length = probe_parse_length(v), have_length = 1;
+            if (length < PROBE_MIN_LENGTH) {
+                fprintf(stderr, "bosch search: %s: bad value '%s' (need a token count >= %d, e.g. 512 or 1k)\n",
+                        a, v, PROBE_MIN_LENGTH);
+                return 2;
+            }
+        } else {
             fprintf(stderr, "bosch search: unknown option '%s'\n", a);
             usage(stderr);
             return 2;
         }
+        if (bad) return 2;
         if (end && (*end || end == v)) {
             fprintf(stderr, "bosch search: %s: bad value '%s'\n", a, v);
             return 2;
         }
+    }
+    if (resume && shaping) {
+        fprintf(stderr, "bosch search: %s cannot be combined with --resume (the search settings come from %s/state)\n",
+                shaping, resume);
+        return 2;
     }
     if (!resume && (!out_dir || isnan(ratio))) {
         fprintf(stderr, "bosch search: --ratio and --out are required (or --resume DIR)\n");
@@ -282,15 +325,15 @@ int cmd_search(int argc, char **argv) {
             model_free(m);
             return 2;
         }
-        if (window >= 0) cfg.window = (int)window;
-        if (sinks >= 0) cfg.sinks = (int)sinks;
+        if (have_window) cfg.window = (int)window;
+        if (have_sinks) cfg.sinks = (int)sinks;
         if (have_seed) cfg.seed = seed;
-        if (b1 >= 0) cfg.stage1_budget_per_layer = b1;
-        if (b3 >= 0) cfg.stage3_budget_per_group = b3;
-        if (restarts >= 0) cfg.restarts = (int)restarts;
-        if (buckets >= 0) cfg.n_buckets = (int)buckets;
-        if (samples >= 0) cfg.calib_samples = (int)samples;
-        if (length >= 0) cfg.calib_tokens = (int)length;
+        if (have_b1) cfg.stage1_budget_per_layer = b1;
+        if (have_b3) cfg.stage3_budget_per_group = b3;
+        if (have_restarts) cfg.restarts = (int)restarts;
+        if (have_buckets) cfg.n_buckets = (int)buckets;
+        if (have_samples) cfg.calib_samples = (int)samples;
+        if (have_length) cfg.calib_tokens = (int)length;
         cfg.delta_marginal = delta_marginal;
         cfg.stage1_k_spec = k_spec;
         cfg.stage2_ranks = ranks;

@@ -196,6 +196,8 @@ int csv_mask_load(const char *path, attn_mask *out, const model_hparams *hp, cha
     for (int r = 1; r < t.n_rows; r++) {
         int line = t.line[r];
         char **cell = t.cells[r];
+        if (t.n_cols[r] > t.n_cols[0])
+            FAIL("%s: line %d: row has %d fields, the header has %d", path, line, t.n_cols[r], t.n_cols[0]);
         for (int c = 0; c < MC_N; c++)
             if (col[c] >= t.n_cols[r])
                 FAIL("%s: line %d: row has %d fields, field '%s' (column %d) is missing", path, line,
