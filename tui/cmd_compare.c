@@ -16,6 +16,7 @@
  * next), DIR/mask_<method>_<ratio>.csv; prints a markdown table of mean held-out accuracy.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,13 +158,37 @@ static void usage(FILE *f) {
             "         [--samples N] [--length T] [--budget1 B] [--budget3 B]   (calibration/search size)\n");
 }
 
+/* Parses option OPT's value V as an integer >= MIN (and <= INT_MAX) into *OUT. On a bad value prints
+ * "bosch compare: OPT: bad value 'V' (need an integer >= MIN)" and returns -1. */
+static int parse_int_opt(const char *opt, const char *v, long min, long *out) {
+    char *end = NULL;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno || x < min || x > INT_MAX) {
+        fprintf(stderr, "bosch compare: %s: bad value '%s' (need an integer >= %ld)\n", opt, v, min);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* Accepts V only if it equals A or B; sets *is_b. Otherwise prints a message and returns -1. */
+static int parse_choice_opt(const char *opt, const char *v, const char *a, const char *b, int *is_b) {
+    if (strcmp(v, a) && strcmp(v, b)) {
+        fprintf(stderr, "bosch compare: %s: bad value '%s' (need %s or %s)\n", opt, v, a, b);
+        return -1;
+    }
+    *is_b = !strcmp(v, b);
+    return 0;
+}
+
 int cmd_compare(int argc, char **argv) {
     const char *model_path = NULL, *out_dir = NULL, *preset = "tiny";
     const char *ratios_s = "0.25,0.5,0.75,0.875", *methods_s = "bosch,rand,bme,intr,nll,ablation,fisher";
     const char *tasks_s = "niah_single,passkey", *lengths_s = NULL;
     long window = -1, sinks = -1, heldout = 8;
     int delta_marginal = 0, k_spec = 0;
-    long samples = -1, length = -1, b1 = -1, b3 = -1;
+    long samples = -1, length = -1, b1 = -1, b3 = -1; /* -1 (and window/sinks -1): not given */
     unsigned long long seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -184,6 +209,7 @@ int cmd_compare(int argc, char **argv) {
             return 2;
         }
         i++;
+        int bad = 0;
         if (!strcmp(a, "--out"))
             out_dir = v;
         else if (!strcmp(a, "--ratios"))
@@ -196,29 +222,43 @@ int cmd_compare(int argc, char **argv) {
             tasks_s = v;
         else if (!strcmp(a, "--lengths"))
             lengths_s = v;
-        else if (!strcmp(a, "--seed"))
-            seed = strtoull(v, NULL, 10);
-        else if (!strcmp(a, "--window"))
-            window = atol(v);
+        else if (!strcmp(a, "--seed")) {
+            char *end = NULL;
+            errno = 0;
+            seed = strtoull(v, &end, 10);
+            if (!(v[0] >= '0' && v[0] <= '9') || *end || errno) {
+                fprintf(stderr, "bosch compare: %s: bad value '%s' (need an unsigned integer)\n", a, v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--window"))
+            bad = parse_int_opt(a, v, 1, &window);
         else if (!strcmp(a, "--sinks"))
-            sinks = atol(v);
+            bad = parse_int_opt(a, v, 0, &sinks);
         else if (!strcmp(a, "--heldout"))
-            heldout = atol(v);
+            bad = parse_int_opt(a, v, 1, &heldout);
         else if (!strcmp(a, "--delta"))
-            delta_marginal = !strcmp(v, "marginal");
+            bad = parse_choice_opt(a, v, "cumulative", "marginal", &delta_marginal);
+        else if (!strcmp(a, "--stage1-k"))
+            bad = parse_choice_opt(a, v, "capped", "spec", &k_spec);
         else if (!strcmp(a, "--samples"))
-            samples = atol(v);
-        else if (!strcmp(a, "--length"))
+            bad = parse_int_opt(a, v, 1, &samples);
+        else if (!strcmp(a, "--length")) {
             length = probe_parse_length(v);
-        else if (!strcmp(a, "--budget1"))
-            b1 = atol(v);
+            if (length < PROBE_MIN_LENGTH) {
+                fprintf(stderr, "bosch compare: %s: bad value '%s' (need a token count >= %d, e.g. 512 or 1k)\n",
+                        a, v, PROBE_MIN_LENGTH);
+                return 2;
+            }
+        } else if (!strcmp(a, "--budget1"))
+            bad = parse_int_opt(a, v, 1, &b1);
         else if (!strcmp(a, "--budget3"))
-            b3 = atol(v);
+            bad = parse_int_opt(a, v, 1, &b3);
         else {
             fprintf(stderr, "bosch compare: unknown option '%s'\n", a);
             usage(stderr);
             return 2;
         }
+        if (bad) return 2;
     }
     if (!out_dir) {
         fprintf(stderr, "bosch compare: --out DIR is required\n");
@@ -226,6 +266,11 @@ int cmd_compare(int argc, char **argv) {
         return 2;
     }
     if (!model_path) model_path = cli_default_model();
+    struct stat sb;
+    if (stat(out_dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "bosch compare: %s: not a directory\n", out_dir);
+        return 1;
+    }
 
     char items[MAX_RATIOS > SEARCH_METHOD_COUNT + 3 ? MAX_RATIOS : SEARCH_METHOD_COUNT + 3][32];
     char err[1024];
@@ -304,6 +349,11 @@ int cmd_compare(int argc, char **argv) {
     }
     if (mkdir(out_dir, 0777) && errno != EEXIST) {
         fprintf(stderr, "bosch compare: %s: cannot create: %s\n", out_dir, strerror(errno));
+        model_free(m);
+        return 1;
+    }
+    if (stat(out_dir, &sb) || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "bosch compare: %s: not a directory\n", out_dir);
         model_free(m);
         return 1;
     }

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -295,6 +296,11 @@ int cmd_search(int argc, char **argv) {
     }
     if (resume && !out_dir) out_dir = resume;
     if (!model_path) model_path = cli_default_model();
+    struct stat sb;
+    if (!resume && stat(out_dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "bosch search: %s: not a directory\n", out_dir);
+        return 1;
+    }
 
     char err[1024], state_path[4096];
     search_config cfg;
@@ -345,6 +351,11 @@ int cmd_search(int argc, char **argv) {
         }
         if (mkdir(out_dir, 0777) && errno != EEXIST) {
             fprintf(stderr, "bosch search: %s: cannot create: %s\n", out_dir, strerror(errno));
+            model_free(m);
+            return 1;
+        }
+        if (stat(out_dir, &sb) || !S_ISDIR(sb.st_mode)) {
+            fprintf(stderr, "bosch search: %s: not a directory\n", out_dir);
             model_free(m);
             return 1;
         }

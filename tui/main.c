@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
 #include "mkmodel_cmd.h"
@@ -40,6 +41,15 @@ int main(int argc, char **argv) {
             if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
         if (argv[1][0] == '-') {
             fprintf(stderr, "bosch: unknown option '%s'\n", argv[1]);
+            usage(stderr);
+            return 2;
+        }
+        /* A MODEL is an existing file or a name ending in ".gguf"; anything else is a mistyped command. */
+        struct stat sb;
+        size_t n = strlen(argv[1]);
+        int is_gguf = n >= 5 && !strcmp(argv[1] + n - 5, ".gguf");
+        if (!is_gguf && !(stat(argv[1], &sb) == 0 && S_ISREG(sb.st_mode))) {
+            fprintf(stderr, "bosch: unknown command '%s'\n", argv[1]);
             usage(stderr);
             return 2;
         }
