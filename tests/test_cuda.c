@@ -59,8 +59,8 @@ static void test_dequant(void **state) {
         size_t bytes = quant_row_bytes(type, n);
         uint8_t *raw = malloc(bytes);
         for (size_t i = 0; i < bytes; i++) raw[i] = (uint8_t)(frand() * 128 + 128);
-        /* sane scales: every fp16 field a small positive number is not needed for exactness, but keep
-         * F16/F32 inputs finite so NaN payloads do not enter the comparison */
+        /* Finite inputs: F32/F16/BF16 elements are random finite values, and every block's fp16
+         * scale fields are set to small positive numbers, so no NaN or Inf enters the comparison. */
         if (type == GGML_TYPE_F32)
             for (uint64_t i = 0; i < n; i++) ((float *)raw)[i] = frand() * 4;
         if (type == GGML_TYPE_F16 || type == GGML_TYPE_BF16)
