@@ -10,7 +10,8 @@
  * Writes DIR/mask.csv, DIR/trace.csv, DIR/layers.csv and DIR/state (search.h save format).
  * Progress goes to stderr; a one-line summary (key=value) to stdout. Ctrl-C only sets a flag: the
  * search stops after the current evaluation, saves DIR/state and the trace so far, and exits 1;
- * `--resume DIR` continues it to the same final mask.
+ * `--resume DIR` continues it to the same final mask (the settings come from DIR/state, so no other
+ * search option may be given with it).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -153,7 +154,7 @@ static void usage(FILE *f) {
                "         [--restarts K] [--buckets N] [--samples N] [--length T]\n"
                "         [--delta cumulative|marginal] [--stage1-k capped|spec]\n"
                "         [--stage2 proportional|ranks] [--stage1 cascade|independent]\n"
-               "       bosch search [MODEL] --resume DIR\n");
+               "       bosch search [MODEL] --resume DIR   (settings come from DIR/state; no other options)\n");
 }
 
 /* Parses option OPT's value V as an integer >= MIN (and <= INT_MAX) into *OUT. On a bad value prints
