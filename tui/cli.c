@@ -1,4 +1,5 @@
 /* cli.c — helpers shared by the headless subcommands. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,4 +34,37 @@ const char *cli_default_model(void) {
         if (!exe_rel[0]) snprintf(exe_rel, sizeof exe_rel, "%s", DEFAULT_MODEL_REL);
     }
     return exe_rel;
+}
+
+int cli_parse_int(const char *cmd, const char *opt, const char *v, long min, long *out) {
+    char *end = NULL;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno || x < min || x > INT_MAX) {
+        fprintf(stderr, "bosch %s: %s: bad value '%s' (need an integer >= %ld)\n", cmd, opt, v, min);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int cli_parse_seed(const char *cmd, const char *opt, const char *v, unsigned long long *out) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (!(v[0] >= '0' && v[0] <= '9') || *end || errno) {
+        fprintf(stderr, "bosch %s: %s: bad value '%s' (need an unsigned integer)\n", cmd, opt, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int cli_parse_choice(const char *cmd, const char *opt, const char *v, const char *a, const char *b, int *is_b) {
+    if (strcmp(v, a) && strcmp(v, b)) {
+        fprintf(stderr, "bosch %s: %s: bad value '%s' (need %s or %s)\n", cmd, opt, v, a, b);
+        return -1;
+    }
+    *is_b = !strcmp(v, b);
+    return 0;
 }

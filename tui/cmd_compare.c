@@ -158,30 +158,6 @@ static void usage(FILE *f) {
             "         [--samples N] [--length T] [--budget1 B] [--budget3 B]   (calibration/search size)\n");
 }
 
-/* Parses option OPT's value V as an integer >= MIN (and <= INT_MAX) into *OUT. On a bad value prints
- * "bosch compare: OPT: bad value 'V' (need an integer >= MIN)" and returns -1. */
-static int parse_int_opt(const char *opt, const char *v, long min, long *out) {
-    char *end = NULL;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end || errno || x < min || x > INT_MAX) {
-        fprintf(stderr, "bosch compare: %s: bad value '%s' (need an integer >= %ld)\n", opt, v, min);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
-/* Accepts V only if it equals A or B; sets *is_b. Otherwise prints a message and returns -1. */
-static int parse_choice_opt(const char *opt, const char *v, const char *a, const char *b, int *is_b) {
-    if (strcmp(v, a) && strcmp(v, b)) {
-        fprintf(stderr, "bosch compare: %s: bad value '%s' (need %s or %s)\n", opt, v, a, b);
-        return -1;
-    }
-    *is_b = !strcmp(v, b);
-    return 0;
-}
-
 int cmd_compare(int argc, char **argv) {
     const char *model_path = NULL, *out_dir = NULL, *preset = "tiny";
     const char *ratios_s = "0.25,0.5,0.75,0.875", *methods_s = "bosch,rand,bme,intr,nll,ablation,fisher";
@@ -223,25 +199,19 @@ int cmd_compare(int argc, char **argv) {
         else if (!strcmp(a, "--lengths"))
             lengths_s = v;
         else if (!strcmp(a, "--seed")) {
-            char *end = NULL;
-            errno = 0;
-            seed = strtoull(v, &end, 10);
-            if (!(v[0] >= '0' && v[0] <= '9') || *end || errno) {
-                fprintf(stderr, "bosch compare: %s: bad value '%s' (need an unsigned integer)\n", a, v);
-                return 2;
-            }
+            if (cli_parse_seed("compare", a, v, &seed)) return 2;
         } else if (!strcmp(a, "--window"))
-            bad = parse_int_opt(a, v, 1, &window);
+            bad = cli_parse_int("compare", a, v, 1, &window);
         else if (!strcmp(a, "--sinks"))
-            bad = parse_int_opt(a, v, 0, &sinks);
+            bad = cli_parse_int("compare", a, v, 0, &sinks);
         else if (!strcmp(a, "--heldout"))
-            bad = parse_int_opt(a, v, 1, &heldout);
+            bad = cli_parse_int("compare", a, v, 1, &heldout);
         else if (!strcmp(a, "--delta"))
-            bad = parse_choice_opt(a, v, "cumulative", "marginal", &delta_marginal);
+            bad = cli_parse_choice("compare", a, v, "cumulative", "marginal", &delta_marginal);
         else if (!strcmp(a, "--stage1-k"))
-            bad = parse_choice_opt(a, v, "capped", "spec", &k_spec);
+            bad = cli_parse_choice("compare", a, v, "capped", "spec", &k_spec);
         else if (!strcmp(a, "--samples"))
-            bad = parse_int_opt(a, v, 1, &samples);
+            bad = cli_parse_int("compare", a, v, 1, &samples);
         else if (!strcmp(a, "--length")) {
             length = probe_parse_length(v);
             if (length < PROBE_MIN_LENGTH) {
@@ -250,9 +220,9 @@ int cmd_compare(int argc, char **argv) {
                 return 2;
             }
         } else if (!strcmp(a, "--budget1"))
-            bad = parse_int_opt(a, v, 1, &b1);
+            bad = cli_parse_int("compare", a, v, 1, &b1);
         else if (!strcmp(a, "--budget3"))
-            bad = parse_int_opt(a, v, 1, &b3);
+            bad = cli_parse_int("compare", a, v, 1, &b3);
         else {
             fprintf(stderr, "bosch compare: unknown option '%s'\n", a);
             usage(stderr);

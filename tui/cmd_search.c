@@ -157,33 +157,6 @@ static void usage(FILE *f) {
                "       bosch search [MODEL] --resume DIR   (settings come from DIR/state; no other options)\n");
 }
 
-/* Parses option OPT's value V as an integer >= MIN (and <= INT_MAX) into *OUT. On a bad value prints
- * "bosch search: OPT: bad value 'V' (need an integer >= MIN)" and returns -1. */
-static int parse_int_opt(const char *opt, const char *v, long min, long *out) {
-    char *end = NULL;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end || errno || x < min || x > INT_MAX) {
-        fprintf(stderr, "bosch search: %s: bad value '%s' (need an integer >= %ld)\n", opt, v, min);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
-/* Parses a seed: an unsigned decimal integer (no sign). Returns -1 after printing a message. */
-static int parse_seed_opt(const char *opt, const char *v, unsigned long long *out) {
-    char *end = NULL;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (!(v[0] >= '0' && v[0] <= '9') || *end || errno) {
-        fprintf(stderr, "bosch search: %s: bad value '%s' (need an unsigned integer)\n", opt, v);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
 int cmd_search(int argc, char **argv) {
     const char *model_path = NULL, *out_dir = NULL, *resume = NULL, *preset = "default";
     const char *opt_method = NULL;
@@ -228,19 +201,19 @@ int cmd_search(int argc, char **argv) {
         else if (!strcmp(a, "--method"))
             opt_method = v;
         else if (!strcmp(a, "--window"))
-            bad = parse_int_opt(a, v, 1, &window), have_window = 1;
+            bad = cli_parse_int("search", a, v, 1, &window), have_window = 1;
         else if (!strcmp(a, "--sinks"))
-            bad = parse_int_opt(a, v, 0, &sinks), have_sinks = 1;
+            bad = cli_parse_int("search", a, v, 0, &sinks), have_sinks = 1;
         else if (!strcmp(a, "--seed"))
-            bad = parse_seed_opt(a, v, &seed), have_seed = 1;
+            bad = cli_parse_seed("search", a, v, &seed), have_seed = 1;
         else if (!strcmp(a, "--budget1"))
-            bad = parse_int_opt(a, v, 1, &b1), have_b1 = 1;
+            bad = cli_parse_int("search", a, v, 1, &b1), have_b1 = 1;
         else if (!strcmp(a, "--budget3"))
-            bad = parse_int_opt(a, v, 1, &b3), have_b3 = 1;
+            bad = cli_parse_int("search", a, v, 1, &b3), have_b3 = 1;
         else if (!strcmp(a, "--restarts"))
-            bad = parse_int_opt(a, v, 0, &restarts), have_restarts = 1;
+            bad = cli_parse_int("search", a, v, 0, &restarts), have_restarts = 1;
         else if (!strcmp(a, "--buckets"))
-            bad = parse_int_opt(a, v, 2, &buckets), have_buckets = 1;
+            bad = cli_parse_int("search", a, v, 2, &buckets), have_buckets = 1;
         else if (!strcmp(a, "--delta")) {
             if (strcmp(v, "cumulative") && strcmp(v, "marginal")) {
                 fprintf(stderr, "bosch search: --delta must be cumulative or marginal\n");
@@ -266,7 +239,7 @@ int cmd_search(int argc, char **argv) {
             }
             indep = !strcmp(v, "independent");
         } else if (!strcmp(a, "--samples"))
-            bad = parse_int_opt(a, v, 1, &samples), have_samples = 1;
+            bad = cli_parse_int("search", a, v, 1, &samples), have_samples = 1;
         else if (!strcmp(a, "--length")) {
             length = probe_parse_length(v), have_length = 1;
             if (length < PROBE_MIN_LENGTH) {

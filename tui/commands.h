@@ -15,4 +15,13 @@ int cmd_explore(int argc, char **argv);  /* bosch [MODEL]: the ncurses explorer 
 /* Default model path: $BOSCH_MODEL, else models/SmolLM2-135M-Instruct.Q4_1.gguf. */
 const char *cli_default_model(void);
 
+/* Option-value parsers shared by the subcommands. Each prints
+ * "bosch CMD: OPT: bad value 'V' (need ...)" on stderr and returns -1 on a bad value, else 0. */
+/* V an integer in [min, INT_MAX]. */
+int cli_parse_int(const char *cmd, const char *opt, const char *v, long min, long *out);
+/* V an unsigned decimal integer (no sign, fits in 64 bits). */
+int cli_parse_seed(const char *cmd, const char *opt, const char *v, unsigned long long *out);
+/* V equal to a or b; *is_b = (V == b). */
+int cli_parse_choice(const char *cmd, const char *opt, const char *v, const char *a, const char *b, int *is_b);
+
 #endif
