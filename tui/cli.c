@@ -60,7 +60,8 @@ int cli_parse_seed(const char *cmd, const char *opt, const char *v, unsigned lon
     return 0;
 }
 
-int cli_parse_choice(const char *cmd, const char *opt, const char *v, const char *a, const char *b, int *is_b) {
+int cli_parse_choice(const char *cmd, const char *opt, const char *v, const char *a, const char *b,
+                     int *is_b) {
     if (strcmp(v, a) && strcmp(v, b)) {
         fprintf(stderr, "bosch %s: %s: bad value '%s' (need %s or %s)\n", cmd, opt, v, a, b);
         return -1;

@@ -22,6 +22,7 @@ int cli_parse_int(const char *cmd, const char *opt, const char *v, long min, lon
 /* V an unsigned decimal integer (no sign, fits in 64 bits). */
 int cli_parse_seed(const char *cmd, const char *opt, const char *v, unsigned long long *out);
 /* V equal to a or b; *is_b = (V == b). */
-int cli_parse_choice(const char *cmd, const char *opt, const char *v, const char *a, const char *b, int *is_b);
+int cli_parse_choice(const char *cmd, const char *opt, const char *v, const char *a, const char *b,
+                     int *is_b);
 
 #endif
