@@ -32,7 +32,10 @@ typedef struct cuda_kv cuda_kv;       /* a hybrid KV cache on the GPU for n_seq 
 /* Upload `m` to GPU `device`: every matrix as the GGUF's raw (quantized) bytes, dequantized on
  * the GPU to bf16 (kern_dequant_bf16); norms as fp32 from m's dequantized copy. `m` must stay
  * loaded while *out lives (hyper-parameters and the tied-embedding choice are read from it).
- * Errors: no such device, an unsupported tensor type, out of GPU memory (message names the tensor). */
+ * Prefill attention runs on tensor cores (kern_attn_prefill_tc: bf16 Q/K/V/P, fp32 softmax and
+ * accumulation) unless the environment variable BOSCH_CUDA_ATTN is "fp32" (kern_attn_prefill, all
+ * fp32; for comparisons). Errors: no such device, an unsupported tensor type, out of GPU memory
+ * (message names the tensor), BOSCH_CUDA_ATTN neither "tc" nor "fp32". */
 int cuda_model_create(cuda_model **out, const model *m, int device, char *err, size_t errlen);
 void cuda_model_free(cuda_model *g);
 
@@ -76,6 +79,14 @@ void cuda_kv_free(cuda_kv *kv);
 int cuda_kv_n_past(const cuda_kv *kv);     /* positions stored so far (the same for every sequence) */
 uint64_t cuda_kv_bytes(const cuda_kv *kv); /* GPU bytes of keys and values */
 void cuda_kv_clear(cuda_kv *kv);           /* n_past = 0 (contents are overwritten as it refills) */
+
+/* Decode-only benchmarking: give every slot of every (layer, kv_head, sequence) block of kv
+ * pseudo-random keys and values, uniform in [-1, 1) (rows of a 16 MiB pool made on the host from
+ * `seed`, copied on the GPU in a seed-dependent order; kern_gather_rows), then set n_past. Decode
+ * then runs as if positions 0..n_past-1 had been prefilled: its speed depends on the shapes, not on
+ * the values. Slots past n_past are filled too (they are never read before being written).
+ * Errors: n_past outside 0..n_ctx, out of GPU memory, a CUDA error. */
+int cuda_kv_fill_random(cuda_kv *kv, int n_past, uint64_t seed, char *err, size_t errlen);
 
 /* One decode step for all n_seq sequences of kv at position n_past: tokens [n_seq] (the next
  * token of each sequence), logits [n_seq][n_vocab] host (may be NULL); n_past advances by one.

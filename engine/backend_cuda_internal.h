@@ -27,6 +27,7 @@ struct cuda_model {
     float *output_norm; /* [n_embd] */
     cuda_layer *layers; /* [n_layer] */
     kern_blas *blas;
+    int attn_fp32; /* prefill attention: 1 = kern_attn_prefill (fp32 cores), 0 = kern_attn_prefill_tc */
     void **allocs; /* every weight and logit buffer, freed by cuda_model_free */
     int n_allocs, cap_allocs;
     uint64_t weight_bytes;

@@ -137,6 +137,65 @@ int cuda_kv_store_prefill(cuda_kv *kv, int l, const float *d_k, const float *d_v
                                err, errlen);
 }
 
+#define FILL_ROW 1024            /* floats per copied row (4 KiB) */
+#define FILL_POOL_ROWS 4096      /* rows of the random pool (16 MiB) */
+#define FILL_CALL_ROWS (1 << 22) /* rows per kern_gather_rows call (blocks of one launch) */
+
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+int cuda_kv_fill_random(cuda_kv *kv, int n_past, uint64_t seed, char *err, size_t errlen) {
+    if (n_past < 0 || n_past > kv->n_ctx) {
+        cuda_seterr(err, errlen, "cuda: KV cache: fill_random n_past %d is outside 0..%d", n_past, kv->n_ctx);
+        return -1;
+    }
+    uint64_t total = kv->bytes / sizeof(float), rows = total / FILL_ROW, tail = total % FILL_ROW;
+    uint64_t pool_rows = rows < FILL_POOL_ROWS ? rows : FILL_POOL_ROWS;
+    size_t pool_n = (size_t)(pool_rows ? pool_rows * FILL_ROW : tail);
+    float *h_pool = malloc(sizeof(float) * (pool_n ? pool_n : 1));
+    int32_t *h_idx = malloc(sizeof(int32_t) * (size_t)(rows ? rows : 1));
+    float *d_pool = NULL;
+    int32_t *d_idx = NULL;
+    int rc = -1;
+    if (!h_pool || !h_idx) {
+        cuda_seterr(err, errlen, "cuda: KV cache: fill_random: out of host memory (%llu rows)",
+                    (unsigned long long)rows);
+        goto done;
+    }
+    uint64_t st = seed;
+    for (size_t i = 0; i < pool_n; i++) /* top 24 bits -> uniform in [-1, 1) */
+        h_pool[i] = (float)((double)(splitmix64(&st) >> 40) / 8388608.0 - 1.0);
+    if (rows > 0) {
+        for (uint64_t r = 0; r < rows; r++) h_idx[r] = (int32_t)(splitmix64(&st) % pool_rows);
+        if (kern_malloc((void **)&d_pool, sizeof(float) * pool_n, err, errlen) ||
+            kern_malloc((void **)&d_idx, sizeof(int32_t) * rows, err, errlen) ||
+            kern_upload(d_pool, h_pool, sizeof(float) * pool_n, err, errlen) ||
+            kern_upload(d_idx, h_idx, sizeof(int32_t) * rows, err, errlen))
+            goto done;
+        for (uint64_t r0 = 0; r0 < rows; r0 += FILL_CALL_ROWS) {
+            uint64_t n = rows - r0 < FILL_CALL_ROWS ? rows - r0 : FILL_CALL_ROWS;
+            if (kern_gather_rows(d_pool, d_idx + r0, kv->store + r0 * FILL_ROW, (int)n, FILL_ROW, NULL, err,
+                                 errlen))
+                goto done;
+        }
+    }
+    if (tail > 0 && kern_upload(kv->store + rows * FILL_ROW, h_pool, sizeof(float) * tail, err, errlen))
+        goto done;
+    if (kern_sync(NULL, err, errlen)) goto done;
+    kv->n_past = n_past;
+    rc = 0;
+done:
+    kern_free(d_pool);
+    kern_free(d_idx);
+    free(h_pool);
+    free(h_idx);
+    return rc;
+}
+
 #define TRY(call)                                                                                            \
     do {                                                                                                     \
         if ((call) != 0) return -1;                                                                          \

@@ -8,6 +8,11 @@
  * differs, or the row has an SWA head and window/sinks differ. The same code path with the same
  * shapes runs in both cases (forward_layer on one whole sample, fixed-order attention), which is
  * what makes reuse bitwise identical to a from-scratch evaluation.
+ *
+ * With an eval_backend (eval.h; the GPU) the per-sample forward is the backend's run(): the
+ * evaluator hands it the tokens or the saved stream entering layer `first`, the host pointers where
+ * the streams entering later layers go (prefix reuse), and the answer rows; the metrics, the base
+ * bookkeeping and the streams stay here, identical for every backend.
  */
 #include "eval.h"
 
@@ -21,6 +26,8 @@
 
 struct evaluator {
     const model *m;
+    const eval_backend *be; /* NULL: CPU forward */
+    float **x_save;         /* [n_layer] backend's save pointers (be only) */
     int n_samples;
     eval_sample *samples; /* [n_samples], tokens point into tok_store */
     int32_t *tok_store;
@@ -53,6 +60,7 @@ void evaluator_free(evaluator *ev) {
     free(ev->base_res);
     mask_free(&ev->base); /* zeroed or a copy: safe either way */
     forward_ws_free(ev->ws);
+    free(ev->x_save);
     free(ev->x);
     free(ev->logits);
     free(ev->rows);
@@ -66,9 +74,22 @@ int evaluator_n_samples(const evaluator *ev) {
     return ev->n_samples;
 }
 
+const eval_backend *evaluator_backend(const evaluator *ev) {
+    return ev->be;
+}
+
 int evaluator_create(evaluator **out, const model *m, const eval_sample *samples, int n_samples, int reuse,
                      char *err, size_t errlen) {
+    return evaluator_create_on(out, m, NULL, samples, n_samples, reuse, err, errlen);
+}
+
+int evaluator_create_on(evaluator **out, const model *m, const eval_backend *be, const eval_sample *samples,
+                        int n_samples, int reuse, char *err, size_t errlen) {
     *out = NULL;
+    if (be && !be->run) {
+        snprintf(err, errlen, "eval: backend '%s' has no run function", be->name ? be->name : "?");
+        return -1;
+    }
     const model_hparams *hp = &m->hp;
     if (n_samples < 1) {
         snprintf(err, errlen, "eval: n_samples is %d, need at least 1", n_samples);
@@ -100,6 +121,7 @@ int evaluator_create(evaluator **out, const model *m, const eval_sample *samples
     evaluator *ev = calloc(1, sizeof *ev);
     if (!ev) goto oom;
     ev->m = m;
+    ev->be = be;
     ev->n_samples = n_samples;
     ev->reuse = reuse != 0;
     ev->max_run = max_run;
@@ -107,11 +129,16 @@ int evaluator_create(evaluator **out, const model *m, const eval_sample *samples
     ev->samples = malloc(sizeof *ev->samples * (size_t)n_samples);
     ev->tok_store = malloc(sizeof(int32_t) * total);
     ev->n_run = malloc(sizeof(int) * (size_t)n_samples);
-    ev->ws = forward_ws_create(hp, max_run);
-    ev->x = malloc(sizeof(float) * (size_t)max_run * hp->n_embd);
+    if (be) { /* the backend has its own activations; only the save pointers live here */
+        ev->x_save = calloc((size_t)hp->n_layer, sizeof(float *));
+    } else {
+        ev->ws = forward_ws_create(hp, max_run);
+        ev->x = malloc(sizeof(float) * (size_t)max_run * hp->n_embd);
+    }
     ev->logits = malloc(sizeof(float) * (size_t)max_answer * hp->n_vocab);
     ev->rows = malloc(sizeof(int) * (size_t)max_answer);
-    if (!ev->samples || !ev->tok_store || !ev->n_run || !ev->ws || !ev->x || !ev->logits || !ev->rows)
+    if (!ev->samples || !ev->tok_store || !ev->n_run || (be ? !ev->x_save : !ev->ws || !ev->x) ||
+        !ev->logits || !ev->rows)
         goto oom;
     size_t off = 0;
     for (int s = 0; s < n_samples; s++) {
@@ -181,6 +208,25 @@ static void sample_metrics(const evaluator *ev, int s, eval_sample_result *r) {
     r->p_answer = exp(-r->nll);
 }
 
+/* One sample on the backend: from the embedding (first 0) or the stored stream entering `first`. */
+static int run_sample_backend(evaluator *ev, int s, const attn_mask *mask, int first, int store, char *err,
+                              size_t errlen) {
+    const eval_sample *x = &ev->samples[s];
+    const int L = ev->m->hp.n_layer, n = ev->n_run[s];
+    const size_t plane = (size_t)n * ev->m->hp.n_embd;
+    for (int l = 0; l < L; l++)
+        ev->x_save[l] = store && l > first ? ev->streams[s] + (size_t)(l - 1) * plane : NULL;
+    const float *x_in = first > 0 ? ev->streams[s] + (size_t)(first - 1) * plane : NULL;
+    char msg[256] = "";
+    if (ev->be->run(ev->be->ctx, mask, n, x->tokens, x_in, first, ev->x_save, ev->rows, x->n_answer,
+                    ev->logits, msg, sizeof msg) != 0) {
+        snprintf(err, errlen, "eval: sample %d (%d tokens, from layer %d) on %s: %s", s, n, first,
+                 ev->be->name ? ev->be->name : "backend", msg);
+        return -1;
+    }
+    return 0;
+}
+
 /* Run every sample under `mask` from layer `first`; store streams when `store`. */
 static int run_samples(evaluator *ev, const attn_mask *mask, int first, int store, eval_sample_result *res,
                        char *err, size_t errlen) {
@@ -190,6 +236,12 @@ static int run_samples(evaluator *ev, const attn_mask *mask, int first, int stor
         const eval_sample *x = &ev->samples[s];
         const int n = ev->n_run[s];
         const size_t plane = (size_t)n * E;
+        if (ev->be) {
+            for (int a = 0; a < x->n_answer; a++) ev->rows[a] = x->answer_start - 1 + a;
+            if (run_sample_backend(ev, s, mask, first, store, err, errlen)) return -1;
+            sample_metrics(ev, s, &res[s]);
+            continue;
+        }
         if (first == 0) {
             if (forward_embed(m, x->tokens, n, ev->x) != 0) {
                 snprintf(err, errlen, "eval: sample %d: embedding failed", s);

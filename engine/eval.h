@@ -43,6 +43,31 @@ typedef struct {
 
 typedef struct evaluator evaluator;
 
+/* A forward backend for the evaluator (the GPU: engine/backend_cuda_eval.h; tests: a CPU one).
+ * engine/ knows only this table, so it stays free of CUDA. run() computes ONE sample of n_tokens
+ * tokens at positions 0..n_tokens-1 under `mask` (shaped like the model; window and sinks from it)
+ * from layer `first` (0 <= first < n_layer) to the end, then the final RMSNorm and the LM head:
+ *   tokens  [n_tokens] ids (checked by the evaluator), read when first == 0 (embedding first);
+ *   x_in    [n_tokens][n_embd] fp32, the residual stream entering layer `first`, read when first > 0;
+ *   x_save  n_layer host pointers: when x_save[l] != NULL (first < l < n_layer) it receives the
+ *           residual stream entering layer l, [n_tokens][n_embd] fp32 (x_save[l] is NULL for
+ *           l <= first; the array itself is never NULL);
+ *   rows    [n_rows] token indexes in 0..n_tokens-1 (the positions before each answer token);
+ *   logits  [n_rows][n_vocab] fp32 out, row i the logits at rows[i].
+ * Contract (what makes prefix reuse bitwise identical, eval.h header): run() is deterministic,
+ * and starting at layer f from a stream it saved as x_save[f] gives bit for bit the same streams,
+ * logits and saves as the run that saved it (layer l's arithmetic depends only on the stream
+ * entering l, the mask's row l, window, sinks and n_tokens). Returns 0, or -1 with a message in
+ * err[errlen]. ctx belongs to the backend's owner, who keeps it alive while evaluators use it;
+ * calls on one ctx are serialized by its users (a backend need not be thread-safe). */
+typedef struct {
+    const char *name; /* "cuda", ... (for messages) */
+    void *ctx;
+    int (*run)(void *ctx, const attn_mask *mask, int n_tokens, const int32_t *tokens, const float *x_in,
+               int first, float *const *x_save, const int *rows, int n_rows, float *logits, char *err,
+               size_t errlen);
+} eval_backend;
+
 /* Create an evaluator over `samples` (copied). Window and sinks come from each mask scored.
  * reuse != 0 enables prefix reuse (memory: n_layer-1 residual streams, the ones entering layers
  * 1..n_layer-1, of every sample's answer_start + n_answer - 1 tokens, fp32: for SmolLM2-135M
@@ -52,6 +77,16 @@ typedef struct evaluator evaluator;
 int evaluator_create(evaluator **out, const model *m, const eval_sample *samples, int n_samples, int reuse,
                      char *err, size_t errlen);
 void evaluator_free(evaluator *ev);
+
+/* evaluator_create with the forward run by `be` (borrowed: must outlive the evaluator; NULL = the
+ * CPU forward, forward.h, exactly as evaluator_create). With a backend no CPU activation scratch
+ * is allocated; the prefix-reuse streams stay in host memory as above. Scores from a backend
+ * differ from the CPU's by the backend's precision (the GPU: bf16 weights, backend_cuda.h), but
+ * reuse on one backend is bitwise identical to a from-scratch evaluation on that backend. */
+int evaluator_create_on(evaluator **out, const model *m, const eval_backend *be, const eval_sample *samples,
+                        int n_samples, int reuse, char *err, size_t errlen);
+/* The backend an evaluator runs on (NULL = CPU). */
+const eval_backend *evaluator_backend(const evaluator *ev);
 
 /* Score `mask` on every sample. per_sample (optional) gets n_samples results. Uses and does not
  * change the base. Returns 0, or -1 with a message (shape mismatch, OOM). */

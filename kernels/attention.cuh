@@ -32,6 +32,17 @@ __device__ __forceinline__ int kv_slot(int p, bool full, int window, int sinks) 
     return (full || p < sinks) ? p : sinks + (p - sinks) % window;
 }
 
+/* Key tiles (of `bc` keys) that a block of query rows [r0, r_last] must visit: pass 0 the sink
+ * tiles, pass 1 the window tiles (full heads: everything in pass 0). The two ranges never overlap. */
+__device__ __forceinline__ void tile_range(int pass, int r0, int r_last, bool full, int window, int sinks,
+                                           int bc, int *t_begin, int *t_end) {
+    const int last_tile = r_last / bc;
+    const int sink_tiles = full ? last_tile + 1 : (sinks + bc - 1) / bc;
+    const int win_first = full ? last_tile + 1 : max(sink_tiles, max(0, r0 - window + 1) / bc);
+    *t_begin = pass == 0 ? 0 : win_first;
+    *t_end = pass == 0 ? min(sink_tiles, last_tile + 1) : last_tile + 1;
+}
+
 static inline int check_shape(int n_head, int n_head_kv, int head_dim, int window, int sinks, char *err,
                               size_t errlen) {
     if (n_head_kv <= 0 || n_head % n_head_kv || head_dim % 32 || head_dim > 32 * ATT_MAXT || window < 1 ||

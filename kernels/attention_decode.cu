@@ -92,9 +92,9 @@ extern "C" int kern_attn_decode(const float *d_q, const float *const *d_k_heads,
     if (check_shape(n_head, n_head_kv, head_dim, window, sinks, err, errlen)) return -1;
     if (n_seq <= 0) return 0;
     dim3 grid(n_head, n_seq);
-    k_attn_decode<<<grid, 32 * DEC_WARPS, 0, (cudaStream_t)stream>>>(
-        d_q, d_k_heads, d_v_heads, d_cap, d_z_row, d_out, pos, n_head, n_head_kv, head_dim, window, sinks,
-        1.0f / sqrtf((float)head_dim));
+    KERN_LAUNCH(k_attn_decode, grid, 32 * DEC_WARPS, 0, (cudaStream_t)stream)
+    (d_q, d_k_heads, d_v_heads, d_cap, d_z_row, d_out, pos, n_head, n_head_kv, head_dim, window, sinks,
+     1.0f / sqrtf((float)head_dim));
     return KERN_LAUNCHED("attention decode");
 }
 
@@ -119,8 +119,8 @@ extern "C" int kern_kv_store(const float *d_k_new, const float *d_v_new, float *
                              char *err, size_t errlen) {
     if (n_seq <= 0) return 0;
     dim3 grid(n_head_kv, n_seq);
-    k_kv_store<<<grid, 64, 0, (cudaStream_t)stream>>>(d_k_new, d_v_new, d_k_heads, d_v_heads, d_cap, d_z_row,
-                                                      pos, n_head_kv, head_dim, window, sinks);
+    KERN_LAUNCH(k_kv_store, grid, 64, 0, (cudaStream_t)stream)
+    (d_k_new, d_v_new, d_k_heads, d_v_heads, d_cap, d_z_row, pos, n_head_kv, head_dim, window, sinks);
     return KERN_LAUNCHED("kv store");
 }
 
@@ -156,7 +156,7 @@ extern "C" int kern_kv_store_block(const float *d_k, const float *d_v, float *co
         return -1;
     }
     dim3 grid(n_tokens, n_head_kv, n_seq);
-    k_kv_store_block<<<grid, 64, 0, (cudaStream_t)stream>>>(
-        d_k, d_v, d_k_heads, d_v_heads, d_cap, d_z_row, pos0, n_tokens, n_head_kv, head_dim, window, sinks);
+    KERN_LAUNCH(k_kv_store_block, grid, 64, 0, (cudaStream_t)stream)
+    (d_k, d_v, d_k_heads, d_v_heads, d_cap, d_z_row, pos0, n_tokens, n_head_kv, head_dim, window, sinks);
     return KERN_LAUNCHED("kv store block");
 }

@@ -10,21 +10,10 @@
 #include "attention.cuh"
 #include "kernels.h"
 
-/* Key tiles of a block of query rows [r0, r_last]: pass 0 the sink tiles, pass 1 the window tiles
- * (full heads: everything in pass 0). The two ranges never overlap. */
-__device__ __forceinline__ void tile_range(int pass, int r0, int r_last, bool full, int window, int sinks,
-                                           int *t_begin, int *t_end) {
-    const int last_tile = r_last / ATT_BC;
-    const int sink_tiles = full ? last_tile + 1 : (sinks + ATT_BC - 1) / ATT_BC;
-    const int win_first = full ? last_tile + 1 : max(sink_tiles, max(0, r0 - window + 1) / ATT_BC);
-    *t_begin = pass == 0 ? 0 : win_first;
-    *t_end = pass == 0 ? min(sink_tiles, last_tile + 1) : last_tile + 1;
-}
-
 __global__ void k_attn_prefill_simple(const float *q, const float *k, const float *v, float *out,
                                       int n_tokens, int n_head, int n_head_kv, int head_dim,
                                       const uint8_t *z_row, int window, int sinks, float scale) {
-    extern __shared__ float smem[];
+    KERN_DYNAMIC_SHARED(float, smem);
     float *ks = smem;                     /* [ATT_BC][head_dim] */
     float *vs = smem + ATT_BC * head_dim; /* [ATT_BC][head_dim] */
     const int head = blockIdx.y, kv_head = head / (n_head / n_head_kv);
@@ -49,7 +38,7 @@ __global__ void k_attn_prefill_simple(const float *q, const float *k, const floa
 
     for (int pass = 0; pass < 2; pass++) {
         int t_begin, t_end;
-        tile_range(pass, r0, r_last, full, window, sinks, &t_begin, &t_end);
+        tile_range(pass, r0, r_last, full, window, sinks, ATT_BC, &t_begin, &t_end);
         for (int tile = t_begin; tile < t_end; tile++) {
             const int j0 = tile * ATT_BC;
             __syncthreads();
@@ -104,7 +93,7 @@ template <int NT> /* head_dim = 32 * NT, so every loop below has a fixed trip co
 __global__ void k_attn_prefill(const float *q, const float *k, const float *v, float *out, int n_tokens,
                                int n_head, int n_head_kv, const uint8_t *z_row, int window, int sinks,
                                float scale) {
-    extern __shared__ float smem[];
+    KERN_DYNAMIC_SHARED(float, smem);
     constexpr int head_dim = 32 * NT, ks_stride = head_dim + 1;
     float *ks = smem;                    /* [ATT_BC][head_dim + 1] */
     float *vs = ks + ATT_BC * ks_stride; /* [ATT_BC][head_dim] */
@@ -131,7 +120,7 @@ __global__ void k_attn_prefill(const float *q, const float *k, const float *v, f
 
     for (int pass = 0; pass < 2; pass++) {
         int t_begin, t_end;
-        tile_range(pass, r0, r_last, full, window, sinks, &t_begin, &t_end);
+        tile_range(pass, r0, r_last, full, window, sinks, ATT_BC, &t_begin, &t_end);
         for (int tile = t_begin; tile < t_end; tile++) {
             const int j0 = tile * ATT_BC, j = j0 + lane; /* this lane's key */
             __syncthreads(); /* previous tile consumed (and, the first time, qs written) */
@@ -205,8 +194,8 @@ static int launch_tiled(const float *d_q, const float *d_k, const float *d_v, fl
             "cudaFuncSetAttribute(attention prefill)", err, errlen))
         return -1;
     dim3 grid((n_tokens + ATT_BR - 1) / ATT_BR, n_head);
-    k_attn_prefill<NT><<<grid, 32 * ATT_WARPS, shmem, (cudaStream_t)stream>>>(
-        d_q, d_k, d_v, d_out, n_tokens, n_head, n_head_kv, d_z_row, window, sinks, scale);
+    KERN_LAUNCH(k_attn_prefill<NT>, grid, 32 * ATT_WARPS, shmem, (cudaStream_t)stream)
+    (d_q, d_k, d_v, d_out, n_tokens, n_head, n_head_kv, d_z_row, window, sinks, scale);
     return KERN_LAUNCHED("attention prefill");
 }
 
@@ -248,8 +237,8 @@ extern "C" int kern_attn_prefill_simple(const float *d_q, const float *d_k, cons
                    "cudaFuncSetAttribute(attention prefill)", err, errlen))
         return -1;
     dim3 grid((n_tokens + ATT_BR - 1) / ATT_BR, n_head);
-    k_attn_prefill_simple<<<grid, 32 * ATT_WARPS, shmem, (cudaStream_t)stream>>>(
-        d_q, d_k, d_v, d_out, n_tokens, n_head, n_head_kv, head_dim, d_z_row, window, sinks,
-        1.0f / sqrtf((float)head_dim));
+    KERN_LAUNCH(k_attn_prefill_simple, grid, 32 * ATT_WARPS, shmem, (cudaStream_t)stream)
+    (d_q, d_k, d_v, d_out, n_tokens, n_head, n_head_kv, head_dim, d_z_row, window, sinks,
+     1.0f / sqrtf((float)head_dim));
     return KERN_LAUNCHED("attention prefill (simple)");
 }

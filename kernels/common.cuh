@@ -1,10 +1,22 @@
 // common.cuh — error reporting and small helpers shared by the CUDA sources (not public).
 #pragma once
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef BOSCH_KERN_EMU
+/* Tests only: the same sources compiled by the host C++ compiler over a CPU emulator of the
+ * CUDA subset used here (kernels/emu/cuda_emu.h), so the kernels also run without a GPU. */
+#include "emu/cuda_emu.h"
+#else
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <stdint.h>
-#include <stdio.h>
+/* Launch `k` on `grid` x `block` threads with `shmem` bytes of dynamic shared memory on `stream`;
+ * the kernel's arguments follow in parentheses. A macro so the emulator can replace <<< >>>. */
+#define KERN_LAUNCH(k, grid, block, shmem, stream) k<<<grid, block, shmem, stream>>>
+/* The block's dynamic shared memory (the launch's `shmem` bytes, 128-byte aligned) as `type name[]`. */
+#define KERN_DYNAMIC_SHARED(type, name) extern __shared__ __align__(128) type name[]
+#endif
 
 // Report the last launch/runtime error of `what` into err; returns 0 or -1.
 static inline int kern_check(cudaError_t e, const char *what, char *err, size_t errlen) {

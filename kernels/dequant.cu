@@ -5,7 +5,9 @@
 
 enum { T_F32 = 0, T_F16 = 1, T_Q4_0 = 2, T_Q4_1 = 3, T_Q8_0 = 8, T_Q4_K = 12, T_Q6_K = 14, T_BF16 = 30 };
 
-__device__ __forceinline__ uint16_t ld_u16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+__device__ __forceinline__ uint16_t ld_u16(const uint8_t *p) {
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
 
 __device__ float dequant_q4_0(const uint8_t *blk, int j) { /* 18 bytes: d, qs[16] */
     float d = kern_h2f(ld_u16(blk));
@@ -69,15 +71,33 @@ __global__ void k_dequant(uint32_t type, const uint8_t *src, uint16_t *dst, uint
     if (i >= n) return;
     float x;
     switch (type) {
-    case T_F32: x = ((const float *)src)[i]; break;
-    case T_F16: x = kern_h2f(((const uint16_t *)src)[i]); break;
-    case T_BF16: dst[i] = ((const uint16_t *)src)[i]; return;
-    case T_Q4_0: x = dequant_q4_0(src + (i / 32) * 18, (int)(i % 32)); break;
-    case T_Q4_1: x = dequant_q4_1(src + (i / 32) * 20, (int)(i % 32)); break;
-    case T_Q8_0: x = dequant_q8_0(src + (i / 32) * 34, (int)(i % 32)); break;
-    case T_Q4_K: x = dequant_q4_k(src + (i / 256) * 144, (int)(i % 256)); break;
-    case T_Q6_K: x = dequant_q6_k(src + (i / 256) * 210, (int)(i % 256)); break;
-    default: x = 0.0f; break;
+    case T_F32:
+        x = ((const float *)src)[i];
+        break;
+    case T_F16:
+        x = kern_h2f(((const uint16_t *)src)[i]);
+        break;
+    case T_BF16:
+        dst[i] = ((const uint16_t *)src)[i];
+        return;
+    case T_Q4_0:
+        x = dequant_q4_0(src + (i / 32) * 18, (int)(i % 32));
+        break;
+    case T_Q4_1:
+        x = dequant_q4_1(src + (i / 32) * 20, (int)(i % 32));
+        break;
+    case T_Q8_0:
+        x = dequant_q8_0(src + (i / 32) * 34, (int)(i % 32));
+        break;
+    case T_Q4_K:
+        x = dequant_q4_k(src + (i / 256) * 144, (int)(i % 256));
+        break;
+    case T_Q6_K:
+        x = dequant_q6_k(src + (i / 256) * 210, (int)(i % 256));
+        break;
+    default:
+        x = 0.0f;
+        break;
     }
     dst[i] = kern_f2bf(x);
 }
@@ -86,9 +106,20 @@ extern "C" int kern_dequant_bf16(uint32_t type, const void *d_src, uint16_t *d_d
                                  void *stream, char *err, size_t errlen) {
     uint64_t block = 1;
     switch (type) {
-    case T_F32: case T_F16: case T_BF16: block = 1; break;
-    case T_Q4_0: case T_Q4_1: case T_Q8_0: block = 32; break;
-    case T_Q4_K: case T_Q6_K: block = 256; break;
+    case T_F32:
+    case T_F16:
+    case T_BF16:
+        block = 1;
+        break;
+    case T_Q4_0:
+    case T_Q4_1:
+    case T_Q8_0:
+        block = 32;
+        break;
+    case T_Q4_K:
+    case T_Q6_K:
+        block = 256;
+        break;
     default:
         snprintf(err, errlen, "cuda: dequantize: unsupported ggml type %u", type);
         return -1;
@@ -99,8 +130,8 @@ extern "C" int kern_dequant_bf16(uint32_t type, const void *d_src, uint16_t *d_d
         return -1;
     }
     if (n_elems == 0) return 0;
-    k_dequant<<<kern_blocks(n_elems, 256), 256, 0, (cudaStream_t)stream>>>(type, (const uint8_t *)d_src, d_dst,
-                                                                           n_elems);
+    KERN_LAUNCH(k_dequant, kern_blocks(n_elems, 256), 256, 0, (cudaStream_t)stream)
+    (type, (const uint8_t *)d_src, d_dst, n_elems);
     return KERN_LAUNCHED("dequantize");
 }
 
@@ -112,6 +143,6 @@ __global__ void k_f32_to_bf16(const float *src, uint16_t *dst, uint64_t n) {
 extern "C" int kern_f32_to_bf16(const float *d_src, uint16_t *d_dst, uint64_t n, void *stream, char *err,
                                 size_t errlen) {
     if (n == 0) return 0;
-    k_f32_to_bf16<<<kern_blocks(n, 256), 256, 0, (cudaStream_t)stream>>>(d_src, d_dst, n);
+    KERN_LAUNCH(k_f32_to_bf16, kern_blocks(n, 256), 256, 0, (cudaStream_t)stream)(d_src, d_dst, n);
     return KERN_LAUNCHED("fp32 to bf16");
 }

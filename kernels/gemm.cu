@@ -1,8 +1,12 @@
 // gemm.cu — bf16 GEMM with fp32 accumulation through cuBLAS (kernels.h).
-#include <cublas_v2.h>
 #include <stdlib.h>
 
 #include "common.cuh"
+#ifdef BOSCH_KERN_EMU
+#include "emu/cublas_emu.h"
+#else
+#include <cublas_v2.h>
+#endif
 #include "kernels.h"
 
 struct kern_blas {
@@ -44,7 +48,8 @@ extern "C" int kern_gemm_bf16(kern_blas *b, const uint16_t *d_x, const uint16_t 
                                     CUDA_R_16BF, n_in, d_x, CUDA_R_16BF, n_in, &beta, d_y, CUDA_R_32F, n_out,
                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     if (s != CUBLAS_STATUS_SUCCESS) {
-        snprintf(err, errlen, "cuda: cublasGemmEx(%d x %d x %d): %s", n_rows, n_out, n_in, cublasGetStatusString(s));
+        snprintf(err, errlen, "cuda: cublasGemmEx(%d x %d x %d): %s", n_rows, n_out, n_in,
+                 cublasGetStatusString(s));
         return -1;
     }
     return 0;

@@ -91,6 +91,14 @@ int kern_attn_prefill_simple(const float *d_q, const float *d_k, const float *d_
                              int n_head, int n_head_kv, int head_dim, const uint8_t *d_z_row, int window,
                              int sinks, void *stream, char *err, size_t errlen);
 
+/* The same attention on tensor cores (attention_prefill_tc.cu, sm_80 or newer): Q·scale, K and V
+ * rounded to bf16 (round to nearest even) in shared memory, P rounded to bf16 for P·V; scores,
+ * softmax and accumulation fp32 (the precision of PyTorch's bf16 SDPA). head_dim 32..256 in steps
+ * of 32. The GPU forward uses this one unless BOSCH_CUDA_ATTN=fp32 (backend_cuda.h). */
+int kern_attn_prefill_tc(const float *d_q, const float *d_k, const float *d_v, float *d_out, int n_tokens,
+                         int n_head, int n_head_kv, int head_dim, const uint8_t *d_z_row, int window,
+                         int sinks, void *stream, char *err, size_t errlen);
+
 /* Decode over a hybrid KV cache, one new position `pos` for each of n_seq sequences.
  * q [n_seq][n_head*head_dim]; d_k_heads/d_v_heads: device arrays of n_head_kv device pointers, head h
  * pointing at [n_seq][cap[h]][head_dim]; d_cap [n_head_kv] slots (n_ctx for full heads, sinks+window
@@ -98,13 +106,14 @@ int kern_attn_prefill_simple(const float *d_q, const float *d_k, const float *d_
  * out [n_seq][n_head*head_dim]. */
 int kern_attn_decode(const float *d_q, const float *const *d_k_heads, const float *const *d_v_heads,
                      const int *d_cap, const uint8_t *d_z_row, float *d_out, int n_seq, int pos, int n_head,
-                     int n_head_kv, int head_dim, int window, int sinks, void *stream, char *err, size_t errlen);
+                     int n_head_kv, int head_dim, int window, int sinks, void *stream, char *err,
+                     size_t errlen);
 
 /* Store keys/values of position `pos` for n_seq sequences into the hybrid cache (slot as above):
  * k_new, v_new [n_seq][n_head_kv*head_dim]. */
-int kern_kv_store(const float *d_k_new, const float *d_v_new, float *const *d_k_heads, float *const *d_v_heads,
-                  const int *d_cap, const uint8_t *d_z_row, int n_seq, int pos, int n_head_kv, int head_dim,
-                  int window, int sinks, void *stream, char *err, size_t errlen);
+int kern_kv_store(const float *d_k_new, const float *d_v_new, float *const *d_k_heads,
+                  float *const *d_v_heads, const int *d_cap, const uint8_t *d_z_row, int n_seq, int pos,
+                  int n_head_kv, int head_dim, int window, int sinks, void *stream, char *err, size_t errlen);
 
 /* Store a prefilled block into the hybrid cache: positions pos0..pos0+n_tokens-1 of n_seq
  * sequences, k, v [n_seq][n_tokens][n_head_kv*head_dim] (RoPE applied). Slots as for

@@ -10,10 +10,10 @@ __global__ void k_embed(const uint16_t *table, const int32_t *tokens, float *x, 
     for (int c = threadIdx.x; c < n_embd; c += blockDim.x) x[(size_t)row * n_embd + c] = kern_bf2f(src[c]);
 }
 
-extern "C" int kern_embed(const uint16_t *d_table, const int32_t *d_tokens, float *d_x, int n_tokens, int n_embd,
-                          void *stream, char *err, size_t errlen) {
+extern "C" int kern_embed(const uint16_t *d_table, const int32_t *d_tokens, float *d_x, int n_tokens,
+                          int n_embd, void *stream, char *err, size_t errlen) {
     if (n_tokens <= 0) return 0;
-    k_embed<<<n_tokens, 256, 0, (cudaStream_t)stream>>>(d_table, d_tokens, d_x, n_embd);
+    KERN_LAUNCH(k_embed, n_tokens, 256, 0, (cudaStream_t)stream)(d_table, d_tokens, d_x, n_embd);
     return KERN_LAUNCHED("embed");
 }
 
@@ -37,7 +37,7 @@ __global__ void k_rmsnorm(const float *x, const float *w, float *y, int n, float
 extern "C" int kern_rmsnorm(const float *d_x, const float *d_w, float *d_y, int n_rows, int n, float eps,
                             void *stream, char *err, size_t errlen) {
     if (n_rows <= 0) return 0;
-    k_rmsnorm<<<n_rows, 256, 0, (cudaStream_t)stream>>>(d_x, d_w, d_y, n, eps);
+    KERN_LAUNCH(k_rmsnorm, n_rows, 256, 0, (cudaStream_t)stream)(d_x, d_w, d_y, n, eps);
     return KERN_LAUNCHED("rmsnorm");
 }
 
@@ -60,12 +60,12 @@ __global__ void k_rope(float *x, int n_tokens, int n_heads, int head_dim, int ro
     h[b] = x0 * s + x1 * c;
 }
 
-extern "C" int kern_rope(float *d_x, int n_tokens, int n_heads, int head_dim, int rope_dim, int pos0, float base,
-                         int neox, void *stream, char *err, size_t errlen) {
+extern "C" int kern_rope(float *d_x, int n_tokens, int n_heads, int head_dim, int rope_dim, int pos0,
+                         float base, int neox, void *stream, char *err, size_t errlen) {
     uint64_t total = (uint64_t)n_tokens * n_heads * (rope_dim / 2);
     if (total == 0) return 0;
-    k_rope<<<kern_blocks(total, 256), 256, 0, (cudaStream_t)stream>>>(d_x, n_tokens, n_heads, head_dim, rope_dim,
-                                                                      pos0, base, neox);
+    KERN_LAUNCH(k_rope, kern_blocks(total, 256), 256, 0, (cudaStream_t)stream)
+    (d_x, n_tokens, n_heads, head_dim, rope_dim, pos0, base, neox);
     return KERN_LAUNCHED("rope");
 }
 
@@ -80,7 +80,7 @@ __global__ void k_swiglu(const float *gate, const float *up, float *out, uint64_
 extern "C" int kern_swiglu(const float *d_gate, const float *d_up, float *d_out, uint64_t n, void *stream,
                            char *err, size_t errlen) {
     if (n == 0) return 0;
-    k_swiglu<<<kern_blocks(n, 256), 256, 0, (cudaStream_t)stream>>>(d_gate, d_up, d_out, n);
+    KERN_LAUNCH(k_swiglu, kern_blocks(n, 256), 256, 0, (cudaStream_t)stream)(d_gate, d_up, d_out, n);
     return KERN_LAUNCHED("swiglu");
 }
 
@@ -91,7 +91,7 @@ __global__ void k_add(float *x, const float *y, uint64_t n) {
 
 extern "C" int kern_add(float *d_x, const float *d_y, uint64_t n, void *stream, char *err, size_t errlen) {
     if (n == 0) return 0;
-    k_add<<<kern_blocks(n, 256), 256, 0, (cudaStream_t)stream>>>(d_x, d_y, n);
+    KERN_LAUNCH(k_add, kern_blocks(n, 256), 256, 0, (cudaStream_t)stream)(d_x, d_y, n);
     return KERN_LAUNCHED("add");
 }
 
@@ -104,6 +104,6 @@ __global__ void k_gather_rows(const float *src, const int32_t *rows, float *dst,
 extern "C" int kern_gather_rows(const float *d_src, const int32_t *d_rows, float *d_dst, int n_rows, int n,
                                 void *stream, char *err, size_t errlen) {
     if (n_rows <= 0) return 0;
-    k_gather_rows<<<n_rows, 256, 0, (cudaStream_t)stream>>>(d_src, d_rows, d_dst, n);
+    KERN_LAUNCH(k_gather_rows, n_rows, 256, 0, (cudaStream_t)stream)(d_src, d_rows, d_dst, n);
     return KERN_LAUNCHED("gather rows");
 }

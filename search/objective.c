@@ -1,6 +1,7 @@
 /* objective.c — the real search objective: engine/eval.h's evaluator with prefix reuse over the
  * calibration split (datasets/probes.h calib_set). Raw score S(z) = mean over samples of the
- * geometric-mean answer-token probability (DESIGN.md §6).
+ * geometric-mean answer-token probability (DESIGN.md §6). The evaluator runs on the CPU or on an
+ * eval_backend handed in by the caller (the GPU); search/ itself knows nothing of CUDA.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,11 @@ void search_objective_free(search_objective *obj) {
 
 int search_objective_calib(search_objective *obj, const model *m, const calib_set *cs, char *err,
                            size_t errlen) {
+    return search_objective_calib_on(obj, m, NULL, cs, err, errlen);
+}
+
+int search_objective_calib_on(search_objective *obj, const model *m, const eval_backend *be,
+                              const calib_set *cs, char *err, size_t errlen) {
     if (!cs || calib_set_split(cs) != PROBE_SPLIT_CALIBRATION) {
         snprintf(err, errlen, "search objective: only the calibration split may be searched on");
         return -1;
@@ -66,7 +72,7 @@ int search_objective_calib(search_objective *obj, const model *m, const calib_se
         return -1;
     }
     calib_set_eval_samples(cs, o->samples);
-    if (evaluator_create(&o->ev, m, o->samples, n, 1, err, errlen)) {
+    if (evaluator_create_on(&o->ev, m, be, o->samples, n, 1, err, errlen)) {
         calib_destroy(o);
         return -1;
     }

@@ -1,7 +1,8 @@
 /* test_backend_cuda.c — the GPU forward (engine/backend_cuda.h) against the CPU forward
  * (engine/forward.h, itself tested against llama-cpp-python) on the same GGUF: batched prefill
  * with a different mask per sequence, decode over the GPU hybrid KV cache, and the layer-level
- * entry used for prefix reuse. The model is $BOSCH_MODEL or the default model; on a GPU machine
+ * entry used for prefix reuse. Models: the tiny qwen3 fixture, mkmodel's tiny llama, and (on a GPU)
+ * $BOSCH_MODEL or the default model; on a GPU machine
  * without the real model, scripts/gpu-check points BOSCH_MODEL at a random-weight GGUF made by
  * `bosch mkmodel`.
  *
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -27,6 +29,7 @@
 #include "forward.h"
 #include "kernels.h"
 #include "kv_cache.h"
+#include "mkmodel.h"
 #include "model.h"
 
 #define T_PREFILL 96
@@ -214,33 +217,34 @@ static void test_errors(void **state) {
     assert_int_equal(cuda_forward_prefill(g_gpu, NULL, 1, tok, 3, NULL, &row, 1, logits, err, sizeof err),
                      -1);
     assert_non_null(strstr(err, "logit row 0 = 99"));
-    assert_int_equal(cuda_forward_layers(g_gpu, NULL, 1, 3, tok, NULL, 2, NULL, NULL, NULL, NULL, 0, NULL,
+    assert_int_equal(cuda_forward_layers(g_gpu, NULL, 1, 3, tok, NULL, 1, NULL, NULL, NULL, NULL, 0, NULL,
                                          err, sizeof err),
                      -1);
     assert_non_null(strstr(err, "x_in is NULL"));
     free(logits);
 }
 
-int main(void) {
-    if (kern_device_count() == 0) {
-        printf("test_backend_cuda: SKIP: no CUDA device\n");
-        return 77;
+/* Load `path` (or, when NULL, write and load mkmodel's tiny llama), put it on the GPU, run the tests. */
+static int run_on(const char *path) {
+    char tmp[128] = "";
+    if (!path) {
+        mkmodel_shape s;
+        snprintf(tmp, sizeof tmp, "/tmp/bosch_test_backend_cuda_%d.gguf", (int)getpid());
+        if (mkmodel_preset("tiny", &s) || mkmodel_write(tmp, &s, err, sizeof err)) {
+            fprintf(stderr, "test_backend_cuda: mkmodel: %s\n", err);
+            return 1;
+        }
+        path = tmp;
     }
-    const char *path = getenv("BOSCH_MODEL");
-    if (!path || !*path) path = BOSCH_DEFAULT_MODEL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        printf("test_backend_cuda: SKIP: model %s not found\n", path);
-        return 77;
-    }
-    fclose(f);
-    if (model_load(&g_model, path, err, sizeof err) ||
-        cuda_model_create(&g_gpu, g_model, 0, err, sizeof err)) {
+    int loaded = model_load(&g_model, path, err, sizeof err) == 0;
+    if (*tmp) remove(tmp);
+    if (!loaded || cuda_model_create(&g_gpu, g_model, 0, err, sizeof err)) {
         fprintf(stderr, "test_backend_cuda: %s\n", err);
         return 1;
     }
-    printf("test_backend_cuda: %s on the GPU: %.1f MiB of bf16 weights\n", g_model->name,
-           cuda_model_weight_bytes(g_gpu) / 1048576.0);
+    printf("test_backend_cuda: %s (%s, %d layers) on the GPU: %.1f MiB of bf16 weights\n",
+           *tmp ? "mkmodel tiny" : path, g_model->hp.arch == MODEL_ARCH_QWEN3 ? "qwen3" : "llama",
+           g_model->hp.n_layer, cuda_model_weight_bytes(g_gpu) / 1048576.0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefill_batch),
         cmocka_unit_test(test_decode),
@@ -248,9 +252,33 @@ int main(void) {
         cmocka_unit_test(test_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    printf("test_backend_cuda: peak GPU memory %.1f MiB\n", cuda_peak_bytes() / 1048576.0);
     cuda_model_free(g_gpu);
     model_free(g_model);
+    return rc;
+}
+
+/* Every run covers both architectures on tiny models: the committed random qwen3 fixture (q/k
+ * norms) and mkmodel's tiny llama. On a GPU it also runs $BOSCH_MODEL or the default model; over
+ * the CPU emulator (BOSCH_KERN_EMU) only the tiny ones, which is what the emulator's speed allows. */
+int main(void) {
+    if (kern_device_count() == 0) {
+        printf("test_backend_cuda: SKIP: no CUDA device\n");
+        return 77;
+    }
+    int rc = run_on(BOSCH_SOURCE_DIR "/tests/fixtures/tiny_qwen3.gguf");
+    rc |= run_on(NULL);
+#ifndef BOSCH_KERN_EMU
+    const char *path = getenv("BOSCH_MODEL");
+    if (!path || !*path) path = BOSCH_DEFAULT_MODEL;
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        fclose(f);
+        rc |= run_on(path);
+    } else {
+        printf("test_backend_cuda: model %s not found; tested on the tiny models only\n", path);
+    }
+#endif
+    printf("test_backend_cuda: peak GPU memory %.1f MiB\n", cuda_peak_bytes() / 1048576.0);
     return rc;
 }
 #else

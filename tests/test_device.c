@@ -1,7 +1,10 @@
 /* test_device.c — the --device choice (tui/device.h): parsing, the default, and the messages when
- * CUDA is asked for but missing. On a machine with a GPU and a CUDA build, also runs one prompt
- * through the GPU path and checks its greedy next token against the CPU forward's, on a tiny
- * random model written by mkmodel (so it needs no model file). */
+ * CUDA is asked for but missing; `bosch bench`'s batch options (parsing, refusals on the CPU, the
+ * usage text, the CSV columns and the target ratios of a CPU run on a small random model).
+ * On a machine with a GPU and a CUDA build (or over the kernels' CPU emulator, test_device_emu),
+ * also runs the batched GPU path on tiny random models written by mkmodel (no model file needed):
+ * prefill + decode of one sequence and of a batch of three (two with identical tokens) against
+ * the CPU forward of each sequence, and decode after a random KV fill. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,16 +13,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "device.h"
 #include "forward.h"
+#include "kv_cache.h"
 #include "mkmodel.h"
 #include "model.h"
 
 static char err[512];
+
+/* GPU vs CPU logits: the bound this test has always used on the tiny model (fp32 CPU, bf16 GPU
+ * weights and GEMM inputs; docs/gpu.md). Sequences of one batch with identical tokens must agree
+ * far better: only the row a sequence occupies differs. */
+#define GPU_CPU_TOL 0.05f
+#define SAME_SEQ_TOL 1e-4f
 
 static void test_parse(void **state) {
     (void)state;
@@ -51,57 +62,283 @@ static void test_cuda_missing(void **state) {
     assert_null(g);
 }
 
-/* With a GPU: prefill + 3 decode steps on a tiny random model, logits close to the CPU's. */
+/* ---- `bosch bench` through the program (BOSCH_BIN) ---- */
+
+/* Run "$BOSCH_BIN args" with stdout and stderr into out[cap] (truncated); returns the exit status. */
+static int run_bosch(const char *args, char *out, size_t cap) {
+    const char *bin = getenv("BOSCH_BIN");
+    char cmd[2048], tmp[64];
+    snprintf(tmp, sizeof tmp, "/tmp/bosch_test_device_out_%d.txt", (int)getpid());
+    snprintf(cmd, sizeof cmd, "'%s' %s >%s 2>&1", bin, args, tmp);
+    int st = system(cmd);
+    FILE *f = fopen(tmp, "r");
+    size_t n = f ? fread(out, 1, cap - 1, f) : 0;
+    out[n] = '\0';
+    if (f) fclose(f);
+    remove(tmp);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int have_bin(void) {
+    const char *bin = getenv("BOSCH_BIN");
+    return bin && access(bin, X_OK) == 0;
+}
+
+/* Option errors come before the model is loaded, so no model is needed here. */
+static void test_bench_options(void **state) {
+    (void)state;
+    if (!have_bin()) skip();
+    static char out[16384];
+    assert_int_equal(run_bosch("bench --help", out, sizeof out), 0);
+    assert_non_null(strstr(out, "--batch LIST"));
+    assert_non_null(strstr(out, "--decode-fill F"));
+    assert_non_null(strstr(out, "does not\n")); /* "decode speed does not / depend on the values" */
+    assert_non_null(strstr(out, "depend on the values"));
+    /* the CPU bench is single-sequence and always prefills */
+    assert_int_equal(run_bosch("bench --device cpu --batch 2", out, sizeof out), 2);
+    assert_non_null(strstr(out, "--batch above 1 needs --device cuda"));
+    assert_int_equal(run_bosch("bench --device cpu --batch 1,4", out, sizeof out), 2);
+    assert_non_null(strstr(out, "--batch above 1 needs --device cuda"));
+    assert_int_equal(run_bosch("bench --device cpu --decode-fill random", out, sizeof out), 2);
+    assert_non_null(strstr(out, "--decode-fill random needs --device cuda"));
+    assert_int_equal(run_bosch("bench --batch 0", out, sizeof out), 2);
+    assert_non_null(strstr(out, "--batch: bad list '0'"));
+    assert_int_equal(run_bosch("bench --batch 2x", out, sizeof out), 2);
+    assert_non_null(strstr(out, "--batch: bad list"));
+    assert_int_equal(run_bosch("bench --decode-fill zeros", out, sizeof out), 2);
+    assert_non_null(strstr(out, "bad value 'zeros' (need prefill or random)"));
+    assert_int_equal(run_bosch("bench --device cpu --decode-fill random --decode 0", out, sizeof out), 2);
+    assert_non_null(strstr(out, "--decode is 0"));
+}
+
+/* Write mkmodel's "tiny" shape with n_layer layers to a temp file and load it. */
+static model *tiny_model(int n_layer, char *path, size_t cap) {
+    snprintf(path, cap, "/tmp/bosch_test_device_%d_%d.gguf", (int)getpid(), n_layer);
+    mkmodel_shape s;
+    assert_int_equal(mkmodel_preset("tiny", &s), 0);
+    s.n_layer = n_layer;
+    if (mkmodel_write(path, &s, err, sizeof err)) fail_msg("%s", err);
+    model *m;
+    if (model_load(&m, path, err, sizeof err)) fail_msg("%s", err);
+    return m;
+}
+
+/* A CPU run on a 4-layer tiny model (8 KV heads, head_dim 32): CSV columns (old ones first, new
+ * ones appended) and the target lines. Expected KV bytes from the cache layout by hand: a full
+ * head holds T positions, an SWA head min(T, window) (sinks 0), keys + values, fp32. rho 0.875
+ * of 8 heads = 7 SWA heads. */
+static void test_bench_cpu_csv_targets(void **state) {
+    (void)state;
+    if (!have_bin()) skip();
+    char path[128], csv[128], args[512];
+    model *m = tiny_model(4, path, sizeof path);
+    int units = m->hp.n_layer * m->hp.n_head_kv, hd = m->hp.head_dim;
+    model_free(m);
+    assert_int_equal(units, 8);
+    const int T = 64, W = 4;
+    snprintf(csv, sizeof csv, "/tmp/bosch_test_device_%d.csv", (int)getpid());
+    snprintf(args, sizeof args,
+             "bench '%s' --device cpu --lengths %d --ratios 0,0.875 --window %d --decode 2 --eval-samples 0 "
+             "--csv %s",
+             path, T, W, csv);
+    static char out[16384];
+    int rc = run_bosch(args, out, sizeof out);
+    remove(path);
+    if (rc != 0) fail_msg("bosch bench exited %d:\n%s", rc, out);
+    unsigned long long kv_full = (unsigned long long)units * T * hd * 2 * 4;
+    unsigned long long kv_swa = (unsigned long long)(1 * T + 7 * W) * hd * 2 * 4;
+    char want[256];
+    snprintf(want, sizeof want, "KV bytes rho 0.875 / rho 0 = %.3fx (goal <= 0.2: met)",
+             (double)kv_swa / kv_full);
+    if (!strstr(out, "target T=64 batch=1 (7 of 8 KV heads SWA): decode tok/s rho 0.875 / rho 0 = ") ||
+        !strstr(out, want))
+        fail_msg("no target line '%s' in:\n%s", want, out);
+    FILE *f = fopen(csv, "r");
+    assert_non_null(f);
+    char line[1024];
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "measure,length,ratio,n_swa,window,sinks,kv_bytes,prefill_tok_s,decode_tok_s,"
+                              "seconds,cpu_s,first_layer,batch,device,decode_fill,gpu_peak_bytes\n");
+    for (int r = 0; r < 2; r++) {
+        assert_non_null(fgets(line, sizeof line, f));
+        char measure[32], device[16], fill[16];
+        int length, n_swa, window, sinks, first, batch;
+        double ratio, pf, dc, secs, cpu;
+        unsigned long long kv, peak;
+        int n = sscanf(line, "%31[^,],%d,%lf,%d,%d,%d,%llu,%lf,%lf,%lf,%lf,%d,%d,%15[^,],%15[^,],%llu",
+                       measure, &length, &ratio, &n_swa, &window, &sinks, &kv, &pf, &dc, &secs, &cpu, &first,
+                       &batch, device, fill, &peak);
+        assert_int_equal(n, 16);
+        assert_string_equal(measure, "speed");
+        assert_int_equal(length, T);
+        assert_int_equal(n_swa, r == 0 ? 0 : 7);
+        assert_int_equal(window, W);
+        assert_true(kv == (r == 0 ? kv_full : kv_swa));
+        assert_true(pf > 0.0 && dc > 0.0);
+        assert_int_equal(batch, 1);
+        assert_string_equal(device, "cpu");
+        assert_string_equal(fill, "prefill");
+        assert_true(peak == 0);
+    }
+    fclose(f);
+    remove(csv);
+}
+
+/* ---- the GPU path (a GPU, or the emulator build) ---- */
+
+static void check_close(const float *gpu, const float *cpu, int V, float tol, const char *what, int step) {
+    for (int i = 0; i < V; i++)
+        if (!(fabsf(gpu[i] - cpu[i]) <= tol))
+            fail_msg("%s, step %d, token %d: %g vs %g (tolerance %g)", what, step, i, gpu[i], cpu[i], tol);
+}
+
+/* A batch of n_seq sequences with tokens seq_toks[s] (each T prompt tokens + 3 decode tokens):
+ * prefill + 3 decode steps on the GPU in one batch, every sequence against its own CPU forward
+ * (same mask), and sequences with identical tokens against each other. */
+static void run_batch(const model *m, const attn_mask *mk, int n_seq, const int32_t *const *seq_toks, int T) {
+    const int V = m->hp.n_vocab, n_ctx = T + 4;
+    device_gpu *g;
+    if (device_gpu_create(&g, m, err, sizeof err)) fail_msg("%s", err);
+    if (device_gpu_start(g, mk, n_seq, n_ctx, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(device_gpu_n_seq(g), n_seq);
+    assert_true(device_gpu_kv_bytes(g) == (uint64_t)n_seq * kv_cache_bytes(&m->hp, mk, n_ctx, 4));
+    int32_t *toks = malloc(sizeof(int32_t) * (size_t)n_seq * T), dtok[8];
+    float *gpu = malloc(sizeof(float) * (size_t)V * n_seq), *cpu = malloc(sizeof(float) * (size_t)V * n_seq);
+    kv_cache *kv = calloc((size_t)n_seq, sizeof *kv);
+    forward_ws *ws = forward_ws_create(&m->hp, T);
+    assert_true(toks && gpu && cpu && kv && ws && n_seq <= 8);
+    int last = T - 1;
+    for (int s = 0; s < n_seq; s++) {
+        memcpy(toks + (size_t)s * T, seq_toks[s], sizeof(int32_t) * T);
+        assert_int_equal(kv_cache_init(&kv[s], &m->hp, mk, n_ctx), 0);
+        assert_int_equal(forward_prefill(m, mk, seq_toks[s], T, &kv[s], &last, 1, cpu + (size_t)s * V, ws),
+                         0);
+    }
+    if (device_gpu_prefill(g, toks, T, gpu, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(device_gpu_n_past(g), T);
+    for (int step = 0; step <= 3; step++) {
+        for (int s = 0; s < n_seq; s++) {
+            check_close(gpu + (size_t)s * V, cpu + (size_t)s * V, V, GPU_CPU_TOL, "gpu vs cpu", step);
+            for (int t = 0; t < s; t++)
+                if (!memcmp(seq_toks[s], seq_toks[t], sizeof(int32_t) * (T + 3)))
+                    check_close(gpu + (size_t)s * V, gpu + (size_t)t * V, V, SAME_SEQ_TOL,
+                                "identical sequences", step);
+        }
+        if (step == 3) break;
+        for (int s = 0; s < n_seq; s++) {
+            dtok[s] = seq_toks[s][T + step];
+            assert_int_equal(forward_decode(m, mk, dtok[s], &kv[s], cpu + (size_t)s * V, ws), 0);
+        }
+        if (device_gpu_decode(g, dtok, gpu, err, sizeof err)) fail_msg("%s", err);
+        assert_int_equal(device_gpu_n_past(g), T + step + 1);
+    }
+    assert_true(device_gpu_peak_bytes() > 0);
+    device_gpu_free(g);
+    for (int s = 0; s < n_seq; s++) kv_cache_free(&kv[s]);
+    free(kv);
+    forward_ws_free(ws);
+    free(toks), free(gpu), free(cpu);
+}
+
+/* One sequence: prefill + 3 decode steps, one SWA head whose window (4) the 20-token prompt wraps. */
 static void test_gpu_matches_cpu(void **state) {
     (void)state;
     if (device_cuda_count() == 0) skip();
     char path[128];
-    snprintf(path, sizeof path, "/tmp/bosch_test_device_%d.gguf", (int)getpid());
-    mkmodel_shape s;
-    assert_int_equal(mkmodel_preset("tiny", &s), 0);
-    if (mkmodel_write(path, &s, err, sizeof err)) fail_msg("%s", err);
-    model *m;
-    if (model_load(&m, path, err, sizeof err)) fail_msg("%s", err);
+    model *m = tiny_model(2, path, sizeof path);
     remove(path);
     attn_mask mk;
     assert_int_equal(mask_init(&mk, m->hp.n_layer, m->hp.n_head_kv, 4, 1, ATTN_FULL), 0);
     mk.z[0] = ATTN_SWA;
-    const int T = 20, V = m->hp.n_vocab;
     int32_t toks[24];
-    for (int i = 0; i < 24; i++) toks[i] = (int32_t)((i * 37 + 5) % V);
+    for (int i = 0; i < 24; i++) toks[i] = (int32_t)((i * 37 + 5) % m->hp.n_vocab);
+    const int32_t *seqs[1] = {toks};
+    run_batch(m, &mk, 1, seqs, 20);
+    mask_free(&mk);
+    model_free(m);
+}
+
+/* Three sequences in one batch: 0 and 2 with identical tokens, 1 with others. Each matches its own
+ * CPU forward (so rows of different sequences are not mixed up), 0 and 2 match each other. */
+static void test_gpu_batch_matches_cpu(void **state) {
+    (void)state;
+    if (device_cuda_count() == 0) skip();
+    char path[128];
+    model *m = tiny_model(2, path, sizeof path);
+    remove(path);
+    attn_mask mk;
+    assert_int_equal(mask_init(&mk, m->hp.n_layer, m->hp.n_head_kv, 4, 1, ATTN_FULL), 0);
+    mk.z[1] = ATTN_SWA, mk.z[2] = ATTN_SWA;
+    int32_t a[24], b[24];
+    for (int i = 0; i < 24; i++) {
+        a[i] = (int32_t)((i * 37 + 5) % m->hp.n_vocab);
+        b[i] = (int32_t)((i * 101 + 17) % m->hp.n_vocab);
+    }
+    const int32_t *seqs[3] = {a, b, a};
+    run_batch(m, &mk, 3, seqs, 20);
+    mask_free(&mk);
+    model_free(m);
+}
+
+/* Decode-only mode: a random fill sets n_past (bounds checked) and decode then runs from there;
+ * the fill's values are read (another seed gives other logits, the same seed the same ones) and
+ * every slot decode reads was written (the emulator poisons fresh device memory with NaN, so a
+ * missed slot makes the logits non-finite). */
+static void test_gpu_fill_random(void **state) {
+    (void)state;
+    if (device_cuda_count() == 0) skip();
+    char path[128];
+    model *m = tiny_model(2, path, sizeof path);
+    remove(path);
+    attn_mask mk;
+    assert_int_equal(mask_init(&mk, m->hp.n_layer, m->hp.n_head_kv, 8, 0, ATTN_FULL), 0);
+    mk.z[0] = ATTN_SWA;
+    const int V = m->hp.n_vocab, n_seq = 2, n_ctx = 40;
+    float *l1 = malloc(sizeof(float) * V * n_seq), *l2 = malloc(sizeof(float) * V * n_seq);
+    float *l3 = malloc(sizeof(float) * V * n_seq);
+    int32_t tok[2] = {7, 300};
     device_gpu *g;
     if (device_gpu_create(&g, m, err, sizeof err)) fail_msg("%s", err);
-    kv_cache kv;
-    assert_int_equal(kv_cache_init(&kv, &m->hp, &mk, 24), 0);
-    forward_ws *ws = forward_ws_create(&m->hp, T);
-    float *cpu = malloc(sizeof(float) * V), *gpu = malloc(sizeof(float) * V);
-    int last = T - 1;
-    if (device_gpu_start(g, &mk, 24, err, sizeof err) || device_gpu_prefill(g, toks, T, gpu, err, sizeof err))
-        fail_msg("%s", err);
-    assert_int_equal(forward_prefill(m, &mk, toks, T, &kv, &last, 1, cpu, ws), 0);
-    for (int step = 0; step <= 3; step++) {
-        for (int i = 0; i < V; i++)
-            if (fabsf(gpu[i] - cpu[i]) > 0.05f)
-                fail_msg("step %d token %d: gpu %g cpu %g", step, i, gpu[i], cpu[i]);
-        if (step == 3) break;
-        if (device_gpu_decode(g, toks[T + step], gpu, err, sizeof err)) fail_msg("%s", err);
-        assert_int_equal(forward_decode(m, &mk, toks[T + step], &kv, cpu, ws), 0);
+    assert_int_equal(device_gpu_n_seq(g), 0); /* the warm-up's cache is gone */
+    assert_true(device_gpu_kv_bytes(g) == 0);
+    assert_int_equal(device_gpu_fill_random(g, 1, 1, err, sizeof err), -1);
+    assert_non_null(strstr(err, "before device_gpu_start"));
+    if (device_gpu_start(g, &mk, n_seq, n_ctx, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(device_gpu_n_past(g), 0);
+    assert_int_equal(device_gpu_fill_random(g, n_ctx + 1, 1, err, sizeof err), -1);
+    assert_non_null(strstr(err, "n_past 41 is outside 0..40"));
+    assert_int_equal(device_gpu_fill_random(g, -1, 1, err, sizeof err), -1);
+    float *outs[3] = {l1, l2, l3};
+    uint64_t seeds[3] = {1, 2, 1};
+    for (int k = 0; k < 3; k++) {
+        if (device_gpu_fill_random(g, 30, seeds[k], err, sizeof err)) fail_msg("%s", err);
+        assert_int_equal(device_gpu_n_past(g), 30);
+        for (int d = 0; d < 2; d++)
+            if (device_gpu_decode(g, tok, outs[k], err, sizeof err)) fail_msg("%s", err);
+        assert_int_equal(device_gpu_n_past(g), 32);
     }
-    assert_int_equal(device_gpu_kv_bytes(g), kv_cache_bytes(&m->hp, &mk, 24, 4));
-    assert_true(device_gpu_peak_bytes() > 0);
+    for (int i = 0; i < V * n_seq; i++) assert_true(isfinite(l1[i]) && isfinite(l2[i]));
+    assert_memory_equal(l1, l3, sizeof(float) * V * n_seq);
+    int differ = 0;
+    for (int i = 0; i < V * n_seq; i++) differ += l1[i] != l2[i];
+    assert_true(differ > V); /* another seed: other keys/values, other logits */
+    /* the cache fills up: n_ctx - 1 positions, then one decode, then full */
+    if (device_gpu_fill_random(g, n_ctx - 1, 3, err, sizeof err)) fail_msg("%s", err);
+    if (device_gpu_decode(g, tok, NULL, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(device_gpu_decode(g, tok, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "full"));
     device_gpu_free(g);
-    kv_cache_free(&kv);
-    forward_ws_free(ws);
-    free(cpu), free(gpu);
+    free(l1), free(l2), free(l3);
     mask_free(&mk);
     model_free(m);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_cuda_missing),
-        cmocka_unit_test(test_gpu_matches_cpu),
+        cmocka_unit_test(test_parse),           cmocka_unit_test(test_cuda_missing),
+        cmocka_unit_test(test_bench_options),   cmocka_unit_test(test_bench_cpu_csv_targets),
+        cmocka_unit_test(test_gpu_matches_cpu), cmocka_unit_test(test_gpu_batch_matches_cpu),
+        cmocka_unit_test(test_gpu_fill_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,12 @@
  *    sinks, checkerboard).
  * 2. Prefix reuse: every score from an evaluator with a base equals, bit for bit, the score of a
  *    from-scratch evaluator, and it restarts at the first layer whose computation differs.
+ * 3. Backends (eval.h eval_backend): evaluator_create_on with a NULL backend is the CPU evaluator
+ *    bit for bit; a test backend built from forward.h (the same arithmetic as the CPU path) gives
+ *    bitwise the CPU scores, with and without prefix reuse, and checks on every call that the
+ *    evaluator honours the contract (x_save only above `first` and only when storing a base,
+ *    tokens or x_in as documented, rows = the positions before each answer token); a backend
+ *    error reaches the caller with the backend's name and message.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -20,6 +26,7 @@
 #include <cmocka.h>
 
 #include "eval.h"
+#include "forward.h"
 #include "mask.h"
 #include "model.h"
 
@@ -239,11 +246,168 @@ static void test_bad_samples(void **state) {
     assert_non_null(strstr(err, "vocabulary"));
 }
 
+/* ---- backends -------------------------------------------------------------------------------- */
+
+static void score_both(evaluator *a, evaluator *b, const attn_mask *m, int n, int want_first_a) {
+    char err[512];
+    eval_sample_result ra[MAX_S], rb[MAX_S];
+    eval_result oa, ob;
+    if (evaluator_score(a, m, &oa, ra, err, sizeof err)) fail_msg("%s", err);
+    if (evaluator_score(b, m, &ob, rb, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(oa.first_layer, want_first_a);
+    expect_same(ra, rb, n);
+    assert_memory_equal(&oa.score, &ob.score, sizeof(double));
+    assert_memory_equal(&oa.nll, &ob.nll, sizeof(double));
+    assert_memory_equal(&oa.accuracy, &ob.accuracy, sizeof(double));
+}
+
+static void test_create_on_null_is_cpu(void **state) {
+    suite *S = *state;
+    fixture *f = &S->f;
+    char err[512];
+    evaluator *a, *b;
+    if (evaluator_create(&a, S->m, f->samples, 1, 0, err, sizeof err)) fail_msg("%s", err);
+    if (evaluator_create_on(&b, S->m, NULL, f->samples, 1, 0, err, sizeof err)) fail_msg("%s", err);
+    assert_null(evaluator_backend(a));
+    assert_null(evaluator_backend(b));
+    score_both(a, b, &f->masks[find_mask(f, "check_w4_s1")], 1, 0);
+    evaluator_free(a);
+    evaluator_free(b);
+}
+
+/* A backend made of forward.h calls, checking the evaluator's side of the contract on each call. */
+typedef struct {
+    const model *m;
+    forward_ws *ws;
+    float *x;
+    int cap;
+    int fail;                     /* 1: every call fails */
+    long calls, saves, bad_calls; /* saves: x_save entries given; bad_calls: contract violations */
+    int last_first;
+    char why[256]; /* the first violation */
+} test_backend;
+
+static void violation(test_backend *b, const char *what, int v) {
+    if (!b->bad_calls++) snprintf(b->why, sizeof b->why, "%s (%d)", what, v);
+}
+
+static int test_run(void *ctx, const attn_mask *mask, int n_tokens, const int32_t *tokens, const float *x_in,
+                    int first, float *const *x_save, const int *rows, int n_rows, float *logits, char *err,
+                    size_t errlen) {
+    test_backend *b = ctx;
+    const int L = b->m->hp.n_layer, E = b->m->hp.n_embd;
+    b->calls++;
+    b->last_first = first;
+    if (b->fail) {
+        snprintf(err, errlen, "refused on purpose");
+        return -1;
+    }
+    if (first < 0 || first >= L) violation(b, "first out of range", first);
+    if (n_tokens < 1 || n_tokens > b->cap) violation(b, "n_tokens out of range", n_tokens);
+    if (first == 0 && !tokens) violation(b, "no tokens at layer 0", first);
+    if (first > 0 && !x_in) violation(b, "no x_in above layer 0", first);
+    if (!x_save) {
+        violation(b, "x_save is NULL", first);
+        return -1;
+    }
+    for (int l = 0; l <= first && l < L; l++)
+        if (x_save[l]) violation(b, "x_save set at or below first", l);
+    /* rows: the positions before each answer token, i.e. the last n_rows rows of the run */
+    if (n_rows < 1 || n_rows > n_tokens) violation(b, "n_rows", n_rows);
+    for (int i = 0; i < n_rows; i++)
+        if (rows[i] != n_tokens - n_rows + i) violation(b, "row", rows[i]);
+    if (b->bad_calls) {
+        snprintf(err, errlen, "contract violated: %s", b->why);
+        return -1;
+    }
+    if (first == 0) {
+        if (forward_embed(b->m, tokens, n_tokens, b->x)) return -1;
+    } else {
+        memcpy(b->x, x_in, sizeof(float) * (size_t)n_tokens * E);
+    }
+    for (int l = first; l < L; l++) {
+        if (x_save[l]) {
+            memcpy(x_save[l], b->x, sizeof(float) * (size_t)n_tokens * E);
+            b->saves++;
+        }
+        if (forward_layer(b->m, l, mask, b->x, n_tokens, 0, NULL, b->ws)) return -1;
+    }
+    forward_logits(b->m, b->x, rows, n_rows, logits, b->ws);
+    return 0;
+}
+
+static void test_backend_contract(void **state) {
+    suite *S = *state;
+    fixture *f = &S->f;
+    const int n = f->n_samples < 2 ? f->n_samples : 2, L = S->m->hp.n_layer;
+    char err[512];
+    test_backend tb = {.m = S->m, .cap = MAX_T};
+    tb.ws = forward_ws_create(&S->m->hp, MAX_T);
+    tb.x = malloc(sizeof(float) * MAX_T * S->m->hp.n_embd);
+    assert_true(tb.ws && tb.x);
+    const eval_backend be = {"test", &tb, test_run};
+    evaluator *cpu, *reuse, *scratch;
+    if (evaluator_create(&cpu, S->m, f->samples, n, 0, err, sizeof err)) fail_msg("%s", err);
+    if (evaluator_create_on(&reuse, S->m, &be, f->samples, n, 1, err, sizeof err)) fail_msg("%s", err);
+    if (evaluator_create_on(&scratch, S->m, &be, f->samples, n, 0, err, sizeof err)) fail_msg("%s", err);
+    assert_ptr_equal(evaluator_backend(reuse), &be);
+    const attn_mask *full = &f->masks[find_mask(f, "full")], *late = &f->masks[find_mask(f, "late_w8_s2")];
+    const attn_mask *check = &f->masks[find_mask(f, "check_w4_s1")];
+
+    /* from scratch on the backend = CPU, bit for bit; nothing saved without a base */
+    score_both(scratch, cpu, check, n, 0);
+    assert_int_equal(tb.calls, n);
+    assert_int_equal(tb.saves, 0);
+
+    /* a base from scratch saves the streams entering layers 1..L-1 of every sample */
+    eval_result r;
+    if (evaluator_set_base(reuse, full, &r, NULL, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(r.first_layer, 0);
+    assert_int_equal(tb.saves, (long)n * (L - 1));
+    /* scoring from the base's streams: restarts at L/2, saves nothing, equals the CPU */
+    tb.saves = 0;
+    score_both(reuse, cpu, late, n, L / 2);
+    assert_int_equal(tb.last_first, L / 2);
+    assert_int_equal(tb.saves, 0);
+    /* moving the base to `late` recomputes from L/2 and saves only the layers above it */
+    if (evaluator_set_base(reuse, late, &r, NULL, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(r.first_layer, L / 2);
+    assert_int_equal(tb.saves, (long)n * (L - 1 - L / 2));
+    attn_mask tail;
+    assert_int_equal(mask_copy(&tail, late), 0);
+    const int from = L - L / 4;
+    for (int l = from; l < L; l++) /* flip KV head 0 of the last quarter */
+        mask_set(&tail, l, 0, mask_get(late, l, 0) == ATTN_SWA ? ATTN_FULL : ATTN_SWA);
+    score_both(reuse, cpu, &tail, n, from);
+    score_both(reuse, cpu, full, n, L / 2); /* streams below L/2 survived the move */
+    assert_int_equal(tb.bad_calls, 0);
+
+    /* a backend error reaches the caller with the backend's name and message */
+    tb.fail = 1;
+    err[0] = 0;
+    assert_int_equal(evaluator_score(scratch, check, &r, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "test"));
+    assert_non_null(strstr(err, "refused on purpose"));
+    /* a table without a run function is refused */
+    const eval_backend none = {"none", NULL, NULL};
+    evaluator *ev = (evaluator *)1;
+    assert_int_equal(evaluator_create_on(&ev, S->m, &none, f->samples, 1, 0, err, sizeof err), -1);
+    assert_null(ev);
+    assert_non_null(strstr(err, "none"));
+
+    mask_free(&tail);
+    evaluator_free(cpu);
+    evaluator_free(reuse);
+    evaluator_free(scratch);
+    forward_ws_free(tb.ws);
+    free(tb.x);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_against_numpy),
-        cmocka_unit_test(test_prefix_reuse_bitwise),
-        cmocka_unit_test(test_bad_samples),
+        cmocka_unit_test(test_against_numpy),    cmocka_unit_test(test_prefix_reuse_bitwise),
+        cmocka_unit_test(test_bad_samples),      cmocka_unit_test(test_create_on_null_is_cpu),
+        cmocka_unit_test(test_backend_contract),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

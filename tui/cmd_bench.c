@@ -1,14 +1,23 @@
-/* cmd_bench.c — `bosch bench [MODEL]`: what a head mask buys on the CPU.
+/* cmd_bench.c — `bosch bench [MODEL]`: what a head mask buys, on the CPU or the GPU.
  *
- * For every context length T and ratio rho: prefill tokens/s (one forward pass over T tokens into
- * the hybrid KV cache), decode tokens/s at context T (greedy steps after that prefill) and the
- * exact KV bytes at T. Then the evaluator: scoring a mask that differs from the incumbent (base)
- * only in the last quarter of layers, with prefix reuse versus from scratch.
+ * For every context length T, batch B (GPU only; the CPU bench runs one sequence) and ratio rho:
+ * prefill tokens/s (one batched forward pass over B sequences of T tokens into the hybrid KV
+ * cache: B*T / prefill time), decode tokens/s at context T (B sequences per step: B*steps /
+ * decode time) and the exact KV bytes of the batch at T (B * kv_cache_bytes). With
+ * --decode-fill random the GPU cache is filled with random keys/values instead of a prefill
+ * (decode speed depends on shapes, not values). After the table, the issue-7 target ratios
+ * (decode tok/s and KV bytes at rho 0.875 over rho 0) for every (length, batch) that has both.
+ * Then the evaluator: scoring a mask that differs from the incumbent (base) only in the last
+ * quarter of layers, with prefix reuse versus from scratch, on the CPU and (--device cuda) on
+ * the GPU, with evaluations per second of both.
  *
  * A rho-mask makes round(rho * n_layer * n_head_kv) KV heads SWA, evenly spaced over the
  * row-major (layer, kv_head) order, so SWA heads are spread over all layers. Token ids are
  * pseudo-random (speed does not depend on the text). Each timing is the best of --reps runs.
- * The table goes to stdout, progress to stderr, and --csv writes the same rows.
+ * The table goes to stdout, progress to stderr, and --csv writes the same rows. CSV columns
+ * after first_layer (added later, so old readers still work): batch (sequences per forward; 0 on
+ * evaluator rows), device, decode_fill (prefill or random), gpu_peak_bytes (peak GPU memory in use
+ * so far, device-wide; 0 on the CPU).
  */
 #include <errno.h>
 #include <math.h>
@@ -20,6 +29,7 @@
 #include "commands.h"
 #include "csvio.h"
 #include "device.h"
+#include "device_eval.h"
 #include "eval.h"
 #include "forward.h"
 #include "kv_cache.h"
@@ -27,34 +37,46 @@
 
 #define BENCH_MAX_LIST 16
 #define BENCH_DEFAULT_WINDOW 256
+#define BENCH_TARGET_RHO 0.875 /* issue 7: at batch 16 and 32k, decode >= 2x rho 0, KV <= 0.2x */
 
 typedef struct {
     const char *model_path, *csv_path;
     int lengths[BENCH_MAX_LIST], n_lengths;
     double ratios[BENCH_MAX_LIST];
     int n_ratios;
-    int window, sinks, reps, n_decode, eval_samples, eval_length, do_eval, do_decode;
-    bosch_device device; /* where prefill and decode run (the evaluator bench runs on the CPU) */
+    int batches[BENCH_MAX_LIST], n_batches; /* sequences per forward (GPU only above 1) */
+    int window, sinks, reps, n_decode, eval_samples, eval_length;
+    int fill_random;     /* --decode-fill random: no prefill, random GPU KV cache (GPU only) */
+    bosch_device device; /* where prefill and decode run (the evaluator: the CPU, and the GPU too) */
 } bench_opts;
 
 static void bench_usage(FILE *f) {
     fprintf(f,
             "usage: bosch bench [MODEL] [options]\n"
-            "  CPU prefill and decode speed and KV bytes per (context length, ratio), and the\n"
-            "  evaluator's prefix-reuse speed-up; a table on stdout, progress on stderr\n"
+            "  prefill and decode speed and KV bytes per (context length, batch, ratio) on the CPU or\n"
+            "  the GPU, and the evaluator's prefix-reuse speed-up; a table on stdout, progress on stderr\n"
             "  MODEL              GGUF file (default: %s)\n"
             "  --lengths LIST     context lengths in tokens (default 1024,2048,4096,8192)\n"
             "  --ratios LIST      ratios rho of SWA KV heads (default 0,0.5,0.875,1)\n"
+            "  --batch LIST       sequences per prefill and per decode step (default 1; above 1 needs\n"
+            "                     --device cuda: the CPU bench runs one sequence); tokens/s count all\n"
+            "                     sequences, kv_bytes is the whole batch's\n"
             "  --window W         SWA window in tokens (default %d)\n"
             "  --sinks S          sink tokens of SWA heads (default 0)\n"
             "  --reps N           repetitions per timing, the best is kept (default 1)\n"
             "  --decode N         decode steps timed at each length (default 16; 0 skips decode)\n"
+            "  --decode-fill F    prefill (default): decode follows a real prefill of T tokens;\n"
+            "                     random: no prefill, the GPU KV cache of every sequence is filled\n"
+            "                     with random keys/values for positions 0..T-1 (decode speed does not\n"
+            "                     depend on the values; needs --device cuda and --decode > 0)\n"
             "  --eval-samples N   evaluator samples (default 4; 0 skips the evaluator bench)\n"
             "  --eval-length T    tokens per evaluator sample (default 1024)\n"
             "  --csv FILE         also write the rows as CSV\n"
-            "  --device D         cpu, cuda or auto for prefill/decode (default: cuda when a GPU is visible;\n"
-            "                     the evaluator bench always runs on the CPU)\n",
-            cli_default_model(), BENCH_DEFAULT_WINDOW);
+            "  --device D         cpu, cuda or auto (default: cuda when a GPU is visible); with cuda the\n"
+            "                     evaluator bench runs on the CPU and on the GPU (evaluations/s of both)\n"
+            "  After the table: decode tok/s and KV bytes at rho %.3f over rho 0 for each (length,\n"
+            "  batch) with both rows (issue 7's target: at batch 16 and 32k, >= 2x and <= 0.2x).\n",
+            cli_default_model(), BENCH_DEFAULT_WINDOW, BENCH_TARGET_RHO);
 }
 
 /* CPU seconds used by the process so far, all threads (a check when the machine is shared). */
@@ -116,6 +138,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     const double def_rho[] = {0.0, 0.5, 0.875, 1.0};
     memcpy(o->lengths, def_len, sizeof def_len), o->n_lengths = 4;
     memcpy(o->ratios, def_rho, sizeof def_rho), o->n_ratios = 4;
+    o->batches[0] = 1, o->n_batches = 1;
     o->device = device_default();
     o->window = BENCH_DEFAULT_WINDOW, o->reps = 1, o->n_decode = 16;
     o->eval_samples = 4, o->eval_length = 1024;
@@ -133,6 +156,10 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
             rc = (o->n_lengths = parse_list(a, val, 1, o->lengths, NULL)) < 0, i++;
         } else if (!strcmp(a, "--ratios")) {
             rc = (o->n_ratios = parse_list(a, val, 0, NULL, o->ratios)) < 0, i++;
+        } else if (!strcmp(a, "--batch")) {
+            rc = (o->n_batches = parse_list(a, val, 1, o->batches, NULL)) < 0, i++;
+        } else if (!strcmp(a, "--decode-fill")) {
+            rc = cli_parse_choice("bench", a, val, "prefill", "random", &o->fill_random) != 0, i++;
         } else if (!strcmp(a, "--window")) {
             rc = parse_int(a, val, 1, 1 << 24, &o->window), i++;
         } else if (!strcmp(a, "--sinks")) {
@@ -163,6 +190,19 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         if (rc) return 2;
     }
     if (!o->model_path) o->model_path = cli_default_model();
+    int max_b = 1;
+    for (int i = 0; i < o->n_batches; i++) max_b = o->batches[i] > max_b ? o->batches[i] : max_b;
+    if (o->fill_random && o->n_decode == 0) {
+        fprintf(stderr, "bosch bench: --decode-fill random times decode only, but --decode is 0\n");
+        return 2;
+    }
+    if (o->device != DEVICE_CUDA && (max_b > 1 || o->fill_random)) {
+        fprintf(stderr,
+                "bosch bench: %s needs --device cuda (the CPU bench runs one sequence after a real "
+                "prefill; the device is %s)\n",
+                max_b > 1 ? "--batch above 1" : "--decode-fill random", device_name(o->device));
+        return 2;
+    }
     return 0;
 }
 
@@ -185,9 +225,10 @@ static void fill_tokens(int32_t *t, int n, int n_vocab) {
 }
 
 typedef struct {
-    double prefill_s, decode_s; /* wall seconds, best of reps */
+    double prefill_s, decode_s; /* wall seconds, best of reps (prefill_s 0 with --decode-fill random) */
     double prefill_cpu_s;       /* CPU seconds of the whole process (all threads) in that prefill */
-    uint64_t kv_bytes;
+    uint64_t kv_bytes;          /* whole batch at context T */
+    uint64_t gpu_peak;          /* peak GPU memory so far (0 on the CPU) */
 } speed_row;
 
 /* Best-of-reps prefill of T tokens into a fresh cache, then n_decode greedy-free decode steps. */
@@ -201,6 +242,7 @@ static int bench_speed(const model *m, const attn_mask *mask, const int32_t *tok
     row->prefill_s = row->decode_s = INFINITY;
     row->prefill_cpu_s = 0.0;
     row->kv_bytes = kv_cache_bytes(&m->hp, mask, T, 4); /* at context T exactly (the cache has decode room) */
+    row->gpu_peak = 0;
     for (int r = 0; r < reps && rc == 0; r++) {
         kv_cache_clear(&kv);
         double c0 = cpu_s(), t0 = now_s();
@@ -217,47 +259,73 @@ static int bench_speed(const model *m, const attn_mask *mask, const int32_t *tok
     return rc;
 }
 
-/* bench_speed on the GPU: the cache is allocated before timing; each prefill and decode step
- * returns when the GPU is done. prefill_cpu_s is not measured there (0). */
-static int bench_speed_gpu(device_gpu *gpu, const model *m, const attn_mask *mask, const int32_t *toks, int T,
-                           int n_decode, int reps, speed_row *row) {
-    char err[512];
-    float *logits = malloc(sizeof(float) * (size_t)m->hp.n_vocab);
-    int rc = logits ? device_gpu_start(gpu, mask, T + n_decode + 1, err, sizeof err) : -1;
+/* bench_speed on the GPU for a batch of B sequences: tokens [B][T] (sequence s at toks + s*T),
+ * decode tokens [n_decode][B] at dtoks. The cache is allocated before timing; each prefill and
+ * decode step returns when the GPU is done. With fill_random the prefill is replaced by an
+ * untimed random fill of positions 0..T-1. prefill_cpu_s is not measured there (0). */
+static int bench_speed_gpu(device_gpu *gpu, const model *m, const attn_mask *mask, const int32_t *toks,
+                           const int32_t *dtoks, int T, int B, int n_decode, int reps, int fill_random,
+                           speed_row *row) {
+    char err[512] = "";
+    float *logits = malloc(sizeof(float) * (size_t)m->hp.n_vocab * B);
+    int rc = logits ? device_gpu_start(gpu, mask, B, T + n_decode + 1, err, sizeof err) : -1;
     row->prefill_s = row->decode_s = INFINITY;
     row->prefill_cpu_s = 0.0;
-    row->kv_bytes = kv_cache_bytes(&m->hp, mask, T, 4);
+    row->kv_bytes = (uint64_t)B * kv_cache_bytes(&m->hp, mask, T, 4);
     for (int r = 0; r < reps && rc == 0; r++) {
         double t0 = now_s();
-        rc = device_gpu_prefill(gpu, toks, T, logits, err, sizeof err);
+        if (fill_random)
+            rc = device_gpu_fill_random(gpu, T, 0x5eedull + (uint64_t)r, err, sizeof err);
+        else
+            rc = device_gpu_prefill(gpu, toks, T, logits, err, sizeof err);
         double t1 = now_s();
-        for (int d = 0; d < n_decode && rc == 0; d++) rc = device_gpu_decode(gpu, toks[d], logits, err, sizeof err);
+        if (fill_random && rc == 0) fprintf(stderr, "bench: random KV fill %.3f s (not timed)\n", t1 - t0);
+        for (int d = 0; d < n_decode && rc == 0; d++)
+            rc = device_gpu_decode(gpu, dtoks + (size_t)d * B, logits, err, sizeof err);
         double t2 = now_s();
-        if (t1 - t0 < row->prefill_s) row->prefill_s = t1 - t0;
+        if (t1 - t0 < row->prefill_s) row->prefill_s = fill_random ? 0.0 : t1 - t0;
         if (t2 - t1 < row->decode_s) row->decode_s = t2 - t1;
     }
-    if (rc && logits) fprintf(stderr, "bosch bench: %s\n", err);
+    row->gpu_peak = device_gpu_peak_bytes();
+    if (rc && err[0]) fprintf(stderr, "bosch bench: %s\n", err);
     free(logits);
     return rc;
 }
 
-static const char *const CSV_HEADER[] = {"measure",      "length",  "ratio",    "n_swa",
-                                         "window",       "sinks",   "kv_bytes", "prefill_tok_s",
-                                         "decode_tok_s", "seconds", "cpu_s",    "first_layer"};
+static const char *const CSV_HEADER[] = {
+    "measure",      "length",  "ratio", "n_swa",       "window", "sinks",  "kv_bytes",    "prefill_tok_s",
+    "decode_tok_s", "seconds", "cpu_s", "first_layer", "batch",  "device", "decode_fill", "gpu_peak_bytes"};
 
-static int csv_row(csv_out *w, const char *measure, int length, double ratio, int n_swa, const bench_opts *o,
-                   uint64_t kv_bytes, double pf, double dc, double secs, double cpu, int first) {
+typedef struct {
+    const char *measure;
+    int length, batch, n_swa, first;
+    double ratio, pf, dc, secs, cpu;
+    uint64_t kv_bytes, gpu_peak;
+    bosch_device device;
+} csv_fields;
+
+static int csv_row(csv_out *w, const bench_opts *o, const csv_fields *f) {
     if (!w) return 0;
     int rc = csv_out_rowf(
-        w, "%s\x1f%d\x1f%.4f\x1f%d\x1f%d\x1f%d\x1f%llu\x1f%.2f\x1f%.2f\x1f%.4f\x1f%.4f\x1f%d", measure,
-        length, ratio, n_swa, o->window, o->sinks, (unsigned long long)kv_bytes, pf, dc, secs, cpu, first);
+        w,
+        "%s\x1f%d\x1f%.4f\x1f%d\x1f%d\x1f%d\x1f%llu\x1f%.2f\x1f%.2f\x1f%.4f\x1f%.4f\x1f%d\x1f%d"
+        "\x1f%s\x1f%s\x1f%llu",
+        f->measure, f->length, f->ratio, f->n_swa, o->window, o->sinks, (unsigned long long)f->kv_bytes,
+        f->pf, f->dc, f->secs, f->cpu, f->first, f->batch, device_name(f->device),
+        strcmp(f->measure, "speed") ? "-"
+        : o->fill_random            ? "random"
+                                    : "prefill",
+        (unsigned long long)f->gpu_peak);
     if (rc) fprintf(stderr, "bosch bench: writing a CSV row to %s failed\n", o->csv_path);
     return rc;
 }
 
-/* Evaluator: base = the rho 0.5 mask; the scored mask toggles head 0 in every layer of the last
- * quarter. Best-of-reps time with prefix reuse vs from scratch; the results must be identical. */
-static int bench_eval(const model *m, const bench_opts *o, csv_out *csv) {
+/* Evaluator on de's device (NULL: the CPU): base = the rho 0.5 mask; the scored mask toggles head 0
+ * in every layer of the last quarter. Best-of-reps time with prefix reuse vs from scratch (the
+ * results must be identical); evals_s[0], [1] = evaluations (one mask scored on every sample) per
+ * second from scratch and with reuse. */
+static int bench_eval(const model *m, const bench_opts *o, const device_eval *de, csv_out *csv,
+                      double evals_s[2]) {
     const model_hparams *hp = &m->hp;
     int ns = o->eval_samples, T = o->eval_length, rc = -1;
     int32_t *toks = malloc(sizeof(int32_t) * (size_t)ns * T);
@@ -271,11 +339,13 @@ static int bench_eval(const model *m, const bench_opts *o, csv_out *csv) {
     if (mask_for_ratio(&base, hp, 0.5, o->window, o->sinks) || mask_copy(&other, &base)) goto out;
     int from = hp->n_layer - (hp->n_layer + 3) / 4;
     for (int l = from; l < hp->n_layer; l++) mask_set(&other, l, 0, !mask_get(&other, l, 0));
-    if (evaluator_create(&reuse, m, smp, ns, 1, err, sizeof err) ||
-        evaluator_create(&scratch, m, smp, ns, 0, err, sizeof err))
+    const eval_backend *be = device_eval_backend(de);
+    bosch_device dev = device_eval_device(de);
+    if (evaluator_create_on(&reuse, m, be, smp, ns, 1, err, sizeof err) ||
+        evaluator_create_on(&scratch, m, be, smp, ns, 0, err, sizeof err))
         goto out;
     eval_result r;
-    fprintf(stderr, "bench: evaluator base mask (%d samples x %d tokens)\n", ns, T);
+    fprintf(stderr, "bench: evaluator on %s: base mask (%d samples x %d tokens)\n", device_name(dev), ns, T);
     if (evaluator_set_base(reuse, &base, &r, NULL, err, sizeof err)) goto out;
     double best_reuse = INFINITY, best_scratch = INFINITY, cpu_reuse = 0.0, cpu_scratch = 0.0;
     eval_result rr = {0}, rs = {0};
@@ -289,9 +359,9 @@ static int bench_eval(const model *m, const bench_opts *o, csv_out *csv) {
         if (rr.seconds < best_reuse) best_reuse = rr.seconds, cpu_reuse = c1 - c0;
         if (rs.seconds < best_scratch) best_scratch = rs.seconds, cpu_scratch = c2 - c1;
     }
-    printf("\nevaluator: %d samples x %d tokens, window %d; base rho 0.5, scored mask differs in layers "
-           "%d..%d\n",
-           ns, T, o->window, from, hp->n_layer - 1);
+    printf("\nevaluator on %s: %d samples x %d tokens, window %d; base rho 0.5, scored mask differs in "
+           "layers %d..%d\n",
+           device_name(dev), ns, T, o->window, from, hp->n_layer - 1);
     printf("  from scratch   %8.3f s   cpu %8.3f s\n", best_scratch, cpu_scratch);
     printf("  prefix reuse   %8.3f s   cpu %8.3f s  (from layer %d)\n", best_reuse, cpu_reuse,
            rr.first_layer);
@@ -300,8 +370,17 @@ static int bench_eval(const model *m, const bench_opts *o, csv_out *csv) {
            rr.score == rs.score && rr.accuracy == rs.accuracy && rr.nll == rs.nll ? "yes" : "NO");
     double rho = mask_ratio(&other);
     int nsw = mask_count_swa(&other);
-    if (csv_row(csv, "eval_scratch", T, rho, nsw, o, 0, 0, 0, best_scratch, cpu_scratch, 0) ||
-        csv_row(csv, "eval_reuse", T, rho, nsw, o, 0, 0, 0, best_reuse, cpu_reuse, rr.first_layer))
+    csv_fields fs = {.measure = "eval_scratch",
+                     .length = T,
+                     .n_swa = nsw,
+                     .ratio = rho,
+                     .secs = best_scratch,
+                     .cpu = cpu_scratch,
+                     .device = dev};
+    csv_fields fr = fs;
+    fr.measure = "eval_reuse", fr.secs = best_reuse, fr.cpu = cpu_reuse, fr.first = rr.first_layer;
+    evals_s[0] = 1.0 / best_scratch, evals_s[1] = 1.0 / best_reuse;
+    if (csv_row(csv, o, &fs) || csv_row(csv, o, &fr))
         snprintf(err, sizeof err, "writing the CSV row failed");
     else
         rc = 0;
@@ -316,6 +395,152 @@ out:
     return rc;
 }
 
+/* One row of the table, kept for the target ratios printed after it. */
+typedef struct {
+    int length, batch, n_swa, units;
+    double rho; /* the requested ratio */
+    double decode_tok_s;
+    uint64_t kv_bytes;
+} done_row;
+
+/* For each (length, batch) with rows at rho 0 and BENCH_TARGET_RHO: decode tok/s and KV bytes
+ * ratios (issue 7: at batch 16 and 32k, >= 2x and <= 0.2x). One line each, starting "target ". */
+static void print_targets(const done_row *rows, int n, int n_decode) {
+    int header = 0;
+    for (int i = 0; i < n; i++) {
+        if (fabs(rows[i].rho - BENCH_TARGET_RHO) > 1e-9) continue;
+        for (int j = 0; j < n; j++) {
+            const done_row *t = &rows[i], *f = &rows[j];
+            if (f->rho != 0.0 || f->length != t->length || f->batch != t->batch) continue;
+            if (!header) printf("\n"), header = 1;
+            double kv = f->kv_bytes ? (double)t->kv_bytes / (double)f->kv_bytes : 0.0;
+            printf("target T=%d batch=%d (%d of %d KV heads SWA): ", t->length, t->batch, t->n_swa, t->units);
+            if (n_decode > 0 && f->decode_tok_s > 0.0) {
+                double dec = t->decode_tok_s / f->decode_tok_s;
+                printf("decode tok/s rho %.3f / rho 0 = %.4g / %.4g = %.2fx (goal >= 2: %s), ",
+                       BENCH_TARGET_RHO, t->decode_tok_s, f->decode_tok_s, dec,
+                       dec >= 2.0 ? "met" : "NOT met");
+            } else {
+                printf("decode not timed, ");
+            }
+            printf("KV bytes rho %.3f / rho 0 = %.3fx (goal <= 0.2: %s)\n", BENCH_TARGET_RHO, kv,
+                   kv <= 0.2 ? "met" : "NOT met");
+            break;
+        }
+    }
+}
+
+/* The speed table: every (length, batch, ratio) on the CPU (batch 1) or on gpu. Returns 0 or 1. */
+static int bench_table(const model *m, const bench_opts *o, device_gpu *gpu, csv_out *csv) {
+    const model_hparams *hp = &m->hp;
+    int max_t = 1, max_b = 1;
+    for (int i = 0; i < o->n_lengths; i++) max_t = o->lengths[i] > max_t ? o->lengths[i] : max_t;
+    for (int i = 0; i < o->n_batches; i++) max_b = o->batches[i] > max_b ? o->batches[i] : max_b;
+    /* prefill tokens [max_b][max_t] (the CPU also decodes toks[0..n_decode-1]), decode [n_decode][max_b] */
+    if ((long long)max_b * max_t > 1 << 28) {
+        fprintf(stderr, "bosch bench: batch %d x length %d is too many tokens\n", max_b, max_t);
+        return 1;
+    }
+    size_t n_pf = (size_t)max_b * max_t + (size_t)o->n_decode + 1, n_dc = (size_t)o->n_decode * max_b + 1;
+    int32_t *toks = malloc(sizeof(int32_t) * (n_pf + n_dc));
+    done_row *rows = malloc(sizeof *rows * (size_t)(o->n_lengths * o->n_batches * o->n_ratios));
+    if (!toks || !rows) {
+        fprintf(stderr, "bosch bench: out of memory for %zu tokens\n", n_pf + n_dc);
+        free(toks), free(rows);
+        return 1;
+    }
+    fill_tokens(toks, (int)(n_pf + n_dc), hp->n_vocab);
+    int status = 0, n_rows = 0;
+    printf("model %s: %d layers x %d KV heads, window %d, sinks %d, %d decode steps, best of %d, on %s%s\n",
+           m->name, hp->n_layer, hp->n_head_kv, o->window, o->sinks, o->n_decode, o->reps,
+           device_name(o->device), o->fill_random ? ", decode after a random KV fill (no prefill)" : "");
+    printf("%7s %5s %6s %5s %14s %10s %10s %14s %9s %13s %9s %10s\n", "length", "batch", "ratio", "n_swa",
+           "kv_bytes", "prefill_s", "cpu_s", "prefill_tok/s", "vs_full", "decode_tok/s", "dec_vs_0",
+           "gpu_peak_MiB");
+    for (int li = 0; li < o->n_lengths && !status; li++) {
+        for (int bi = 0; bi < o->n_batches && !status; bi++) {
+            double full_pf = 0.0, full_dc = 0.0;
+            int T = o->lengths[li], B = o->batches[bi];
+            for (int ri = 0; ri < o->n_ratios && !status; ri++) {
+                attn_mask mask;
+                speed_row row;
+                if (mask_for_ratio(&mask, hp, o->ratios[ri], o->window, o->sinks)) {
+                    status = 1;
+                    break;
+                }
+                fprintf(stderr, "bench: T=%d batch=%d rho=%.3f ...\n", T, B, mask_ratio(&mask));
+                if (gpu ? bench_speed_gpu(gpu, m, &mask, toks, toks + n_pf, T, B, o->n_decode, o->reps,
+                                          o->fill_random, &row)
+                        : bench_speed(m, &mask, toks, T, o->n_decode, o->reps, &row)) {
+                    fprintf(stderr, "bosch bench: T=%d batch=%d: out of memory or forward failure\n", T, B);
+                    mask_free(&mask);
+                    status = 1;
+                    break;
+                }
+                double pf = row.prefill_s > 0.0 ? (double)B * T / row.prefill_s : 0.0;
+                double dc = o->n_decode > 0 ? (double)B * o->n_decode / row.decode_s : 0.0;
+                if (mask_count_swa(&mask) == 0) full_pf = row.prefill_s, full_dc = dc;
+                char vs[16] = "-", dvs[16] = "-", pfs[24] = "-", pft[24] = "-", peak[24] = "-";
+                if (full_pf > 0.0 && pf > 0.0) snprintf(vs, sizeof vs, "%.2fx", full_pf / row.prefill_s);
+                if (full_dc > 0.0) snprintf(dvs, sizeof dvs, "%.2fx", dc / full_dc);
+                if (pf > 0.0)
+                    snprintf(pfs, sizeof pfs, "%.3f", row.prefill_s), snprintf(pft, sizeof pft, "%.1f", pf);
+                if (gpu) snprintf(peak, sizeof peak, "%.1f", row.gpu_peak / 1048576.0);
+                printf("%7d %5d %6.3f %5d %14llu %10s %10.3f %14s %9s %13.2f %9s %10s\n", T, B,
+                       mask_ratio(&mask), mask_count_swa(&mask), (unsigned long long)row.kv_bytes, pfs,
+                       row.prefill_cpu_s, pft, vs, dc, dvs, peak);
+                fflush(stdout);
+                done_row *d = &rows[n_rows++];
+                *d =
+                    (done_row){.length = T, .batch = B, .n_swa = mask_count_swa(&mask), .rho = o->ratios[ri]};
+                d->units = hp->n_layer * hp->n_head_kv, d->decode_tok_s = dc, d->kv_bytes = row.kv_bytes;
+                csv_fields f = {.measure = "speed",
+                                .length = T,
+                                .batch = B,
+                                .n_swa = mask_count_swa(&mask),
+                                .ratio = mask_ratio(&mask),
+                                .pf = pf,
+                                .dc = dc,
+                                .secs = row.prefill_s,
+                                .cpu = row.prefill_cpu_s,
+                                .kv_bytes = row.kv_bytes,
+                                .gpu_peak = row.gpu_peak,
+                                .device = o->device};
+                if (csv_row(csv, o, &f)) status = 1;
+                mask_free(&mask);
+            }
+        }
+    }
+    if (!status) print_targets(rows, n_rows, o->n_decode);
+    if (gpu) printf("GPU peak memory: %.1f MiB\n", device_gpu_peak_bytes() / 1048576.0);
+    free(rows);
+    free(toks);
+    return status;
+}
+
+/* The evaluator bench on the CPU, and also on the GPU with --device cuda (same code path,
+ * evaluator_create_on with the device's backend); then evaluations/s GPU against CPU. */
+static int bench_evals(const model *m, const bench_opts *o, csv_out *csv) {
+    double cpu[2] = {0}, gpu[2] = {0};
+    if (bench_eval(m, o, NULL, csv, cpu)) return 1;
+    if (o->device != DEVICE_CUDA) return 0;
+    device_eval *de = NULL;
+    char err[512], desc[512];
+    if (device_eval_create(&de, DEVICE_CUDA, m, err, sizeof err)) {
+        fprintf(stderr, "bosch bench: evaluator on the GPU: %s\n", err);
+        return 1;
+    }
+    device_eval_describe(de, desc, sizeof desc);
+    fprintf(stderr, "bench: evaluator backend %s\n", desc);
+    int rc = bench_eval(m, o, de, csv, gpu);
+    device_eval_free(de);
+    if (rc) return 1;
+    printf("\nevaluations/s (one mask scored on %d samples x %d tokens): from scratch cpu %.3f, cuda %.3f "
+           "(%.2fx); prefix reuse cpu %.3f, cuda %.3f (%.2fx)\n",
+           o->eval_samples, o->eval_length, cpu[0], gpu[0], gpu[0] / cpu[0], cpu[1], gpu[1], gpu[1] / cpu[1]);
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv) {
     bench_opts o;
     int prc = parse_args(argc, argv, &o);
@@ -327,7 +552,6 @@ int cmd_bench(int argc, char **argv) {
         fprintf(stderr, "bosch bench: %s\n", err);
         return 1;
     }
-    const model_hparams *hp = &m->hp;
     device_gpu *gpu = NULL;
     if (o.device == DEVICE_CUDA) {
         char desc[512];
@@ -350,50 +574,9 @@ int cmd_bench(int argc, char **argv) {
             return 1;
         }
     }
-    int max_t = 1;
-    for (int i = 0; i < o.n_lengths; i++) max_t = o.lengths[i] > max_t ? o.lengths[i] : max_t;
-    int32_t *toks = malloc(sizeof(int32_t) * (size_t)(max_t + o.n_decode + 1));
-    int status = toks ? 0 : 1;
-    if (toks) fill_tokens(toks, max_t + o.n_decode + 1, hp->n_vocab);
-    printf("model %s: %d layers x %d KV heads, window %d, sinks %d, %d decode steps, best of %d, on %s\n",
-           m->name, hp->n_layer, hp->n_head_kv, o.window, o.sinks, o.n_decode, o.reps, device_name(o.device));
-    printf("%7s %6s %5s %14s %10s %10s %14s %9s %13s\n", "length", "ratio", "n_swa", "kv_bytes", "prefill_s",
-           "cpu_s", "prefill_tok/s", "vs_full", "decode_tok/s");
-    for (int li = 0; li < o.n_lengths && !status; li++) {
-        double full_s = 0.0;
-        for (int ri = 0; ri < o.n_ratios && !status; ri++) {
-            int T = o.lengths[li];
-            attn_mask mask;
-            speed_row row;
-            if (mask_for_ratio(&mask, hp, o.ratios[ri], o.window, o.sinks)) {
-                status = 1;
-                break;
-            }
-            fprintf(stderr, "bench: T=%d rho=%.3f ...\n", T, mask_ratio(&mask));
-            if (gpu ? bench_speed_gpu(gpu, m, &mask, toks, T, o.n_decode, o.reps, &row)
-                    : bench_speed(m, &mask, toks, T, o.n_decode, o.reps, &row)) {
-                fprintf(stderr, "bosch bench: T=%d: out of memory or forward failure\n", T);
-                mask_free(&mask);
-                status = 1;
-                break;
-            }
-            if (mask_count_swa(&mask) == 0) full_s = row.prefill_s;
-            double dec = o.n_decode > 0 ? o.n_decode / row.decode_s : 0.0;
-            char vs[16] = "-";
-            if (full_s > 0.0) snprintf(vs, sizeof vs, "%.2fx", full_s / row.prefill_s);
-            printf("%7d %6.3f %5d %14llu %10.3f %10.3f %14.1f %9s %13.2f\n", T, mask_ratio(&mask),
-                   mask_count_swa(&mask), (unsigned long long)row.kv_bytes, row.prefill_s, row.prefill_cpu_s,
-                   T / row.prefill_s, vs, dec);
-            fflush(stdout);
-            if (csv_row(csv, "speed", T, mask_ratio(&mask), mask_count_swa(&mask), &o, row.kv_bytes,
-                        T / row.prefill_s, dec, row.prefill_s, row.prefill_cpu_s, 0))
-                status = 1;
-            mask_free(&mask);
-        }
-    }
-    if (gpu) printf("GPU peak memory: %.1f MiB\n", device_gpu_peak_bytes() / 1048576.0);
+    int status = bench_table(m, &o, gpu, csv);
     device_gpu_free(gpu);
-    if (!status && o.eval_samples > 0 && bench_eval(m, &o, csv)) status = 1;
+    if (!status && o.eval_samples > 0) status = bench_evals(m, &o, csv);
     if (csv) {
         if (status) {
             csv_out_abort(csv);
@@ -402,7 +585,6 @@ int cmd_bench(int argc, char **argv) {
             status = 1;
         }
     }
-    free(toks);
     model_free(m);
     return status;
 }

@@ -4,8 +4,11 @@
  *                 [--preset tiny|default|paper] [--seed N] [--window W] [--sinks S]
  *                 [--tasks niah_single,passkey,...] [--lengths 512,1k] [--heldout N] --out DIR
  *                 [--samples N] [--length T] [--budget1 B] [--budget3 B] [--delta cumulative|marginal]
+ *                 [--device cpu|cuda|auto]
  * --samples/--length/--budget* override the preset's calibration size and search budgets;
  * --lengths defaults to the calibration length, --heldout (samples per task and length) to 8.
+ * --device: where every evaluator (calibration objective and held-out scoring) runs; default cuda
+ * when a GPU is visible (one upload of the weights shared by all of them).
  *
  * Every method gets its masks from the calibration split only (searches and rankings run through
  * search.h's calib objective; evaluations shared between searches are memoized by mask hash).
@@ -26,6 +29,8 @@
 
 #include "commands.h"
 #include "csvio.h"
+#include "device.h"
+#include "device_eval.h"
 #include "kv_cache.h"
 #include "model.h"
 #include "probes.h"
@@ -149,19 +154,19 @@ static double jaccard_distance(const attn_mask *a, const attn_mask *b) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: bosch compare [MODEL] --out DIR [--ratios 0.25,0.5,0.75,0.875]\n"
-            "         [--methods bosch,rand,bme,intr,nll,ablation,fisher] [--preset tiny|default|paper]\n"
-            "         [--seed N] [--window W] [--sinks S] [--tasks niah_single,passkey]\n"
-            "         [--lengths 512,1k] [--heldout N] [--delta cumulative|marginal]\n"
-            "         [--stage1-k capped|spec]\n"
-            "         [--samples N] [--length T] [--budget1 B] [--budget3 B]   (calibration/search size)\n");
+    fprintf(f, "usage: bosch compare [MODEL] --out DIR [--ratios 0.25,0.5,0.75,0.875]\n"
+               "         [--methods bosch,rand,bme,intr,nll,ablation,fisher] [--preset tiny|default|paper]\n"
+               "         [--seed N] [--window W] [--sinks S] [--tasks niah_single,passkey]\n"
+               "         [--lengths 512,1k] [--heldout N] [--delta cumulative|marginal]\n"
+               "         [--stage1-k capped|spec]\n"
+               "         [--samples N] [--length T] [--budget1 B] [--budget3 B]   (calibration/search size)\n"
+               "         [--device cpu|cuda|auto]   (evaluator; default cuda when a GPU is visible)\n");
 }
 
 int cmd_compare(int argc, char **argv) {
     const char *model_path = NULL, *out_dir = NULL, *preset = "tiny";
     const char *ratios_s = "0.25,0.5,0.75,0.875", *methods_s = "bosch,rand,bme,intr,nll,ablation,fisher";
-    const char *tasks_s = "niah_single,passkey", *lengths_s = NULL;
+    const char *tasks_s = "niah_single,passkey", *lengths_s = NULL, *device_s = "auto";
     long window = -1, sinks = -1, heldout = 8;
     int delta_marginal = 0, k_spec = 0;
     long samples = -1, length = -1, b1 = -1, b3 = -1; /* -1 (and window/sinks -1): not given */
@@ -198,6 +203,8 @@ int cmd_compare(int argc, char **argv) {
             tasks_s = v;
         else if (!strcmp(a, "--lengths"))
             lengths_s = v;
+        else if (!strcmp(a, "--device"))
+            device_s = v;
         else if (!strcmp(a, "--seed")) {
             if (cli_parse_seed("compare", a, v, &seed)) return 2;
         } else if (!strcmp(a, "--window"))
@@ -215,8 +222,9 @@ int cmd_compare(int argc, char **argv) {
         else if (!strcmp(a, "--length")) {
             length = probe_parse_length(v);
             if (length < PROBE_MIN_LENGTH) {
-                fprintf(stderr, "bosch compare: %s: bad value '%s' (need a token count >= %d, e.g. 512 or 1k)\n",
-                        a, v, PROBE_MIN_LENGTH);
+                fprintf(stderr,
+                        "bosch compare: %s: bad value '%s' (need a token count >= %d, e.g. 512 or 1k)\n", a,
+                        v, PROBE_MIN_LENGTH);
                 return 2;
             }
         } else if (!strcmp(a, "--budget1"))
@@ -236,6 +244,14 @@ int cmd_compare(int argc, char **argv) {
         return 2;
     }
     if (!model_path) model_path = cli_default_model();
+    bosch_device device;
+    {
+        char derr[256];
+        if (device_parse(device_s, &device, derr, sizeof derr)) {
+            fprintf(stderr, "bosch compare: %s\n", derr);
+            return 2;
+        }
+    }
     struct stat sb;
     if (stat(out_dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "bosch compare: %s: not a directory\n", out_dir);
@@ -332,6 +348,7 @@ int cmd_compare(int argc, char **argv) {
     int rc = 1;
     double t0 = now_s();
     calib_set *cs = NULL;
+    device_eval *dev = NULL;
     search_objective calib = {0}, memo_obj = {0};
     memo mo = {0};
     attn_mask *masks = calloc((size_t)n_methods * n_ratios, sizeof *masks); /* [method][ratio] */
@@ -342,8 +359,14 @@ int cmd_compare(int argc, char **argv) {
     }
     for (int i = 0; i < n_methods * n_ratios; i++)
         if (mask_init(&masks[i], L, H, cfg.window, cfg.sinks, ATTN_FULL)) goto fail;
+    if (device_eval_create(&dev, device, m, err, sizeof err)) goto fail;
+    {
+        char desc[256];
+        device_eval_describe(dev, desc, sizeof desc);
+        fprintf(stderr, "compare: evaluators on %s\n", desc);
+    }
     if (search_calib_generate(&cs, m, &cfg, err, sizeof err) ||
-        search_objective_calib(&calib, m, cs, err, sizeof err))
+        search_objective_calib_on(&calib, m, device_eval_backend(dev), cs, err, sizeof err))
         goto fail;
     mo.inner = &calib;
     memo_obj = (search_objective){memo_score, NULL, &mo, calib.samples, calib.n_samples};
@@ -433,7 +456,7 @@ int cmd_compare(int argc, char **argv) {
         evaluator *ev = NULL;
         if (!es) goto fail_w;
         probe_set_eval_samples(ps, es);
-        if (evaluator_create(&ev, m, es, ps->n, 0, err, sizeof err)) {
+        if (evaluator_create_on(&ev, m, device_eval_backend(dev), es, ps->n, 0, err, sizeof err)) {
             free(es);
             goto fail_w;
         }
@@ -538,7 +561,8 @@ done:
         for (int i = 0; i < n_tasks * n_lengths; i++) probe_set_free(&sets[i]);
     free(sets);
     memo_free(&mo);
-    search_objective_free(&calib);
+    search_objective_free(&calib); /* its evaluator uses dev: free it first */
+    device_eval_free(dev);
     calib_set_free(cs);
     model_free(m);
     return rc;

@@ -12,6 +12,8 @@
 
 #include "commands.h"
 #include "csvio.h"
+#include "device.h"
+#include "device_eval.h"
 #include "eval.h"
 #include "kv_cache.h"
 #include "mask.h"
@@ -21,7 +23,7 @@
 #define MAX_ITEMS 16
 
 typedef struct {
-    const char *model_path, *mask_path, *out_path, *method;
+    const char *model_path, *mask_path, *out_path, *method, *device;
     probe_task tasks[MAX_ITEMS];
     int n_tasks;
     int lengths[MAX_ITEMS];
@@ -51,6 +53,9 @@ static void eval_usage(FILE *f) {
             "  --no-chat          plain prompts instead of the chat template\n"
             "  --method NAME      method column of the CSV (default: full, all_swa or the mask file)\n"
             "  --out FILE         results CSV (default: eval_results.csv; '-' for none)\n"
+            "  --device D         cpu, cuda or auto: where the evaluator runs (default: cuda when a GPU\n"
+            "                     is visible; the GPU computes in bf16, so scores differ from the CPU's\n"
+            "                     in the last digits)\n"
             "  --quiet            no progress bar\n",
             probe_task_name(PROBE_DEFAULT_TASK), haystack_kind_name(PROBE_DEFAULT_HAYSTACK),
             PROBE_DEFAULT_LENGTH, PROBE_DEFAULT_SAMPLES, PROBE_DEFAULT_WINDOW, PROBE_DEFAULT_SINKS,
@@ -109,6 +114,7 @@ static int parse_opts(int argc, char **argv, eval_opts *o) {
     o->keys = 4;
     o->chat = 1;
     o->split = PROBE_SPLIT_HELDOUT;
+    o->device = "auto";
     int task_vals[MAX_ITEMS];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -122,6 +128,8 @@ static int parse_opts(int argc, char **argv, eval_opts *o) {
             o->out_path = v;
         else if (!strcmp(a, "--method"))
             o->method = v;
+        else if (!strcmp(a, "--device"))
+            o->device = v;
         else if (!strcmp(a, "--samples"))
             rc = parse_int(a, v, 1, &o->samples);
         else if (!strcmp(a, "--window"))
@@ -226,14 +234,26 @@ int cmd_eval(int argc, char **argv) {
     if (prc) return prc > 0 ? 0 : 2;
 
     char err[512];
+    bosch_device device;
+    if (o.device && device_parse(o.device, &device, err, sizeof err)) {
+        fprintf(stderr, "bosch eval: %s\n", err);
+        return 2;
+    }
     model *m = NULL;
     if (model_load(&m, o.model_path, err, sizeof err)) {
         fprintf(stderr, "bosch eval: %s\n", err);
         return 1;
     }
+    device_eval *dev = NULL;
+    if (device_eval_create(&dev, device, m, err, sizeof err)) {
+        fprintf(stderr, "bosch eval: %s\n", err);
+        model_free(m);
+        return 1;
+    }
     attn_mask mask = {0};
     if (eval_make_mask(&o, m, &mask, err, sizeof err)) {
         fprintf(stderr, "bosch eval: %s\n", err);
+        device_eval_free(dev);
         model_free(m);
         return 1;
     }
@@ -248,14 +268,16 @@ int cmd_eval(int argc, char **argv) {
         if (!csv) {
             fprintf(stderr, "bosch eval: %s\n", err);
             mask_free(&mask);
+            device_eval_free(dev);
             model_free(m);
             return 1;
         }
     }
 
-    printf("# model %s  method %s  ratio %.4f  window %d  sinks %d  split %s  seed %llu  haystack %s\n",
+    printf("# model %s  method %s  ratio %.4f  window %d  sinks %d  split %s  seed %llu  haystack %s  device "
+           "%s\n",
            m->name, method, ratio, mask.window, mask.sinks, probe_split_name(o.split),
-           (unsigned long long)o.seed, haystack_kind_name(o.haystack));
+           (unsigned long long)o.seed, haystack_kind_name(o.haystack), device_name(device));
     printf("%-14s %7s %8s %10s %8s %14s %9s\n", "task", "length", "accuracy", "score", "samples", "kv_bytes",
            "seconds");
     fflush(stdout);
@@ -291,7 +313,7 @@ int cmd_eval(int argc, char **argv) {
                 evaluator *ev = NULL;
                 eval_result r;
                 progress(o.quiet, done, total, label, t0);
-                if (evaluator_create(&ev, m, &es[i], 1, 0, err, sizeof err) ||
+                if (evaluator_create_on(&ev, m, device_eval_backend(dev), &es[i], 1, 0, err, sizeof err) ||
                     evaluator_score(ev, &mask, &r, NULL, err, sizeof err)) {
                     fprintf(stderr, "\nbosch eval: %s: %s\n", label, err);
                     rc = 1;
@@ -331,6 +353,7 @@ int cmd_eval(int argc, char **argv) {
             fprintf(stderr, "results: %s\n", o.out_path);
     }
     mask_free(&mask);
+    device_eval_free(dev);
     model_free(m);
     return rc;
 }

@@ -4,23 +4,27 @@
 #include <string.h>
 
 #include "commands.h"
+#include "device.h"
 #include "explorer.h"
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: bosch [MODEL]\n"
-            "       bosch explore [MODEL] [--ctx N] [--ascii] [--mono]\n"
+            "       bosch explore [MODEL] [--ctx N] [--ascii] [--mono] [--device cpu|cuda|auto]\n"
             "Open the explorer: watch a BOSCH search, edit the head mask, evaluate it, ask the model.\n"
             "  MODEL      GGUF file (default: $BOSCH_MODEL, else %s)\n"
             "  --ctx N    context length in tokens for the KV-cache bytes line (default: the model's)\n"
             "  --ascii    ASCII glyphs ('#' full, '.' SWA) even in a UTF-8 locale\n"
             "  --mono     no colours (also when NO_COLOR is set or the terminal has none)\n"
+            "  --device D where the search and held-out evaluators run: cpu, cuda or auto (default:\n"
+            "             cuda when a GPU is visible)\n"
             "Press ? inside for the keys.\n",
             cli_default_model());
 }
 
 int cmd_explore(int argc, char **argv) {
     explorer_opts o = {0};
+    const char *device_s = "auto";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!a) continue;
@@ -31,6 +35,12 @@ int cmd_explore(int argc, char **argv) {
             o.ascii = 1;
         } else if (!strcmp(a, "--mono")) {
             o.mono = 1;
+        } else if (!strcmp(a, "--device")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "bosch explore: --device needs cpu, cuda or auto\n");
+                return 2;
+            }
+            device_s = argv[++i];
         } else if (!strcmp(a, "--ctx")) {
             char *end = NULL;
             long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
@@ -52,5 +62,12 @@ int cmd_explore(int argc, char **argv) {
         }
     }
     if (!o.model_path) o.model_path = cli_default_model();
+    char err[256];
+    bosch_device d;
+    if (device_parse(device_s, &d, err, sizeof err)) {
+        fprintf(stderr, "bosch explore: %s\n", err);
+        return 2;
+    }
+    o.device = (int)d;
     return explorer_run(&o);
 }

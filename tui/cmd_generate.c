@@ -208,11 +208,11 @@ int cmd_generate(int argc, char **argv) {
         goto done;
     }
     if (m->hp.n_ctx_train > 0 && n_ctx > (size_t)m->hp.n_ctx_train)
-        fprintf(stderr, "bosch generate: warning: %zu tokens exceed the model's training context %d\n",
-                n_ctx, m->hp.n_ctx_train);
+        fprintf(stderr, "bosch generate: warning: %zu tokens exceed the model's training context %d\n", n_ctx,
+                m->hp.n_ctx_train);
     if (dev == DEVICE_CUDA) {
         if (device_gpu_create(&gpu, m, err, sizeof err) ||
-            device_gpu_start(gpu, &mask, (int)n_ctx, err, sizeof err)) {
+            device_gpu_start(gpu, &mask, 1, (int)n_ctx, err, sizeof err)) {
             fprintf(stderr, "bosch generate: %s\n", err);
             goto done;
         }
@@ -229,10 +229,11 @@ int cmd_generate(int argc, char **argv) {
         fprintf(stderr, "bosch generate: out of memory\n");
         goto done;
     }
-    fprintf(stderr, "bosch generate: %s, %zu prompt tokens, %d SWA KV heads of %d (window %d, sinks %d), "
-                    "KV cache %.1f MiB, on %s\n",
-            m->name, n_prompt, mask_count_swa(&mask), mask.n_layer * mask.n_head_kv, mask.window,
-            mask.sinks, kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, device_name(dev));
+    fprintf(stderr,
+            "bosch generate: %s, %zu prompt tokens, %d SWA KV heads of %d (window %d, sinks %d), "
+            "KV cache %.1f MiB, on %s\n",
+            m->name, n_prompt, mask_count_swa(&mask), mask.n_layer * mask.n_head_kv, mask.window, mask.sinks,
+            kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, device_name(dev));
     double t0 = now_s();
     int last = (int)n_prompt - 1;
     int prc = gpu ? device_gpu_prefill(gpu, toks, (int)n_prompt, logits, err, sizeof err)
@@ -255,7 +256,7 @@ int cmd_generate(int argc, char **argv) {
         fflush(stdout);
         n_gen++;
         if (n_gen == o.n_new) break;
-        int drc = gpu ? device_gpu_decode(gpu, next, logits, err, sizeof err)
+        int drc = gpu ? device_gpu_decode(gpu, &next, logits, err, sizeof err)
                       : forward_decode(m, &mask, next, &kv, logits, ws);
         if (drc != 0) {
             fprintf(stderr, "\nbosch generate: decode failed at position %d%s%s\n", (int)n_prompt + n_gen - 1,

@@ -4,14 +4,17 @@
  *                [--window W] [--sinks S] [--seed N] [--budget1 B] [--budget3 B] [--restarts K]
  *                [--buckets N] [--samples N] [--length T] [--delta cumulative|marginal]
  *                [--stage1-k capped|spec] [--stage2 proportional|ranks]
- *                [--stage1 cascade|independent]
- *   bosch search [MODEL] --resume DIR
+ *                [--stage1 cascade|independent] [--device cpu|cuda|auto]
+ *   bosch search [MODEL] --resume DIR [--device cpu|cuda|auto]
  *
  * Writes DIR/mask.csv, DIR/trace.csv, DIR/layers.csv and DIR/state (search.h save format).
  * Progress goes to stderr; a one-line summary (key=value) to stdout. Ctrl-C only sets a flag: the
  * search stops after the current evaluation, saves DIR/state and the trace so far, and exits 1;
  * `--resume DIR` continues it to the same final mask (the settings come from DIR/state, so no other
- * search option may be given with it).
+ * search option may be given with it). --device (the evaluator's forward: CPU fp32 or GPU bf16;
+ * default cuda when a GPU is visible) is a property of the run, not of the result: the state does
+ * not store it, and a resumed search must use the device that saved the state, because search_load
+ * checks the restored base's score bit for bit and the CPU and GPU differ in the last bits.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,6 +30,8 @@
 
 #include "commands.h"
 #include "csvio.h"
+#include "device.h"
+#include "device_eval.h"
 #include "model.h"
 #include "probes.h"
 #include "search.h"
@@ -154,12 +159,18 @@ static void usage(FILE *f) {
                "         [--restarts K] [--buckets N] [--samples N] [--length T]\n"
                "         [--delta cumulative|marginal] [--stage1-k capped|spec]\n"
                "         [--stage2 proportional|ranks] [--stage1 cascade|independent]\n"
-               "       bosch search [MODEL] --resume DIR   (settings come from DIR/state; no other options)\n");
+               "         [--device cpu|cuda|auto]\n"
+               "       bosch search [MODEL] --resume DIR [--device cpu|cuda|auto]\n"
+               "  --resume: the search settings come from DIR/state (no other search option); the device\n"
+               "            does not: it is a property of the run, taken from this command line, and must\n"
+               "            be the one that saved the state (the resumed scores are checked bit for bit;\n"
+               "            CPU fp32 and GPU bf16 scores differ in the last digits)\n"
+               "  --device: where the evaluator runs (default auto: cuda when a GPU is visible, else cpu)\n");
 }
 
 int cmd_search(int argc, char **argv) {
     const char *model_path = NULL, *out_dir = NULL, *resume = NULL, *preset = "default";
-    const char *opt_method = NULL;
+    const char *opt_method = NULL, *opt_device = "auto";
     double ratio = NAN;
     long window = 0, sinks = 0, b1 = 0, b3 = 0, restarts = 0, buckets = 0, samples = 0, length = 0;
     int have_window = 0, have_sinks = 0, have_b1 = 0, have_b3 = 0, have_restarts = 0, have_buckets = 0,
@@ -189,13 +200,15 @@ int cmd_search(int argc, char **argv) {
         i++;
         char *end = NULL;
         int bad = 0;
-        if (strcmp(a, "--out") && strcmp(a, "--resume") && !shaping) shaping = a;
+        if (strcmp(a, "--out") && strcmp(a, "--resume") && strcmp(a, "--device") && !shaping) shaping = a;
         if (!strcmp(a, "--ratio"))
             ratio = strtod(v, &end);
         else if (!strcmp(a, "--out"))
             out_dir = v;
         else if (!strcmp(a, "--resume"))
             resume = v;
+        else if (!strcmp(a, "--device"))
+            opt_device = v;
         else if (!strcmp(a, "--preset"))
             preset = v;
         else if (!strcmp(a, "--method"))
@@ -243,8 +256,9 @@ int cmd_search(int argc, char **argv) {
         else if (!strcmp(a, "--length")) {
             length = probe_parse_length(v), have_length = 1;
             if (length < PROBE_MIN_LENGTH) {
-                fprintf(stderr, "bosch search: %s: bad value '%s' (need a token count >= %d, e.g. 512 or 1k)\n",
-                        a, v, PROBE_MIN_LENGTH);
+                fprintf(stderr,
+                        "bosch search: %s: bad value '%s' (need a token count >= %d, e.g. 512 or 1k)\n", a, v,
+                        PROBE_MIN_LENGTH);
                 return 2;
             }
         } else {
@@ -259,8 +273,10 @@ int cmd_search(int argc, char **argv) {
         }
     }
     if (resume && shaping) {
-        fprintf(stderr, "bosch search: %s cannot be combined with --resume (the search settings come from %s/state)\n",
-                shaping, resume);
+        fprintf(
+            stderr,
+            "bosch search: %s cannot be combined with --resume (the search settings come from %s/state)\n",
+            shaping, resume);
         return 2;
     }
     if (!resume && (!out_dir || isnan(ratio))) {
@@ -270,6 +286,14 @@ int cmd_search(int argc, char **argv) {
     }
     if (resume && !out_dir) out_dir = resume;
     if (!model_path) model_path = cli_default_model();
+    bosch_device device;
+    {
+        char derr[256];
+        if (device_parse(opt_device, &device, derr, sizeof derr)) {
+            fprintf(stderr, "bosch search: %s\n", derr);
+            return 2;
+        }
+    }
     struct stat sb;
     if (!resume && stat(out_dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "bosch search: %s: not a directory\n", out_dir);
@@ -337,19 +361,34 @@ int cmd_search(int argc, char **argv) {
     }
 
     calib_set *cs = NULL;
+    device_eval *dev = NULL;
     search_objective obj = {0};
     search_state *st = NULL;
     cli_listener lis = {.tty = isatty(2), .t0 = now_s()};
     int rc = 1;
     fprintf(stderr, "bosch search: %s, %d x %d KV heads, calibration %d x %d tokens, window %d\n", m->name,
             m->hp.n_layer, m->hp.n_head_kv, cfg.calib_samples, cfg.calib_tokens, cfg.window);
+    if (device_eval_create(&dev, device, m, err, sizeof err)) goto fail;
+    {
+        char desc[256];
+        device_eval_describe(dev, desc, sizeof desc);
+        fprintf(stderr, "bosch search: evaluator on %s\n", desc);
+    }
     if (search_calib_generate(&cs, m, &cfg, err, sizeof err) ||
-        search_objective_calib(&obj, m, cs, err, sizeof err))
+        search_objective_calib_on(&obj, m, device_eval_backend(dev), cs, err, sizeof err))
         goto fail;
     if (resume) {
         if (search_load(&st, state_path, m->hp.n_layer, m->hp.n_head_kv, &obj, m, on_event, &lis, err,
-                        sizeof err))
+                        sizeof err)) {
+            if (strstr(err, "objective changed")) { /* the usual cause besides a new program version */
+                size_t len = strlen(err);
+                snprintf(err + len, sizeof err - len,
+                         "; or another device: this run evaluates on %s (--device), was the state saved "
+                         "on the other one?",
+                         device_name(device));
+            }
             goto fail;
+        }
         fprintf(stderr, "resumed %s after %ld evaluations\n", state_path, search_n_evals(st));
     } else if (search_create(&st, &cfg, m->hp.n_layer, m->hp.n_head_kv, &obj, m, on_event, &lis, err,
                              sizeof err)) {
@@ -405,7 +444,8 @@ done:
     for (long i = 0; i < lis.n; i++) free(lis.rows[i].mask);
     free(lis.rows);
     search_free(st);
-    search_objective_free(&obj);
+    search_objective_free(&obj); /* its evaluator uses dev: free it first */
+    device_eval_free(dev);
     calib_set_free(cs);
     model_free(m);
     return rc;

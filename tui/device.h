@@ -26,7 +26,7 @@ int device_parse(const char *s, bosch_device *out, char *err, size_t errlen);
 
 const char *device_name(bosch_device d); /* "cpu" or "cuda" */
 
-/* ---- the GPU path (one model on GPU 0) ---- */
+/* ---- the GPU path (one model on GPU 0, a batch of n_seq sequences with one mask) ---- */
 
 typedef struct device_gpu device_gpu;
 
@@ -38,19 +38,32 @@ void device_gpu_free(device_gpu *g);
 /* "NVIDIA H200 (139.8 GiB), 270.4 MiB of bf16 weights" into buf. */
 void device_gpu_describe(const device_gpu *g, char *buf, size_t cap);
 
-/* Start one sequence: a fresh GPU KV cache of n_ctx positions for `mask` (NULL: all full).
- * Allocation happens here, not in the timed calls below. Returns 0 or -1 with a message. */
-int device_gpu_start(device_gpu *g, const attn_mask *mask, int n_ctx, char *err, size_t errlen);
-/* Prefill tokens[n_tokens] at positions 0..n_tokens-1 into the started cache (emptied first, so
- * it can be repeated), logits of the last position [n_vocab] (may be NULL). Returns when the GPU
- * is done (the time of this call is the prefill time). */
+/* Start a batch of n_seq >= 1 sequences sharing `mask` (NULL: all full): a fresh GPU KV cache of
+ * n_ctx positions per sequence, n_seq * kv_cache_bytes(hp, mask, n_ctx, 4) bytes (the previous
+ * cache is freed first). Allocation happens here, not in the timed calls below. Errors: bad
+ * n_seq/n_ctx, out of GPU memory (the message names the bytes). */
+int device_gpu_start(device_gpu *g, const attn_mask *mask, int n_seq, int n_ctx, char *err, size_t errlen);
+/* Prefill every sequence: tokens [n_seq][n_tokens] (sequence s at tokens + s*n_tokens) at
+ * positions 0..n_tokens-1, in one batched forward, into the started cache (emptied first, so it
+ * can be repeated); logits [n_seq][n_vocab] of each sequence's last position (may be NULL).
+ * Returns when the GPU is done (the time of this call is the prefill time). */
 int device_gpu_prefill(device_gpu *g, const int32_t *tokens, int n_tokens, float *logits, char *err,
                        size_t errlen);
-/* Next token of that sequence at the next position; logits [n_vocab] (may be NULL). Synchronous. */
-int device_gpu_decode(device_gpu *g, int32_t token, float *logits, char *err, size_t errlen);
-/* Bytes of the current GPU KV cache (0 before the first prefill). */
+/* Decode-only benchmarking: fill the started cache with pseudo-random keys and values as if
+ * positions 0..n_past-1 of every sequence had been prefilled (cuda_kv_fill_random; decode speed
+ * depends on the shapes, not on the values). Errors: n_past outside 0..n_ctx, a CUDA error. */
+int device_gpu_fill_random(device_gpu *g, int n_past, uint64_t seed, char *err, size_t errlen);
+/* Next token of every sequence at the next position: tokens [n_seq]; logits [n_seq][n_vocab]
+ * (may be NULL). Synchronous. Errors: no cache yet, the cache is full, bad id. */
+int device_gpu_decode(device_gpu *g, const int32_t *tokens, float *logits, char *err, size_t errlen);
+/* Sequences of the started batch (0 before device_gpu_start). */
+int device_gpu_n_seq(const device_gpu *g);
+/* Positions stored per sequence in the current cache (0 before the first prefill or fill). */
+int device_gpu_n_past(const device_gpu *g);
+/* Bytes of the current GPU KV cache, all sequences (0 before device_gpu_start). */
 uint64_t device_gpu_kv_bytes(const device_gpu *g);
-/* Peak GPU memory in use so far, bytes (includes the CUDA context). */
+/* Peak GPU memory in use so far, bytes (device-wide cudaMemGetInfo samples, so it includes the CUDA
+ * context; 0 without CUDA). */
 uint64_t device_gpu_peak_bytes(void);
 
 #endif

@@ -23,8 +23,10 @@ static const struct {
 };
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: bosch [MODEL]            open the explorer (default model: %s)\n"
-               "       bosch COMMAND [MODEL] [OPTIONS]\ncommands:\n",
+    fprintf(f,
+            "usage: bosch [MODEL] [OPTIONS]  open the explorer (default model: %s;\n"
+            "                                 options: bosch explore --help)\n"
+            "       bosch COMMAND [MODEL] [OPTIONS]\ncommands:\n",
             cli_default_model());
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
@@ -39,22 +41,27 @@ int main(int argc, char **argv) {
     if (argc >= 2) {
         for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
             if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
-        if (argv[1][0] == '-') {
-            fprintf(stderr, "bosch: unknown option '%s'\n", argv[1]);
-            usage(stderr);
-            return 2;
-        }
-        /* A MODEL is an existing file or a name ending in ".gguf"; anything else is a mistyped command. */
+        /* A MODEL is an existing file or a name ending in ".gguf"; anything else that is not an
+         * option is a mistyped command. */
         struct stat sb;
         size_t n = strlen(argv[1]);
         int is_gguf = n >= 5 && !strcmp(argv[1] + n - 5, ".gguf");
-        if (!is_gguf && !(stat(argv[1], &sb) == 0 && S_ISREG(sb.st_mode))) {
+        if (argv[1][0] != '-' && !is_gguf && !(stat(argv[1], &sb) == 0 && S_ISREG(sb.st_mode))) {
             fprintf(stderr, "bosch: unknown command '%s'\n", argv[1]);
             usage(stderr);
             return 2;
         }
     }
-    /* `bosch` or `bosch MODEL`: the explorer. */
-    char *explore_argv[3] = {"explore", argc >= 2 ? argv[1] : NULL, NULL};
-    return cmd_explore(argc >= 2 ? 2 : 1, explore_argv);
+    /* `bosch [MODEL] [OPTIONS]`: the explorer, with every argument (explore checks the options). */
+    char **explore_argv = malloc(sizeof(char *) * (size_t)(argc + 1));
+    if (!explore_argv) {
+        fprintf(stderr, "bosch: out of memory\n");
+        return 1;
+    }
+    explore_argv[0] = "explore";
+    for (int i = 1; i < argc; i++) explore_argv[i] = argv[i];
+    explore_argv[argc] = NULL;
+    int rc = cmd_explore(argc, explore_argv);
+    free(explore_argv);
+    return rc;
 }

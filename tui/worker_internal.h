@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include "device_eval.h"
 #include "eval.h"
 #include "probes.h"
 #include "search.h"
@@ -50,6 +51,7 @@ struct worker {
     /* ---- worker thread only ---- */
     explorer_opts opts;
     model *m;
+    device_eval *dev; /* the evaluators' backend (opts.device; the CPU after a failed GPU start) */
     search_state *search;
     search_objective obj;
     int have_obj;

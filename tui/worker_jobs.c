@@ -42,6 +42,17 @@ int worker_job_load(worker *w) {
         return -1;
     }
     const model_hparams *hp = &w->m->hp;
+    char dev_msg[640] = "";
+    if (w->opts.device != DEVICE_CPU) { /* one GPU upload shared by every evaluator of the worker */
+        if (device_eval_create(&w->dev, (bosch_device)w->opts.device, w->m, err, sizeof err) != 0) {
+            snprintf(dev_msg, sizeof dev_msg, "evaluator on the CPU: %s", err);
+            w->dev = NULL;
+        } else {
+            char desc[128];
+            device_eval_describe(w->dev, desc, sizeof desc);
+            snprintf(dev_msg, sizeof dev_msg, "evaluator on %s", desc);
+        }
+    }
     if (hp->n_layer > EX_MAX_LAYERS || hp->n_head_kv > EX_MAX_KV) {
         pthread_mutex_lock(&w->mu);
         w->snap.phase = EX_FAILED;
@@ -59,6 +70,7 @@ int worker_job_load(worker *w) {
     snprintf(w->snap.status, sizeof w->snap.status, "model loaded in %.1f s", now_s() - t0);
     worker_log_locked(w, "loaded %s: %d layers, %d query heads, %d KV heads (%.1f s)", w->snap.model_name,
                       hp->n_layer, hp->n_head, hp->n_head_kv, now_s() - t0);
+    if (dev_msg[0]) worker_log_locked(w, "%s", dev_msg);
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
     return 0;
@@ -96,7 +108,7 @@ int worker_job_prepare_search(worker *w, const worker_search_req *req) {
     /* the same calibration split as `bosch search` with this config, so masks match the CLI's */
     if (rc == 0) rc = search_calib_generate(&w->cs, w->m, &cfg, err, sizeof err);
     if (rc == 0) {
-        rc = search_objective_calib(&w->obj, w->m, w->cs, err, sizeof err);
+        rc = search_objective_calib_on(&w->obj, w->m, device_eval_backend(w->dev), w->cs, err, sizeof err);
         w->have_obj = rc == 0;
     }
     if (rc == 0)
@@ -159,7 +171,8 @@ void worker_job_heldout(worker *w, const ex_mask *em) {
             rc = -1;
         } else {
             probe_set_eval_samples(&w->heldout, es);
-            rc = evaluator_create(&w->heldout_ev, w->m, es, w->heldout.n, 0, err, sizeof err);
+            rc = evaluator_create_on(&w->heldout_ev, w->m, device_eval_backend(w->dev), es, w->heldout.n, 0,
+                                     err, sizeof err);
             free(es);
         }
     }
@@ -313,6 +326,8 @@ void worker_job_free_all(worker *w) {
     evaluator_free(w->heldout_ev);
     w->heldout_ev = NULL;
     probe_set_free(&w->heldout);
+    device_eval_free(w->dev); /* after every evaluator made with it */
+    w->dev = NULL;
     model_free(w->m);
     w->m = NULL;
 }

@@ -1,0 +1,489 @@
+// cuda_emu.cpp — the CPU emulator behind cuda_emu.h: fibers for the threads of a block, barriers,
+// warp shuffles, device memory bookkeeping and the runtime calls the kernels make.
+#include "cuda_emu.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#ifndef __x86_64__
+#include <ucontext.h>
+#endif
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+enum fiber_state { READY, AT_BARRIER, AT_SHUFFLE, DONE };
+
+constexpr size_t STACK_BYTES = 256 * 1024;
+constexpr int MAX_THREADS = 1024, MAX_GRID_YZ = 65535;
+constexpr size_t DEFAULT_SHMEM = 48 * 1024, MAX_SHMEM_OPTIN = 227 * 1024; /* sm_90 */
+constexpr size_t EMU_TOTAL_BYTES = (size_t)16 << 30;                      /* reported device size */
+
+thread_local cudaError_t g_error = cudaSuccess; /* pending error (cudaGetLastError clears it) */
+thread_local std::string g_message;
+
+std::map<uintptr_t, size_t> g_allocs; /* base -> bytes */
+size_t g_alloc_bytes;
+std::map<const void *, size_t> g_max_shmem; /* kernel -> raised dynamic shared memory limit */
+std::map<const void *, bool> g_uses_sync;   /* kernel -> seen calling __syncthreads or a shuffle */
+
+} // namespace
+
+struct emu::thread_state {
+#ifdef __x86_64__
+    void *sp; /* saved stack pointer while suspended */
+#else
+    ucontext_t ctx;
+#endif
+    uint3 tid;
+    int linear, lane, warp;
+    fiber_state state;
+    uint32_t shfl_value, shfl_result;
+    int shfl_src;
+    const char *shfl_what;
+    char *stack;
+};
+
+namespace emu {
+thread_local thread_state *cur;
+thread_local dim3 grid_dim, block_dim;
+thread_local uint3 block_idx;
+} // namespace emu
+
+namespace {
+
+struct block_runner {
+#ifdef __x86_64__
+    void *sched_sp;
+#else
+    ucontext_t sched;
+#endif
+    std::vector<emu::thread_state> threads;
+    char *shared = nullptr; /* dynamic shared memory of the current block, 128-byte aligned */
+    size_t shared_cap = 0, shared_bytes = 0;
+    void (*body)(void *);
+    void *ctx;
+    const char *name;
+    bool direct; /* running a thread as a plain call (kernel known not to synchronize) */
+    bool synced; /* some thread of this launch synchronized */
+    emu::thread_state direct_thread;
+};
+thread_local block_runner *g_run;
+
+void fiber_entry();
+
+/* Fiber switching. On x86-64 a 6-register switch (the System V callee-saved registers and the
+ * stack pointer): glibc's swapcontext also saves the signal mask with a system call, which made it
+ * 90% of the emulator's time. Elsewhere ucontext. */
+#ifdef __x86_64__
+extern "C" void bosch_emu_switch(void **save_sp, void *load_sp);
+asm(".text\n"
+    ".globl bosch_emu_switch\n"
+    ".hidden bosch_emu_switch\n"
+    ".type bosch_emu_switch,@function\n"
+    "bosch_emu_switch:\n"
+    "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+    "  ret\n"
+    ".size bosch_emu_switch,.-bosch_emu_switch\n");
+
+void fiber_init(emu::thread_state &t, size_t stack_bytes) {
+    void **sp = (void **)(((uintptr_t)t.stack + stack_bytes) & ~(uintptr_t)15);
+    *--sp = nullptr;                             /* return address of fiber_entry: it never returns */
+    *--sp = (void *)fiber_entry;                 /* where the first switch's `ret` goes */
+    for (int i = 0; i < 6; i++) *--sp = nullptr; /* rbp rbx r12-r15 */
+    t.sp = sp;
+}
+void fiber_resume(emu::thread_state &t) {
+    bosch_emu_switch(&g_run->sched_sp, t.sp);
+}
+void fiber_suspend(emu::thread_state &t) {
+    bosch_emu_switch(&t.sp, g_run->sched_sp);
+}
+#else
+void fiber_init(emu::thread_state &t, size_t stack_bytes) {
+    getcontext(&t.ctx);
+    t.ctx.uc_stack.ss_sp = t.stack;
+    t.ctx.uc_stack.ss_size = stack_bytes;
+    t.ctx.uc_link = nullptr;
+    makecontext(&t.ctx, fiber_entry, 0);
+}
+void fiber_resume(emu::thread_state &t) {
+    swapcontext(&g_run->sched, &t.ctx);
+}
+void fiber_suspend(emu::thread_state &t) {
+    swapcontext(&t.ctx, &g_run->sched);
+}
+#endif
+
+void yield(fiber_state st) {
+    emu::thread_state *t = emu::cur;
+    t->state = st;
+    fiber_suspend(*t);
+}
+
+void fiber_entry() {
+    g_run->body(g_run->ctx);
+    yield(DONE); /* never resumed after DONE */
+}
+
+} // namespace
+
+namespace emu {
+
+const uint3 &thread_idx() {
+    return cur->tid;
+}
+
+int lane_id() {
+    return cur->lane;
+}
+
+void *dynamic_shared() {
+    return g_run->shared_bytes ? g_run->shared : nullptr;
+}
+
+void launch_failed(cudaError_t code, const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (g_error == cudaSuccess) { /* keep the first error */
+        g_error = code;
+        g_message = std::string("CPU emulator: ") + buf;
+    }
+}
+
+void sync_block() {
+    if (g_run->direct) {
+        launch_failed(cudaErrorLaunchFailure,
+                      "%s: __syncthreads() in a block after earlier blocks of the launch never synchronized "
+                      "(the emulator cannot switch such a thread)",
+                      g_run->name);
+        return;
+    }
+    g_run->synced = true;
+    yield(AT_BARRIER);
+}
+
+uint32_t shuffle(uint32_t value, int src_lane, unsigned mask, const char *what) {
+    if (g_run->direct) {
+        launch_failed(cudaErrorLaunchFailure, "%s: %s in a block after earlier blocks never synchronized",
+                      g_run->name, what);
+        return value;
+    }
+    if (mask != 0xFFFFFFFFu) {
+        launch_failed(cudaErrorLaunchFailure, "%s: %s with mask 0x%08x: only the full mask is emulated",
+                      g_run->name, what, mask);
+        return value;
+    }
+    g_run->synced = true;
+    thread_state *t = cur;
+    t->shfl_value = value;
+    t->shfl_src = src_lane;
+    t->shfl_what = what;
+    yield(AT_SHUFFLE);
+    return t->shfl_result;
+}
+
+void warp_collective(const char *what) {
+    shuffle(0, lane_id(), 0xFFFFFFFFu, what);
+}
+
+bool wmma_args_ok(const void *p, unsigned ldm, unsigned elem_bytes, const char *what) {
+    if ((uintptr_t)p % 32 != 0 || (ldm * elem_bytes) % 16 != 0) {
+        launch_failed(cudaErrorLaunchFailure,
+                      "%s: %s: pointer %p not 32-byte aligned or ldm %u not a multiple of 16 bytes",
+                      g_run->name, what, p, ldm);
+        return false;
+    }
+    return true;
+}
+
+bool is_device_pointer(const void *p) {
+    if (!p) return true;
+    uintptr_t u = (uintptr_t)p;
+    auto it = g_allocs.upper_bound(u);
+    if (it == g_allocs.begin()) return false;
+    --it;
+    return u <= it->first + it->second;
+}
+
+cudaError_t set_func_attribute(const void *key, int attr, int value) {
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || (size_t)value > MAX_SHMEM_OPTIN) {
+        launch_failed(cudaErrorInvalidValue, "cudaFuncSetAttribute(%d, %d): value above the %zu-byte limit",
+                      attr, value, MAX_SHMEM_OPTIN);
+        return cudaErrorInvalidValue;
+    }
+    g_max_shmem[key] = (size_t)value;
+    return cudaSuccess;
+}
+
+/* Resolve the shuffles waiting in warp w; false (with an error) when only part of the warp is there. */
+static bool resolve_shuffles(block_runner &r, int w, int n_threads) {
+    const int first = 32 * w, last = first + 32 < n_threads ? first + 32 : n_threads;
+    int waiting = 0;
+    const char *what = nullptr;
+    for (int i = first; i < last; i++)
+        if (r.threads[i].state == AT_SHUFFLE) waiting++, what = r.threads[i].shfl_what;
+    if (waiting == 0) return true;
+    if (waiting != last - first) {
+        launch_failed(
+            cudaErrorLaunchFailure,
+            "%s: %s reached by %d of the %d lanes of warp %d in block (%u,%u,%u) (the others exited or "
+            "wait at another barrier)",
+            r.name, what, waiting, last - first, w, emu::block_idx.x, emu::block_idx.y, emu::block_idx.z);
+        return false;
+    }
+    for (int i = first; i < last; i++) {
+        thread_state &t = r.threads[i];
+        const int src = first + t.shfl_src;
+        t.shfl_result = src >= first && src < last ? r.threads[src].shfl_value : t.shfl_value;
+    }
+    for (int i = first; i < last; i++) r.threads[i].state = READY;
+    return true;
+}
+
+/* Run one block with fibers; false after an error. `reverse` runs threads in descending order. */
+static bool run_block_fibers(block_runner &r, int n_threads, bool reverse) {
+    for (int i = 0; i < n_threads; i++) {
+        thread_state &t = r.threads[i];
+        t.state = READY;
+        fiber_init(t, STACK_BYTES);
+    }
+    const int n_warps = (n_threads + 31) / 32;
+    for (;;) {
+        for (int k = 0; k < n_warps; k++) {
+            const int w = reverse ? n_warps - 1 - k : k;
+            const int first = 32 * w, last = first + 32 < n_threads ? first + 32 : n_threads;
+            for (;;) {
+                for (int j = first; j < last; j++) {
+                    const int i = reverse ? first + last - 1 - j : j;
+                    thread_state &t = r.threads[i];
+                    if (t.state != READY) continue;
+                    cur = &t;
+                    fiber_resume(t);
+                    if (g_error != cudaSuccess) return false;
+                }
+                bool any_shuffle = false;
+                for (int i = first; i < last; i++) any_shuffle |= r.threads[i].state == AT_SHUFFLE;
+                if (!any_shuffle) break;
+                if (!resolve_shuffles(r, w, n_threads)) return false;
+            }
+        }
+        int at_barrier = 0;
+        for (int i = 0; i < n_threads; i++) at_barrier += r.threads[i].state == AT_BARRIER;
+        if (at_barrier == 0) return true;
+        if (at_barrier != n_threads) {
+            launch_failed(
+                cudaErrorLaunchFailure,
+                "%s: __syncthreads() reached by %d of the %d threads of block (%u,%u,%u) (the others "
+                "exited)",
+                r.name, at_barrier, n_threads, emu::block_idx.x, emu::block_idx.y, emu::block_idx.z);
+            return false;
+        }
+        for (int i = 0; i < n_threads; i++) r.threads[i].state = READY;
+    }
+}
+
+/* Run one block's threads as plain calls (kernels that never synchronize). */
+static bool run_block_direct(block_runner &r, int n_threads) {
+    r.direct = true;
+    for (int i = 0; i < n_threads && g_error == cudaSuccess; i++) {
+        r.direct_thread.tid = r.threads[i].tid;
+        r.direct_thread.lane = r.threads[i].lane;
+        cur = &r.direct_thread;
+        r.body(r.ctx);
+    }
+    r.direct = false;
+    return g_error == cudaSuccess;
+}
+
+void run_grid(dim3 grid, dim3 block, size_t shmem, const void *key, const char *name, void (*body)(void *),
+              void *ctx) {
+    const uint64_t n_threads = (uint64_t)block.x * block.y * block.z;
+    if (n_threads == 0 || n_threads > MAX_THREADS || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
+        grid.y > MAX_GRID_YZ || grid.z > MAX_GRID_YZ || block.z > 64) {
+        launch_failed(cudaErrorInvalidConfiguration, "%s: invalid launch: grid (%u,%u,%u), block (%u,%u,%u)",
+                      name, grid.x, grid.y, grid.z, block.x, block.y, block.z);
+        return;
+    }
+    auto lim = g_max_shmem.find(key);
+    const size_t shmem_limit = lim == g_max_shmem.end() ? DEFAULT_SHMEM : lim->second;
+    if (shmem > shmem_limit) {
+        launch_failed(cudaErrorInvalidValue,
+                      "%s: %zu bytes of dynamic shared memory, above the %zu allowed (cudaFuncSetAttribute "
+                      "raises it up to %zu)",
+                      name, shmem, shmem_limit, MAX_SHMEM_OPTIN);
+        return;
+    }
+    static thread_local block_runner runner;
+    block_runner &r = runner;
+    block_runner *saved = g_run;
+    g_run = &r;
+    r.body = body;
+    r.ctx = ctx;
+    r.name = name;
+    r.synced = false;
+    r.direct = false;
+    if (r.threads.size() < n_threads) {
+        size_t old = r.threads.size();
+        r.threads.resize(n_threads);
+        for (size_t i = old; i < n_threads; i++)
+            r.threads[i].stack = static_cast<char *>(malloc(STACK_BYTES));
+    }
+    for (int i = 0; i < (int)n_threads; i++) {
+        thread_state &t = r.threads[i];
+        t.linear = i;
+        t.tid = uint3{i % block.x, (i / block.x) % block.y, i / (block.x * block.y)};
+        t.lane = i % 32;
+        t.warp = i / 32;
+        if (!t.stack) {
+            launch_failed(cudaErrorMemoryAllocation, "%s: out of host memory for thread stacks", name);
+            g_run = saved;
+            return;
+        }
+    }
+    if (shmem > r.shared_cap) {
+        free(r.shared);
+        r.shared_cap = (shmem + 127) / 128 * 128;
+        r.shared = static_cast<char *>(aligned_alloc(128, r.shared_cap));
+        if (!r.shared) {
+            r.shared_cap = 0;
+            launch_failed(cudaErrorMemoryAllocation, "%s: out of host memory for shared memory", name);
+            g_run = saved;
+            return;
+        }
+    }
+    r.shared_bytes = shmem;
+    emu::grid_dim = grid;
+    emu::block_dim = block;
+    auto known = g_uses_sync.find(key);
+    bool fibers = known == g_uses_sync.end() || known->second;
+    uint64_t b = 0;
+    for (unsigned z = 0; z < grid.z; z++)
+        for (unsigned y = 0; y < grid.y; y++)
+            for (unsigned x = 0; x < grid.x; x++, b++) {
+                emu::block_idx = uint3{x, y, z};
+                if (shmem) memset(r.shared, 0xFF, shmem);
+                bool ok =
+                    fibers ? run_block_fibers(r, (int)n_threads, b & 1) : run_block_direct(r, (int)n_threads);
+                if (!ok) goto done;
+                if (b == 0 && known == g_uses_sync.end()) {
+                    g_uses_sync[key] = r.synced;
+                    fibers = r.synced;
+                }
+            }
+done:
+    cur = nullptr;
+    g_run = saved;
+}
+
+} // namespace emu
+
+// ---- runtime API ----
+
+cudaError_t cudaGetDeviceCount(int *n) {
+    *n = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int dev) {
+    if (dev != 0) return cudaErrorInvalidDevice;
+    memset(prop, 0, sizeof *prop);
+    snprintf(prop->name, sizeof prop->name, "CPU emulator of CUDA (not a GPU)");
+    prop->totalGlobalMem = EMU_TOTAL_BYTES;
+    prop->major = 9;
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int dev) {
+    return dev == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+}
+
+cudaError_t cudaMalloc(void **p, size_t bytes) {
+    *p = nullptr;
+    if (g_alloc_bytes + bytes > EMU_TOTAL_BYTES) return cudaErrorMemoryAllocation;
+    void *q = malloc(bytes ? bytes : 1);
+    if (!q) return cudaErrorMemoryAllocation;
+    memset(q, 0xFF, bytes); /* NaN as fp32: reading unwritten memory shows */
+    g_allocs[(uintptr_t)q] = bytes;
+    g_alloc_bytes += bytes;
+    *p = q;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *p) {
+    if (!p) return cudaSuccess;
+    auto it = g_allocs.find((uintptr_t)p);
+    if (it == g_allocs.end()) {
+        emu::launch_failed(cudaErrorInvalidValue, "cudaFree(%p): not a pointer returned by cudaMalloc", p);
+        return cudaErrorInvalidValue;
+    }
+    g_alloc_bytes -= it->second;
+    g_allocs.erase(it);
+    free(p);
+    return cudaSuccess;
+}
+
+/* Whether [p, p + bytes) lies inside one allocation. */
+static bool device_range(const void *p, size_t bytes) {
+    uintptr_t u = (uintptr_t)p;
+    auto it = g_allocs.upper_bound(u);
+    if (it == g_allocs.begin()) return false;
+    --it;
+    return u >= it->first && u + bytes <= it->first + it->second;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
+    const bool dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+    const bool src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+    if (bytes == 0) return cudaSuccess;
+    if (dst_dev != device_range(dst, bytes) || src_dev != device_range(src, bytes)) {
+        emu::launch_failed(
+            cudaErrorInvalidValue,
+            "cudaMemcpy(kind %d, %zu bytes): destination %s device memory, source %s device memory",
+            (int)kind, bytes, device_range(dst, bytes) ? "is" : "is not",
+            device_range(src, bytes) ? "is" : "is not");
+        return cudaErrorInvalidValue;
+    }
+    memcpy(dst, src, bytes);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b) {
+    *total_b = EMU_TOTAL_BYTES;
+    *free_b = EMU_TOTAL_BYTES - g_alloc_bytes;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t) {
+    return cudaGetLastError();
+}
+
+cudaError_t cudaGetLastError(void) {
+    cudaError_t e = g_error;
+    g_error = cudaSuccess;
+    return e;
+}
+
+const char *cudaGetErrorString(cudaError_t e) {
+    static thread_local std::string text;
+    switch (e) {
+    case cudaSuccess:
+        return "no error";
+    case cudaErrorMemoryAllocation:
+        return "out of memory (emulated device)";
+    case cudaErrorInvalidDevice:
+        return "invalid device ordinal";
+    default:
+        text = g_message.empty() ? "emulated CUDA error" : g_message;
+        return text.c_str();
+    }
+}

@@ -1,0 +1,222 @@
+// test_emulator.cpp — the CPU emulator of CUDA (kernels/emu/) that the *_emu tests run the kernels
+// on: it must compute what CUDA computes for correct kernels, and report what a GPU would get wrong
+// or refuse (divergent barriers and shuffles, host pointers, launch limits, missing barriers that
+// let a thread read shared memory before another wrote it, bad cuBLAS arguments). Hand-worked
+// values; every failure case is checked by the message it gives.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+extern "C" {
+#include <cmocka.h>
+}
+
+#include "emu/cublas_emu.h"
+
+static float *dev_floats(size_t n) {
+    void *p = nullptr;
+    assert_int_equal(cudaMalloc(&p, n * sizeof(float)), cudaSuccess);
+    return static_cast<float *>(p);
+}
+
+static void expect_error(const char *needle) {
+    cudaError_t e = cudaGetLastError();
+    assert_int_not_equal(e, cudaSuccess);
+    const char *msg = cudaGetErrorString(e);
+    if (!strstr(msg, needle)) fail_msg("error \"%s\" does not mention \"%s\"", msg, needle);
+    assert_int_equal(cudaGetLastError(), cudaSuccess); /* cleared once read */
+}
+
+/* Block sum through shared memory (tree reduction with barriers), one block per row. */
+__global__ void k_row_sum(const float *x, float *out, int n) {
+    __shared__ float part[128];
+    float s = 0.0f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) s += x[blockIdx.x * n + i];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+        if ((int)threadIdx.x < stride) part[threadIdx.x] += part[threadIdx.x + stride];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = part[0];
+}
+
+/* Warp sum by xor shuffles; lane 0 of every warp writes. */
+__global__ void k_warp_sum(const float *x, float *out) {
+    float v = x[threadIdx.x];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (threadIdx.x % 32 == 0) out[threadIdx.x / 32] = v;
+    out[2 + threadIdx.x] = __shfl_sync(0xffffffffu, x[threadIdx.x], 31 - (int)(threadIdx.x % 32));
+}
+
+static void test_correct_kernels(void **) {
+    const int rows = 3, n = 300;
+    float h[rows * n], sums[rows];
+    for (int i = 0; i < rows * n; i++) h[i] = (float)(i % 7) - 2.0f;
+    float *dx = dev_floats(rows * n), *dout = dev_floats(rows);
+    assert_int_equal(cudaMemcpy(dx, h, sizeof h, cudaMemcpyHostToDevice), cudaSuccess);
+    KERN_LAUNCH(k_row_sum, rows, 128, 0, nullptr)(dx, dout, n);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaMemcpy(sums, dout, sizeof sums, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int r = 0; r < rows; r++) {
+        double want = 0;
+        for (int i = 0; i < n; i++) want += h[r * n + i];
+        assert_float_equal(sums[r], want, 1e-3);
+    }
+    /* shuffles: 64 threads = 2 warps; lane values 0..31 and 32..63 */
+    float v[64], w[66];
+    for (int i = 0; i < 64; i++) v[i] = (float)i;
+    float *dv = dev_floats(64), *dw = dev_floats(66);
+    assert_int_equal(cudaMemcpy(dv, v, sizeof v, cudaMemcpyHostToDevice), cudaSuccess);
+    KERN_LAUNCH(k_warp_sum, 1, 64, 0, nullptr)(dv, dw);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaMemcpy(w, dw, sizeof w, cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_float_equal(w[0], 496.0f, 0);             /* 0 + 1 + ... + 31 */
+    assert_float_equal(w[1], 496.0f + 1024.0f, 0);   /* 32 + ... + 63 */
+    assert_float_equal(w[2 + 0], 31.0f, 0);          /* lane 0 reads lane 31 of its warp */
+    assert_float_equal(w[2 + 40], 32.0f + 23.0f, 0); /* warp 1 lane 8 reads lane 23 */
+    cudaFree(dx), cudaFree(dout), cudaFree(dv), cudaFree(dw);
+}
+
+__global__ void k_early_exit_barrier(float *out) {
+    if (threadIdx.x == 5) return;
+    __syncthreads();
+    out[threadIdx.x] = 1.0f;
+}
+
+__global__ void k_half_warp_shuffle(float *out) {
+    float v = 1.0f;
+    if (threadIdx.x < 16) v = __shfl_xor_sync(0xffffffffu, v, 1);
+    out[threadIdx.x] = v;
+}
+
+static void test_divergence_reported(void **) {
+    float *d = dev_floats(64);
+    KERN_LAUNCH(k_early_exit_barrier, 2, 64, 0, nullptr)(d);
+    expect_error("__syncthreads() reached by 63 of the 64 threads");
+    KERN_LAUNCH(k_half_warp_shuffle, 1, 32, 0, nullptr)(d);
+    expect_error("reached by 16 of the 32 lanes");
+    cudaFree(d);
+}
+
+/* Thread i writes s[i] and reads s[i+1] with no barrier in between: a race on a GPU. */
+__global__ void k_missing_barrier(float *out) {
+    KERN_DYNAMIC_SHARED(float, s);
+    s[threadIdx.x] = (float)threadIdx.x;
+    out[threadIdx.x] = s[(threadIdx.x + 1) % blockDim.x];
+}
+
+__global__ void k_with_barrier(float *out) {
+    KERN_DYNAMIC_SHARED(float, s);
+    s[threadIdx.x] = (float)threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = s[(threadIdx.x + 1) % blockDim.x];
+}
+
+static void test_missing_barrier_visible(void **) {
+    float *d = dev_floats(32), h[32];
+    KERN_LAUNCH(k_missing_barrier, 1, 32, 32 * sizeof(float), nullptr)(d);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_true(isnan(h[0])); /* thread 0 ran before thread 1 wrote: poisoned shared memory */
+    KERN_LAUNCH(k_with_barrier, 1, 32, 32 * sizeof(float), nullptr)(d);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int i = 0; i < 32; i++) assert_float_equal(h[i], (float)((i + 1) % 32), 0);
+    cudaFree(d);
+}
+
+__global__ void k_touch(float *out, int n) {
+    KERN_DYNAMIC_SHARED(float, s);
+    if (threadIdx.x < n) out[threadIdx.x] = s ? 0.0f : 1.0f;
+}
+
+static void test_launch_checks(void **) {
+    float *d = dev_floats(8), host[8];
+    KERN_LAUNCH(k_touch, 1, 32, 0, nullptr)(host, 8);
+    expect_error("pointer argument 0 is not device memory");
+    KERN_LAUNCH(k_touch, 1, 1025, 0, nullptr)(d, 8);
+    expect_error("invalid launch");
+    KERN_LAUNCH(k_touch, dim3(1, 65536), 32, 0, nullptr)(d, 8);
+    expect_error("invalid launch");
+    KERN_LAUNCH(k_touch, 1, 32, 64 * 1024, nullptr)(d, 8);
+    expect_error("above the 49152 allowed");
+    assert_int_equal(cudaFuncSetAttribute(k_touch, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024),
+                     cudaSuccess);
+    KERN_LAUNCH(k_touch, 1, 32, 64 * 1024, nullptr)(d, 8);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_not_equal(
+        cudaFuncSetAttribute(k_touch, cudaFuncAttributeMaxDynamicSharedMemorySize, 300 * 1024), cudaSuccess);
+    cudaGetLastError();
+    /* copies in the wrong direction */
+    assert_int_equal(cudaMemcpy(host, d, 8 * sizeof(float), cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+    expect_error("destination is not device memory");
+    assert_int_equal(cudaMemcpy(host, d, 9 * sizeof(float), cudaMemcpyDeviceToHost), cudaErrorInvalidValue);
+    cudaGetLastError();
+    cudaFree(d);
+}
+
+/* Column-major 2x3 A (op N) times 3x2 B (op N), and the same with A stored transposed. */
+static void test_gemm(void **) {
+    const float a[6] = {1, 2, 3, 4, 5, 6};  /* A = [1 3 5; 2 4 6] */
+    const float b[6] = {1, 0, 2, 0, 1, 1};  /* B = [1 0; 0 1; 2 1] */
+    const float at[6] = {1, 3, 5, 2, 4, 6}; /* A^T stored column-major (3x2, lda 3) */
+    float c[4];
+    float *da = dev_floats(6), *db = dev_floats(6), *dat = dev_floats(6), *dc = dev_floats(4);
+    cudaMemcpy(da, a, sizeof a, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, b, sizeof b, cudaMemcpyHostToDevice);
+    cudaMemcpy(dat, at, sizeof at, cudaMemcpyHostToDevice);
+    cublasHandle_t h;
+    assert_int_equal(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
+    const float one = 1, zero = 0;
+    assert_int_equal(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &one, da, CUDA_R_32F, 2, db,
+                                  CUDA_R_32F, 3, &zero, dc, CUDA_R_32F, 2, CUBLAS_COMPUTE_32F,
+                                  CUBLAS_GEMM_DEFAULT),
+                     CUBLAS_STATUS_SUCCESS);
+    cudaMemcpy(c, dc, sizeof c, cudaMemcpyDeviceToHost);
+    const float want[4] = {11, 14, 8, 10}; /* A*B = [11 8; 14 10], column-major */
+    for (int i = 0; i < 4; i++) assert_float_equal(c[i], want[i], 0);
+    assert_int_equal(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 2, 2, 3, &one, dat, CUDA_R_32F, 3, db,
+                                  CUDA_R_32F, 3, &zero, dc, CUDA_R_32F, 2, CUBLAS_COMPUTE_32F,
+                                  CUBLAS_GEMM_DEFAULT),
+                     CUBLAS_STATUS_SUCCESS);
+    cudaMemcpy(c, dc, sizeof c, cudaMemcpyDeviceToHost);
+    for (int i = 0; i < 4; i++) assert_float_equal(c[i], want[i], 0);
+    /* lda too small for op(A) = T (A stored k x m = 3 x 2 needs lda >= 3) */
+    assert_int_equal(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 2, 2, 3, &one, dat, CUDA_R_32F, 2, db,
+                                  CUDA_R_32F, 3, &zero, dc, CUDA_R_32F, 2, CUBLAS_COMPUTE_32F,
+                                  CUBLAS_GEMM_DEFAULT),
+                     CUBLAS_STATUS_INVALID_VALUE);
+    cublasDestroy(h);
+    cudaFree(da), cudaFree(db), cudaFree(dat), cudaFree(dc);
+}
+
+/* Conversions: fp16 (normal, subnormal, inf) and bf16 round-to-nearest-even. */
+static void test_conversions(void **) {
+    __half_raw r;
+    r.x = 0x3C00; /* 1.0 */
+    assert_float_equal(__half2float(__half(r)), 1.0f, 0);
+    r.x = 0xC500; /* -5.0 */
+    assert_float_equal(__half2float(__half(r)), -5.0f, 0);
+    r.x = 0x0001; /* smallest subnormal 2^-24 */
+    assert_float_equal(__half2float(__half(r)), 5.9604644775390625e-8f, 0);
+    r.x = 0x7C00;
+    assert_true(isinf(__half2float(__half(r))));
+    /* 1 + 2^-8 is halfway between bf16 1.0 (0x3F80) and 1 + 2^-7 (0x3F81): ties to even -> 0x3F80 */
+    assert_int_equal(__float2bfloat16_rn(1.00390625f).x, 0x3F80);
+    assert_int_equal(__float2bfloat16_rn(1.01171875f).x, 0x3F82); /* 1 + 3*2^-8: tie -> even 0x3F82 */
+    assert_int_equal(__float2bfloat16_rn(-2.0f).x, 0xC000);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_correct_kernels),
+        cmocka_unit_test(test_divergence_reported),
+        cmocka_unit_test(test_missing_barrier_visible),
+        cmocka_unit_test(test_launch_checks),
+        cmocka_unit_test(test_gemm),
+        cmocka_unit_test(test_conversions),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
