@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# test_gpu_check.sh — scripts/gpu-check, the one script a session with a GPU runs (with minutes of
+# device time and no chance to debug), dry-run here over the CPU emulator of the kernels
+# (GPU_CHECK_EMU=1: tests/bosch_emu and the *_emu tests of this build, tiny shapes). Asserts that
+# every step ran and passed (the PyTorch peer may skip when torch is not installed), that the
+# summary carries the lines a GPU session reads (kernel errors, logit differences, the targets),
+# and that the CSV files have their rows. Checks the script, not a GPU.
+# Env: BOSCH_BIN (the built program; its folder is the build), BOSCH_SOURCE_DIR.
+set -u
+BIN=${BOSCH_BIN:-build/bosch}
+SRC=${BOSCH_SOURCE_DIR:-.}
+BUILD=$(cd "$(dirname "$BIN")" && pwd)
+if [[ ! -x "$BUILD/tests/bosch_emu" ]]; then echo "FAIL: $BUILD/tests/bosch_emu not built"; exit 1; fi
+OUT=$(mktemp -d /tmp/test_gpu_check.XXXXXX)
+trap 'rm -rf "$OUT"' EXIT
+
+OUT=$OUT GPU_CHECK_EMU=1 GPU_CHECK_BUILD=$BUILD bash "$SRC/scripts/gpu-check" >"$OUT/stdout" 2>&1
+rc=$?
+S="$OUT/summary.txt"
+fails=0
+check() { # check DESCRIPTION PATTERN: the summary has a line matching PATTERN
+  if grep -qE "$2" "$S"; then echo "ok: $1"; else echo "FAIL: $1 (no line matching '$2')"; fails=$((fails + 1)); fi
+}
+[[ $rc -eq 0 ]] && echo "ok: gpu-check exit 0" || { echo "FAIL: gpu-check exit $rc"; fails=$((fails + 1)); }
+for s in build mkmodel test_cuda test_backend_cuda test_device test_eval_cuda bench_8k bench_8k_fp32 bench_batch \
+  bench_eval bench_sweep; do
+  check "step $s passed" "^gpu-check: $s +ok "
+done
+check "peer ran or skipped cleanly" "^gpu-check: torch_peer +(ok|SKIPPED)"
+check "tensor-core kernel errors quoted" "test_cuda: prefill \(tensor cores\) .*max \|err\|"
+check "GPU-vs-CPU logit differences quoted" "test_backend_cuda: prefill: max \|logit diff\|"
+check "evaluator on the GPU quoted" "bench_eval: evaluations/s .*cuda"
+check "targets section" "^targets:"
+check "prefill target line" "^  prefill 128, all full: ours [0-9]+ tok/s \(fp32 attention [0-9]+\)"
+check "batch target line" "^  target T=256 batch=2 .*rho 0.875 / rho 0 = .*KV bytes"
+for f in bench_8k bench_8k_fp32 bench_batch bench_sweep; do
+  n=$(($(wc -l <"$OUT/$f.csv") - 1))
+  [[ $n -ge 1 ]] && echo "ok: $f.csv has $n rows" || { echo "FAIL: $f.csv has no rows"; fails=$((fails + 1)); }
+done
+n=$(($(wc -l <"$OUT/bench_sweep.csv") - 1))
+[[ $n -eq 10 ]] && echo "ok: sweep has 2 lengths x 5 ratios" || { echo "FAIL: sweep has $n rows, want 10"; fails=$((fails + 1)); }
+if [[ $fails -gt 0 ]]; then
+  echo "--- summary ---"; cat "$S"; echo "--- stdout ---"; tail -30 "$OUT/stdout"
+fi
+exit $((fails > 0))
