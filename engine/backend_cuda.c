@@ -108,10 +108,23 @@ int cuda_model_create(cuda_model **out, const model *m, int device, char *err, s
         cuda_seterr(err, errlen, "cuda: device %d does not exist (%d CUDA devices found)", device, n_dev);
         return -1;
     }
+    /* prefill attention kernel: mma (head_dim <= 128) else wmma, unless BOSCH_CUDA_ATTN says */
+    prefill_attn_fn attn = m->hp.head_dim <= 128 ? kern_attn_prefill_mma : kern_attn_prefill_tc;
     const char *impl = getenv("BOSCH_CUDA_ATTN");
-    if (impl && *impl && strcmp(impl, "tc") && strcmp(impl, "fp32")) {
-        cuda_seterr(err, errlen, "cuda: environment variable BOSCH_CUDA_ATTN is '%s'; use tc or fp32", impl);
-        return -1;
+    if (impl && *impl) {
+        if (!strcmp(impl, "mma") && m->hp.head_dim <= 128) {
+            attn = kern_attn_prefill_mma;
+        } else if (!strcmp(impl, "wmma")) {
+            attn = kern_attn_prefill_tc;
+        } else if (!strcmp(impl, "fp32")) {
+            attn = kern_attn_prefill;
+        } else {
+            cuda_seterr(err, errlen,
+                        "cuda: environment variable BOSCH_CUDA_ATTN is '%s'; use mma (head_dim <= 128; this "
+                        "model's is %d), wmma or fp32",
+                        impl, m->hp.head_dim);
+            return -1;
+        }
     }
     if (kern_set_device(device, err, errlen)) return -1;
     cuda_model *g = calloc(1, sizeof *g);
@@ -122,7 +135,7 @@ int cuda_model_create(cuda_model **out, const model *m, int device, char *err, s
     }
     g->m = m;
     g->hp = m->hp;
-    g->attn_fp32 = impl && !strcmp(impl, "fp32");
+    g->prefill_attn = attn;
     const model_hparams *hp = &g->hp;
     int rc = kern_blas_create(&g->blas, err, errlen) ||
              matrix(g, "token_embd.weight", hp->n_vocab, hp->n_embd, &g->tok_embd, err, errlen) ||
@@ -298,9 +311,8 @@ static int prefill_layer(cuda_model *g, int l, const attn_mask *const *masks, in
                       err, errlen));
         TRY(kern_rope(g->k + r0 * nkv, T, hp->n_head_kv, hd, hp->rope_dim, 0, hp->rope_base, hp->rope_neox,
                       NULL, err, errlen));
-        TRY((g->attn_fp32 ? kern_attn_prefill : kern_attn_prefill_tc)(
-            g->q + r0 * nq, g->k + r0 * nkv, g->v + r0 * nkv, g->att + r0 * nq, T, hp->n_head, hp->n_head_kv,
-            hd, z_row, window, sinks, NULL, err, errlen));
+        TRY(g->prefill_attn(g->q + r0 * nq, g->k + r0 * nkv, g->v + r0 * nkv, g->att + r0 * nq, T, hp->n_head,
+                            hp->n_head_kv, hd, z_row, window, sinks, NULL, err, errlen));
     }
     if (kv) TRY(cuda_kv_store_prefill(kv, l, g->k, g->v, T, err, errlen));
     return cuda_attn_out_ffn(g, l, rows, err, errlen);

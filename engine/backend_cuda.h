@@ -32,10 +32,11 @@ typedef struct cuda_kv cuda_kv;       /* a hybrid KV cache on the GPU for n_seq 
 /* Upload `m` to GPU `device`: every matrix as the GGUF's raw (quantized) bytes, dequantized on
  * the GPU to bf16 (kern_dequant_bf16); norms as fp32 from m's dequantized copy. `m` must stay
  * loaded while *out lives (hyper-parameters and the tied-embedding choice are read from it).
- * Prefill attention runs on tensor cores (kern_attn_prefill_tc: bf16 Q/K/V/P, fp32 softmax and
- * accumulation) unless the environment variable BOSCH_CUDA_ATTN is "fp32" (kern_attn_prefill, all
- * fp32; for comparisons). Errors: no such device, an unsupported tensor type, out of GPU memory
- * (message names the tensor), BOSCH_CUDA_ATTN neither "tc" nor "fp32". */
+ * Prefill attention runs on tensor cores: kern_attn_prefill_mma when head_dim <= 128, else
+ * kern_attn_prefill_tc (both bf16 Q/K/V/P, fp32 softmax and accumulation); the environment variable
+ * BOSCH_CUDA_ATTN = mma, wmma or fp32 (kern_attn_prefill, all fp32) chooses one, for comparisons.
+ * Errors: no such device, an unsupported tensor type, out of GPU memory (message names the
+ * tensor), any other BOSCH_CUDA_ATTN (or mma with head_dim > 128). */
 int cuda_model_create(cuda_model **out, const model *m, int device, char *err, size_t errlen);
 void cuda_model_free(cuda_model *g);
 

@@ -19,6 +19,11 @@ typedef struct {
     uint16_t *w_down;            /* [n_embd][n_ff] bf16 */
 } cuda_layer;
 
+/* The signature shared by the prefill attention kernels of kernels.h. */
+typedef int (*prefill_attn_fn)(const float *d_q, const float *d_k, const float *d_v, float *d_out,
+                               int n_tokens, int n_head, int n_head_kv, int head_dim, const uint8_t *d_z_row,
+                               int window, int sinks, void *stream, char *err, size_t errlen);
+
 struct cuda_model {
     const model *m;
     model_hparams hp;
@@ -27,8 +32,8 @@ struct cuda_model {
     float *output_norm; /* [n_embd] */
     cuda_layer *layers; /* [n_layer] */
     kern_blas *blas;
-    int attn_fp32; /* prefill attention: 1 = kern_attn_prefill (fp32 cores), 0 = kern_attn_prefill_tc */
-    void **allocs; /* every weight and logit buffer, freed by cuda_model_free */
+    prefill_attn_fn prefill_attn; /* kern_attn_prefill_mma, _tc or (fp32) kern_attn_prefill */
+    void **allocs;                /* every weight and logit buffer, freed by cuda_model_free */
     int n_allocs, cap_allocs;
     uint64_t weight_bytes;
     /* activations for ws_rows token rows (grown on demand by cuda_ensure_rows) */

@@ -91,10 +91,18 @@ int kern_attn_prefill_simple(const float *d_q, const float *d_k, const float *d_
                              int n_head, int n_head_kv, int head_dim, const uint8_t *d_z_row, int window,
                              int sinks, void *stream, char *err, size_t errlen);
 
-/* The same attention on tensor cores (attention_prefill_tc.cu, sm_80 or newer): Q·scale, K and V
- * rounded to bf16 (round to nearest even) in shared memory, P rounded to bf16 for P·V; scores,
- * softmax and accumulation fp32 (the precision of PyTorch's bf16 SDPA). head_dim 32..256 in steps
- * of 32. The GPU forward uses this one unless BOSCH_CUDA_ATTN=fp32 (backend_cuda.h). */
+/* The same attention on tensor cores, two versions; both round Q·scale, K, V and the softmax
+ * weights P to bf16 (round to nearest even) and keep scores, softmax and accumulation fp32 (the
+ * precision of PyTorch's bf16 SDPA). sm_80 or newer.
+ *   kern_attn_prefill_mma: mma.sync with the softmax and the output rows in registers
+ *     (FlashAttention-2's layout, attention_prefill_mma.cu); head_dim 32, 64, 96 or 128;
+ *   kern_attn_prefill_tc: WMMA, scores and output rows in shared memory (attention_prefill_tc.cu);
+ *     head_dim 32..256 in steps of 32.
+ * The GPU forward picks mma when head_dim allows, else tc; BOSCH_CUDA_ATTN overrides
+ * (backend_cuda.h). */
+int kern_attn_prefill_mma(const float *d_q, const float *d_k, const float *d_v, float *d_out, int n_tokens,
+                          int n_head, int n_head_kv, int head_dim, const uint8_t *d_z_row, int window,
+                          int sinks, void *stream, char *err, size_t errlen);
 int kern_attn_prefill_tc(const float *d_q, const float *d_k, const float *d_v, float *d_out, int n_tokens,
                          int n_head, int n_head_kv, int head_dim, const uint8_t *d_z_row, int window,
                          int sinks, void *stream, char *err, size_t errlen);

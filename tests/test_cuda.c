@@ -146,7 +146,8 @@ static float bf16_round(float x) {
     return f;
 }
 
-/* Run prefill kernel `which` (0 tiled fp32, 1 simple fp32, 2 tensor cores) into dout. */
+/* Run prefill kernel `which` (0 tiled fp32, 1 simple fp32, 2 tensor cores WMMA, 3 tensor cores mma.sync)
+ * into dout. */
 static int run_prefill(int which, const float *dq, const float *dk, const float *dv, float *dout, int T,
                        int n_head, int n_kv, int hd, const uint8_t *dz, int window, int sinks) {
     if (which == 0)
@@ -155,11 +156,14 @@ static int run_prefill(int which, const float *dq, const float *dk, const float 
     if (which == 1)
         return kern_attn_prefill_simple(dq, dk, dv, dout, T, n_head, n_kv, hd, dz, window, sinks, NULL, err,
                                         sizeof err);
-    return kern_attn_prefill_tc(dq, dk, dv, dout, T, n_head, n_kv, hd, dz, window, sinks, NULL, err,
-                                sizeof err);
+    if (which == 2)
+        return kern_attn_prefill_tc(dq, dk, dv, dout, T, n_head, n_kv, hd, dz, window, sinks, NULL, err,
+                                    sizeof err);
+    return kern_attn_prefill_mma(dq, dk, dv, dout, T, n_head, n_kv, hd, dz, window, sinks, NULL, err,
+                                 sizeof err);
 }
 
-/* The fp32 kernels must match the dense double reference to 1e-4. The tensor-core kernel rounds
+/* The fp32 kernels must match the dense double reference to 1e-4. The tensor-core kernels round
  * Q·scale, K, V and P to bf16: against the reference computed from the same bf16-rounded Q, K, V
  * only P's rounding (relative 2^-9 per weight) remains, so |err| <= 4e-3 with |v| < 1; against the
  * unrounded reference it must stay within 1e-2 (measured on the emulator: 1.0e-3..1.4e-3 and
@@ -181,8 +185,14 @@ static void check_prefill(int T, int n_head, int n_kv, int hd, int window, int s
     float *dq = dev_copy(q, nq * 4), *dk = dev_copy(k, nk * 4), *dv = dev_copy(v, nk * 4), *dout;
     uint8_t *dz = dev_copy(z, (size_t)n_kv);
     assert_ok(kern_malloc((void **)&dout, nq * 4, err, sizeof err));
-    static const char *const names[3] = {"tiled", "simple", "tensor cores"};
-    for (int which = 0; which < 3; which++) {
+    static const char *const names[4] = {"tiled", "simple", "tensor cores", "tensor cores mma"};
+    for (int which = 0; which < 4; which++) {
+        if (which == 3 && hd > 128) { /* mma keeps 16 x head_dim outputs per warp in registers */
+            assert_int_equal(run_prefill(which, dq, dk, dv, dout, T, n_head, n_kv, hd, dz, window, sinks),
+                             -1);
+            assert_non_null(strstr(err, "unsupported"));
+            continue;
+        }
         assert_ok(dev_zero(dout, nq * 4));
         assert_ok(run_prefill(which, dq, dk, dv, dout, T, n_head, n_kv, hd, dz, window, sinks));
         assert_ok(kern_sync(NULL, err, sizeof err));
@@ -192,11 +202,10 @@ static void check_prefill(int T, int n_head, int n_kv, int hd, int window, int s
             max_err = fmax(max_err, fabs((double)got[i] - ref[i]));
             max_err_r = fmax(max_err_r, fabs((double)got[i] - ref_r[i]));
         }
-        const int tc = which == 2;
+        const int tc = which >= 2;
         if (tc)
-            printf(
-                "prefill (tensor cores) T=%d hd=%d W=%d S=%d: max |err| %.3g, vs bf16-rounded inputs %.3g\n",
-                T, hd, window, sinks, max_err, max_err_r);
+            printf("prefill (%s) T=%d hd=%d W=%d S=%d: max |err| %.3g, vs bf16-rounded inputs %.3g\n",
+                   names[which], T, hd, window, sinks, max_err, max_err_r);
         if (max_err > (tc ? 1e-2 : 1e-4) || (tc && max_err_r > 4e-3))
             fail_msg(
                 "prefill (%s) T=%d heads=%d/%d hd=%d W=%d S=%d: max |err| %g (vs bf16-rounded inputs %g)",

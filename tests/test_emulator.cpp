@@ -91,6 +91,40 @@ __global__ void k_half_warp_shuffle(float *out) {
     out[threadIdx.x] = v;
 }
 
+/* Every lane gathers every lane's (lane, 10 * lane); lane 5 checks and writes what it got. */
+__global__ void k_gather(int *out) {
+    const int mine[2] = {(int)threadIdx.x, 10 * (int)threadIdx.x};
+    int all[32][2];
+    emu::warp_gather(mine, sizeof mine, all, "test gather");
+    if (threadIdx.x == 5)
+        for (int i = 0; i < 32; i++) out[i] = all[i][0] + all[i][1];
+}
+
+/* Half the warp gathers while the other half shuffles: two different collectives. */
+__global__ void k_mixed_collectives(float *out) {
+    float v = 1.0f;
+    if (threadIdx.x < 16) {
+        float all[32];
+        emu::warp_gather(&v, sizeof v, all, "test gather");
+    } else {
+        v = __shfl_xor_sync(0xffffffffu, v, 1);
+    }
+    out[threadIdx.x] = v;
+}
+
+static void test_warp_gather(void **) {
+    int *d = nullptr, h[32];
+    assert_int_equal(cudaMalloc((void **)&d, sizeof h), cudaSuccess);
+    KERN_LAUNCH(k_gather, 1, 32, 0, nullptr)(d);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int i = 0; i < 32; i++) assert_int_equal(h[i], 11 * i);
+    float *f = dev_floats(32);
+    KERN_LAUNCH(k_mixed_collectives, 1, 32, 0, nullptr)(f);
+    expect_error("meet at different warp collectives");
+    cudaFree(d), cudaFree(f);
+}
+
 static void test_divergence_reported(void **) {
     float *d = dev_floats(64);
     KERN_LAUNCH(k_early_exit_barrier, 2, 64, 0, nullptr)(d);
@@ -217,6 +251,7 @@ int main(void) {
         cmocka_unit_test(test_launch_checks),
         cmocka_unit_test(test_gemm),
         cmocka_unit_test(test_conversions),
+        cmocka_unit_test(test_warp_gather),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

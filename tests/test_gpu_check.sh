@@ -22,18 +22,18 @@ check() { # check DESCRIPTION PATTERN: the summary has a line matching PATTERN
   if grep -qE "$2" "$S"; then echo "ok: $1"; else echo "FAIL: $1 (no line matching '$2')"; fails=$((fails + 1)); fi
 }
 [[ $rc -eq 0 ]] && echo "ok: gpu-check exit 0" || { echo "FAIL: gpu-check exit $rc"; fails=$((fails + 1)); }
-for s in build mkmodel test_cuda test_backend_cuda test_device test_eval_cuda bench_8k bench_8k_fp32 bench_batch \
-  bench_eval bench_sweep; do
+for s in build mkmodel test_cuda test_backend_cuda test_device test_eval_cuda bench_8k bench_8k_wmma bench_8k_fp32 \
+  bench_batch bench_eval bench_sweep; do
   check "step $s passed" "^gpu-check: $s +ok "
 done
 check "peer ran or skipped cleanly" "^gpu-check: torch_peer +(ok|SKIPPED)"
-check "tensor-core kernel errors quoted" "test_cuda: prefill \(tensor cores\) .*max \|err\|"
+check "tensor-core kernel errors quoted" "test_cuda: prefill \(tensor cores mma\) .*max \|err\|"
 check "GPU-vs-CPU logit differences quoted" "test_backend_cuda: prefill: max \|logit diff\|"
 check "evaluator on the GPU quoted" "bench_eval: evaluations/s .*cuda"
 check "targets section" "^targets:"
-check "prefill target line" "^  prefill 128, all full: ours [0-9]+ tok/s \(fp32 attention [0-9]+\)"
+check "prefill target line" "^  prefill 128, all full: ours [0-9]+ tok/s \(attention wmma [0-9]+, fp32 [0-9]+\)"
 check "batch target line" "^  target T=256 batch=2 .*rho 0.875 / rho 0 = .*KV bytes"
-for f in bench_8k bench_8k_fp32 bench_batch bench_sweep; do
+for f in bench_8k bench_8k_wmma bench_8k_fp32 bench_batch bench_sweep; do
   n=$(($(wc -l <"$OUT/$f.csv") - 1))
   [[ $n -ge 1 ]] && echo "ok: $f.csv has $n rows" || { echo "FAIL: $f.csv has no rows"; fails=$((fails + 1)); }
 done

@@ -27,7 +27,7 @@ const char *device_name(bosch_device d) {
     return d == DEVICE_CUDA ? "cuda" : "cpu";
 }
 
-static int no_cuda(char *err, size_t errlen) {
+int device_no_cuda(char *err, size_t errlen) {
 #ifdef BOSCH_HAVE_CUDA
     snprintf(err, errlen, "--device cuda: no CUDA GPU is visible (driver missing or no device)");
 #else
@@ -43,7 +43,7 @@ int device_parse(const char *s, bosch_device *out, char *err, size_t errlen) {
     } else if (!strcmp(s, "cpu")) {
         *out = DEVICE_CPU;
     } else if (!strcmp(s, "cuda")) {
-        if (device_cuda_count() == 0) return no_cuda(err, errlen);
+        if (device_cuda_count() == 0) return device_no_cuda(err, errlen);
         *out = DEVICE_CUDA;
     } else {
         snprintf(err, errlen, "--device must be cpu, cuda or auto, got '%s'", s);
@@ -77,7 +77,7 @@ static int warm_up(device_gpu *g, char *err, size_t errlen) {
 
 int device_gpu_create(device_gpu **out, const model *m, char *err, size_t errlen) {
     *out = NULL;
-    if (device_cuda_count() == 0) return no_cuda(err, errlen);
+    if (device_cuda_count() == 0) return device_no_cuda(err, errlen);
     device_gpu *g = calloc(1, sizeof *g);
     if (!g) {
         snprintf(err, errlen, "out of memory");
@@ -205,7 +205,7 @@ struct device_gpu {
 int device_gpu_create(device_gpu **out, const model *m, char *err, size_t errlen) {
     (void)m;
     *out = NULL;
-    return no_cuda(err, errlen);
+    return device_no_cuda(err, errlen);
 }
 void device_gpu_free(device_gpu *g) {
     free(g);
@@ -216,20 +216,20 @@ void device_gpu_describe(const device_gpu *g, char *buf, size_t cap) {
 }
 int device_gpu_start(device_gpu *g, const attn_mask *mask, int n_seq, int n_ctx, char *err, size_t errlen) {
     (void)g, (void)mask, (void)n_seq, (void)n_ctx;
-    return no_cuda(err, errlen);
+    return device_no_cuda(err, errlen);
 }
 int device_gpu_prefill(device_gpu *g, const int32_t *tokens, int n_tokens, float *logits, char *err,
                        size_t errlen) {
     (void)g, (void)tokens, (void)n_tokens, (void)logits;
-    return no_cuda(err, errlen);
+    return device_no_cuda(err, errlen);
 }
 int device_gpu_fill_random(device_gpu *g, int n_past, uint64_t seed, char *err, size_t errlen) {
     (void)g, (void)n_past, (void)seed;
-    return no_cuda(err, errlen);
+    return device_no_cuda(err, errlen);
 }
 int device_gpu_decode(device_gpu *g, const int32_t *tokens, float *logits, char *err, size_t errlen) {
     (void)g, (void)tokens, (void)logits;
-    return no_cuda(err, errlen);
+    return device_no_cuda(err, errlen);
 }
 int device_gpu_n_seq(const device_gpu *g) {
     (void)g;

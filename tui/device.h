@@ -26,6 +26,10 @@ int device_parse(const char *s, bosch_device *out, char *err, size_t errlen);
 
 const char *device_name(bosch_device d); /* "cpu" or "cuda" */
 
+/* Write why --device cuda cannot run here (no CUDA in this build, or no GPU visible) into
+ * err[errlen]; returns -1, for `return device_no_cuda(err, errlen);`. */
+int device_no_cuda(char *err, size_t errlen);
+
 /* ---- the GPU path (one model on GPU 0, a batch of n_seq sequences with one mask) ---- */
 
 typedef struct device_gpu device_gpu;

@@ -22,15 +22,7 @@ int device_eval_create(device_eval **out, bosch_device d, const model *m, char *
         snprintf(err, errlen, "device eval: unknown device %d", (int)d);
         return -1;
     }
-    if (d == DEVICE_CUDA && device_cuda_count() == 0) {
-#ifdef BOSCH_HAVE_CUDA
-        snprintf(err, errlen, "--device cuda: no CUDA GPU is visible (driver missing or no device)");
-#else
-        snprintf(err, errlen,
-                 "--device cuda: this build has no CUDA backend (nvcc was not found at configure time)");
-#endif
-        return -1;
-    }
+    if (d == DEVICE_CUDA && device_cuda_count() == 0) return device_no_cuda(err, errlen);
     device_eval *de = calloc(1, sizeof *de);
     if (!de) {
         snprintf(err, errlen, "device eval: out of memory");

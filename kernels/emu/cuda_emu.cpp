@@ -44,6 +44,9 @@ struct emu::thread_state {
     uint32_t shfl_value, shfl_result;
     int shfl_src;
     const char *shfl_what;
+    const void *gather_in; /* warp_gather: this lane's bytes, and where all lanes' go */
+    void *gather_out;
+    size_t gather_bytes;
     char *stack;
 };
 
@@ -185,11 +188,28 @@ uint32_t shuffle(uint32_t value, int src_lane, unsigned mask, const char *what) 
     }
     g_run->synced = true;
     thread_state *t = cur;
+    t->gather_out = nullptr;
     t->shfl_value = value;
     t->shfl_src = src_lane;
     t->shfl_what = what;
     yield(AT_SHUFFLE);
     return t->shfl_result;
+}
+
+void warp_gather(const void *mine, size_t bytes, void *all, const char *what) {
+    if (g_run->direct) {
+        launch_failed(cudaErrorLaunchFailure, "%s: %s in a block after earlier blocks never synchronized",
+                      g_run->name, what);
+        return;
+    }
+    g_run->synced = true;
+    thread_state *t = cur;
+    t->gather_in = mine;
+    t->gather_out = all;
+    t->gather_bytes = bytes;
+    t->shfl_src = t->lane;
+    t->shfl_what = what;
+    yield(AT_SHUFFLE);
 }
 
 void warp_collective(const char *what) {
@@ -243,6 +263,20 @@ static bool resolve_shuffles(block_runner &r, int w, int n_threads) {
     }
     for (int i = first; i < last; i++) {
         thread_state &t = r.threads[i];
+        if (t.gather_out) { /* warp_gather: every lane gets every lane's bytes, in lane order */
+            for (int j = first; j < last; j++) {
+                const thread_state &src = r.threads[j];
+                if (!src.gather_out || src.gather_bytes != t.gather_bytes) {
+                    launch_failed(cudaErrorLaunchFailure,
+                                  "%s: lanes %d and %d of warp %d meet at different warp collectives", r.name,
+                                  i - first, j - first, w);
+                    return false;
+                }
+                memcpy(static_cast<char *>(t.gather_out) + (size_t)(j - first) * t.gather_bytes,
+                       src.gather_in, t.gather_bytes);
+            }
+            continue;
+        }
         const int src = first + t.shfl_src;
         t.shfl_result = src >= first && src < last ? r.threads[src].shfl_value : t.shfl_value;
     }

@@ -54,6 +54,9 @@ const uint3 &thread_idx();
 void *dynamic_shared();
 void sync_block();
 void warp_collective(const char *what);
+/* A warp collective: every lane gives `bytes` at `mine` and receives all 32 lanes' bytes, lane 0
+ * first, at `all` (32 * bytes). How the emulator models register-fragment instructions (mma.sync). */
+void warp_gather(const void *mine, size_t bytes, void *all, const char *what);
 uint32_t shuffle(uint32_t value, int src_lane, unsigned mask, const char *what);
 int lane_id();
 } // namespace emu
