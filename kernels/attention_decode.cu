@@ -8,6 +8,7 @@
 /* Warps per decode block: one block per (query head, sequence) is few blocks for one sequence, so
  * each block is wide; its warps take every DEC_WARPS-th visible position and merge at the end. */
 #define DEC_WARPS 16
+#define DEC_SHMEM (sizeof(float) * (2 * DEC_WARPS + DEC_WARPS * 32 * ATT_MAXT)) /* 16.5 KiB */
 
 /* Number of visible positions and the k-th of them (sinks first, then the window, ascending). */
 __device__ __forceinline__ int n_visible(int pos, bool full, int window, int sinks, int *n_sink) {
@@ -24,7 +25,9 @@ __device__ __forceinline__ int n_visible(int pos, bool full, int window, int sin
 __global__ void k_attn_decode(const float *q, const float *const *k_heads, const float *const *v_heads,
                               const int *cap, const uint8_t *z_row, float *out, int pos, int n_head,
                               int n_head_kv, int head_dim, int window, int sinks, float scale) {
-    __shared__ float red_m[DEC_WARPS], red_l[DEC_WARPS], red_o[DEC_WARPS][32 * ATT_MAXT];
+    KERN_DYNAMIC_SHARED(float, smem); /* DEC_SHMEM bytes: per warp m, l and o[32 * ATT_MAXT] */
+    float *red_m = smem, *red_l = smem + DEC_WARPS;
+    float(*red_o)[32 * ATT_MAXT] = reinterpret_cast<float(*)[32 * ATT_MAXT]>(smem + 2 * DEC_WARPS);
     const int head = blockIdx.x, seq = blockIdx.y, kv_head = head / (n_head / n_head_kv);
     const bool full = z_row[kv_head] != 0;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, nt = head_dim / 32;
@@ -92,7 +95,7 @@ extern "C" int kern_attn_decode(const float *d_q, const float *const *d_k_heads,
     if (check_shape(n_head, n_head_kv, head_dim, window, sinks, err, errlen)) return -1;
     if (n_seq <= 0) return 0;
     dim3 grid(n_head, n_seq);
-    KERN_LAUNCH(k_attn_decode, grid, 32 * DEC_WARPS, 0, (cudaStream_t)stream)
+    KERN_LAUNCH(k_attn_decode, grid, 32 * DEC_WARPS, DEC_SHMEM, (cudaStream_t)stream)
     (d_q, d_k_heads, d_v_heads, d_cap, d_z_row, d_out, pos, n_head, n_head_kv, head_dim, window, sinks,
      1.0f / sqrtf((float)head_dim));
     return KERN_LAUNCHED("attention decode");

@@ -154,6 +154,12 @@ static int launch_tc(const float *d_q, const float *d_k, const float *d_v, float
                      int n_head, int n_head_kv, const uint8_t *d_z_row, int window, int sinks, void *stream,
                      char *err, size_t errlen) {
     const size_t shmem = tc_smem<D>::bytes;
+    int dev = 0, optin = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess &&
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
+        shmem > (size_t)optin) /* e.g. head_dim 224 and 256 on an A100 (163 KiB): the fp32 kernel fits */
+        return kern_attn_prefill(d_q, d_k, d_v, d_out, n_tokens, n_head, n_head_kv, D, d_z_row, window, sinks,
+                                 stream, err, errlen);
     if (shmem > 48 * 1024 &&
         kern_check(cudaFuncSetAttribute(k_attn_prefill_tc<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)shmem),

@@ -46,11 +46,13 @@ extern "C" void kern_free(void *d_ptr) {
 }
 
 extern "C" int kern_upload(void *d_dst, const void *h_src, size_t bytes, char *err, size_t errlen) {
-    return kern_check(cudaMemcpy(d_dst, h_src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(H2D)", err, errlen);
+    return kern_check(cudaMemcpy(d_dst, h_src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy(H2D)", err,
+                      errlen);
 }
 
 extern "C" int kern_download(void *h_dst, const void *d_src, size_t bytes, char *err, size_t errlen) {
-    return kern_check(cudaMemcpy(h_dst, d_src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(D2H)", err, errlen);
+    return kern_check(cudaMemcpy(h_dst, d_src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(D2H)", err,
+                      errlen);
 }
 
 extern "C" int kern_sync(void *stream, char *err, size_t errlen) {

@@ -97,7 +97,8 @@ int kern_attn_prefill_simple(const float *d_q, const float *d_k, const float *d_
  *   kern_attn_prefill_mma: mma.sync with the softmax and the output rows in registers
  *     (FlashAttention-2's layout, attention_prefill_mma.cu); head_dim 32, 64, 96 or 128;
  *   kern_attn_prefill_tc: WMMA, scores and output rows in shared memory (attention_prefill_tc.cu);
- *     head_dim 32..256 in steps of 32.
+ *     head_dim 32..256 in steps of 32; where its shared memory exceeds the GPU's per-block limit
+ *     (head_dim 224 and 256 on an A100) it runs kern_attn_prefill (fp32) instead.
  * The GPU forward picks mma when head_dim allows, else tc; BOSCH_CUDA_ATTN overrides
  * (backend_cuda.h). */
 int kern_attn_prefill_mma(const float *d_q, const float *d_k, const float *d_v, float *d_out, int n_tokens,

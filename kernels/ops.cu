@@ -17,9 +17,9 @@ extern "C" int kern_embed(const uint16_t *d_table, const int32_t *d_tokens, floa
     return KERN_LAUNCHED("embed");
 }
 
-/* One block of 256 threads per row: sum of squares reduced through shared memory. */
+/* One block of 256 threads per row: sum of squares reduced through shared memory (256 floats). */
 __global__ void k_rmsnorm(const float *x, const float *w, float *y, int n, float eps) {
-    __shared__ float partial[256];
+    KERN_DYNAMIC_SHARED(float, partial); /* [blockDim.x] */
     const float *xr = x + (size_t)blockIdx.x * n;
     float *yr = y + (size_t)blockIdx.x * n;
     float s = 0.0f;
@@ -37,7 +37,7 @@ __global__ void k_rmsnorm(const float *x, const float *w, float *y, int n, float
 extern "C" int kern_rmsnorm(const float *d_x, const float *d_w, float *d_y, int n_rows, int n, float eps,
                             void *stream, char *err, size_t errlen) {
     if (n_rows <= 0) return 0;
-    KERN_LAUNCH(k_rmsnorm, n_rows, 256, 0, (cudaStream_t)stream)(d_x, d_w, d_y, n, eps);
+    KERN_LAUNCH(k_rmsnorm, n_rows, 256, 256 * sizeof(float), (cudaStream_t)stream)(d_x, d_w, d_y, n, eps);
     return KERN_LAUNCHED("rmsnorm");
 }
 

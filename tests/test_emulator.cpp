@@ -13,6 +13,7 @@ extern "C" {
 }
 
 #include "emu/cublas_emu.h"
+#include "emu/wmma_emu.h"
 
 static float *dev_floats(size_t n) {
     void *p = nullptr;
@@ -30,7 +31,7 @@ static void expect_error(const char *needle) {
 
 /* Block sum through shared memory (tree reduction with barriers), one block per row. */
 __global__ void k_row_sum(const float *x, float *out, int n) {
-    __shared__ float part[128];
+    KERN_DYNAMIC_SHARED(float, part); /* [blockDim.x] */
     float s = 0.0f;
     for (int i = threadIdx.x; i < n; i += blockDim.x) s += x[blockIdx.x * n + i];
     part[threadIdx.x] = s;
@@ -56,7 +57,7 @@ static void test_correct_kernels(void **) {
     for (int i = 0; i < rows * n; i++) h[i] = (float)(i % 7) - 2.0f;
     float *dx = dev_floats(rows * n), *dout = dev_floats(rows);
     assert_int_equal(cudaMemcpy(dx, h, sizeof h, cudaMemcpyHostToDevice), cudaSuccess);
-    KERN_LAUNCH(k_row_sum, rows, 128, 0, nullptr)(dx, dout, n);
+    KERN_LAUNCH(k_row_sum, rows, 128, 128 * sizeof(float), nullptr)(dx, dout, n);
     assert_int_equal(cudaGetLastError(), cudaSuccess);
     assert_int_equal(cudaMemcpy(sums, dout, sizeof sums, cudaMemcpyDeviceToHost), cudaSuccess);
     for (int r = 0; r < rows; r++) {
@@ -123,6 +124,49 @@ static void test_warp_gather(void **) {
     KERN_LAUNCH(k_mixed_collectives, 1, 32, 0, nullptr)(f);
     expect_error("meet at different warp collectives");
     cudaFree(d), cudaFree(f);
+}
+
+/* One warp: C = A·B with A[i][k] = i + k, B[k][j] = (k == j) + 1 (as bf16, exact), C stored to
+ * shared memory and read back by lane 0 for the whole tile, after __syncwarp or (sync = 0) without. */
+__global__ void k_wmma(float *out, int sync, int misalign) {
+    KERN_DYNAMIC_SHARED(float, s);
+    __nv_bfloat16 *a = reinterpret_cast<__nv_bfloat16 *>(s + 256), *b = a + 256;
+    for (int e = threadIdx.x; e < 256; e += 32) {
+        a[e] = __float2bfloat16_rn((float)(e / 16 + e % 16));
+        b[e] = __float2bfloat16_rn((float)((e / 16 == e % 16) + 1));
+    }
+    __syncwarp();
+    nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __nv_bfloat16, nvcuda::wmma::row_major> fa;
+    nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, __nv_bfloat16, nvcuda::wmma::row_major> fb;
+    nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> fc;
+    nvcuda::wmma::fill_fragment(fc, 0.0f);
+    nvcuda::wmma::load_matrix_sync(fa, a + misalign, 16);
+    nvcuda::wmma::load_matrix_sync(fb, b, 16);
+    nvcuda::wmma::mma_sync(fc, fa, fb, fc);
+    for (int e = threadIdx.x; e < 256; e += 32) s[e] = -1.0f;
+    if (sync) __syncwarp();
+    nvcuda::wmma::store_matrix_sync(s, fc, 16, nvcuda::wmma::mem_row_major);
+    if (sync) __syncwarp();
+    if (threadIdx.x == 0)
+        for (int e = 0; e < 256; e++) out[e] = s[e];
+}
+
+static void test_wmma(void **) {
+    float *d = dev_floats(256), h[256];
+    const size_t shmem = 256 * 4 + 2 * 256 * 2;
+    KERN_LAUNCH(k_wmma, 1, 32, shmem, nullptr)(d, 1, 0);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int i = 0; i < 16; i++) /* sum_k (i + k) + (i + j) = 16 i + 120 + i + j */
+        for (int j = 0; j < 16; j++) assert_float_equal(h[i * 16 + j], 17.0f * i + 120.0f + j, 0);
+    KERN_LAUNCH(k_wmma, 1, 32, shmem, nullptr)(d, 0, 0);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_float_equal(h[0], 120.0f, 0); /* lane 0's own element */
+    assert_float_equal(h[1], -1.0f, 0);  /* lane 1's, not yet visible to lane 0 */
+    KERN_LAUNCH(k_wmma, 1, 32, shmem, nullptr)(d, 1, 1);
+    expect_error("not 32-byte aligned");
+    cudaFree(d);
 }
 
 static void test_divergence_reported(void **) {
@@ -222,6 +266,14 @@ static void test_gemm(void **) {
                                   CUDA_R_32F, 3, &zero, dc, CUDA_R_32F, 2, CUBLAS_COMPUTE_32F,
                                   CUBLAS_GEMM_DEFAULT),
                      CUBLAS_STATUS_INVALID_VALUE);
+    /* A fp32 with B bf16 is not in cuBLAS's table of type combinations */
+    assert_int_equal(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &one, da, CUDA_R_32F, 2, db, CUDA_R_16BF,
+                                  3, &zero, dc, CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                     CUBLAS_STATUS_NOT_SUPPORTED);
+    /* C's last column reaches past its allocation (ldc 3: 3 * 1 + 2 = 5 > 4 floats) */
+    assert_int_equal(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &one, da, CUDA_R_32F, 2, db, CUDA_R_32F, 3,
+                                  &zero, dc, CUDA_R_32F, 3, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                     CUBLAS_STATUS_INVALID_VALUE);
     cublasDestroy(h);
     cudaFree(da), cudaFree(db), cudaFree(dat), cudaFree(dc);
 }
@@ -252,6 +304,7 @@ int main(void) {
         cmocka_unit_test(test_gemm),
         cmocka_unit_test(test_conversions),
         cmocka_unit_test(test_warp_gather),
+        cmocka_unit_test(test_wmma),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,8 +22,8 @@ check() { # check DESCRIPTION PATTERN: the summary has a line matching PATTERN
   if grep -qE "$2" "$S"; then echo "ok: $1"; else echo "FAIL: $1 (no line matching '$2')"; fails=$((fails + 1)); fi
 }
 [[ $rc -eq 0 ]] && echo "ok: gpu-check exit 0" || { echo "FAIL: gpu-check exit $rc"; fails=$((fails + 1)); }
-for s in build mkmodel test_cuda test_backend_cuda test_device test_eval_cuda bench_8k bench_8k_wmma bench_8k_fp32 \
-  bench_batch bench_eval bench_sweep; do
+for s in mkmodel test_cuda test_backend_cuda test_device test_eval_cuda bench_8k bench_8k_wmma bench_8k_fp32 \
+  bench_batch bench_eval bench_sweep_64 bench_sweep_128; do
   check "step $s passed" "^gpu-check: $s +ok "
 done
 check "peer ran or skipped cleanly" "^gpu-check: torch_peer +(ok|SKIPPED)"
@@ -33,12 +33,21 @@ check "evaluator on the GPU quoted" "bench_eval: evaluations/s .*cuda"
 check "targets section" "^targets:"
 check "prefill target line" "^  prefill 128, all full: ours [0-9]+ tok/s \(attention wmma [0-9]+, fp32 [0-9]+\)"
 check "batch target line" "^  target T=256 batch=2 .*rho 0.875 / rho 0 = .*KV bytes"
-for f in bench_8k bench_8k_wmma bench_8k_fp32 bench_batch bench_sweep; do
+for f in bench_8k bench_8k_wmma bench_8k_fp32 bench_batch bench_sweep_64 bench_sweep_128; do
   n=$(($(wc -l <"$OUT/$f.csv") - 1))
   [[ $n -ge 1 ]] && echo "ok: $f.csv has $n rows" || { echo "FAIL: $f.csv has no rows"; fails=$((fails + 1)); }
 done
-n=$(($(wc -l <"$OUT/bench_sweep.csv") - 1))
-[[ $n -eq 10 ]] && echo "ok: sweep has 2 lengths x 5 ratios" || { echo "FAIL: sweep has $n rows, want 10"; fails=$((fails + 1)); }
+n=$(($(wc -l <"$OUT/bench_sweep_128.csv") - 1))
+[[ $n -eq 5 ]] && echo "ok: a sweep length has 5 ratios" || { echo "FAIL: bench_sweep_128.csv has $n rows, want 5"; fails=$((fails + 1)); }
+[[ -s "$OUT/targets.txt" ]] && echo "ok: targets.txt written" || { echo "FAIL: no targets.txt"; fails=$((fails + 1)); }
+# a budget too small for everything: steps are skipped, never overrun, and the targets survive
+OUT2="$OUT/short"
+OUT=$OUT2 GPU_CHECK_EMU=1 GPU_CHECK_BUILD=$BUILD GPU_CHECK_BUDGET=45 bash "$SRC/scripts/gpu-check" >"$OUT/stdout2" 2>&1
+if grep -qE "SKIPPED \(budget" "$OUT2/summary.txt" && [[ -s "$OUT2/targets.txt" || ! -e "$OUT2/bench_8k.csv" ]]; then
+  echo "ok: a short budget skips steps"
+else
+  echo "FAIL: GPU_CHECK_BUDGET=45 did not skip steps"; fails=$((fails + 1))
+fi
 if [[ $fails -gt 0 ]]; then
   echo "--- summary ---"; cat "$S"; echo "--- stdout ---"; tail -30 "$OUT/stdout"
 fi

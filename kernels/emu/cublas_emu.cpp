@@ -56,17 +56,15 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cub
     if (m < 0 || n < 0 || k < 0 || lda < (a_rows > 1 ? a_rows : 1) || ldb < (b_rows > 1 ? b_rows : 1) ||
         ldc < (m > 1 ? m : 1))
         return CUBLAS_STATUS_INVALID_VALUE;
-    if ((Atype != CUDA_R_32F && Atype != CUDA_R_16BF) || (Btype != CUDA_R_32F && Btype != CUDA_R_16BF) ||
-        Ctype != CUDA_R_32F || computeType != CUBLAS_COMPUTE_32F)
+    if (Atype != Btype || (Atype != CUDA_R_32F && Atype != CUDA_R_16BF) || Ctype != CUDA_R_32F ||
+        computeType != CUBLAS_COMPUTE_32F)
         return CUBLAS_STATUS_NOT_SUPPORTED;
     const int a_cols = transa == CUBLAS_OP_N ? k : m, b_cols = transb == CUBLAS_OP_N ? n : k;
     const size_t a_bytes = (Atype == CUDA_R_32F ? 4 : 2) * ((size_t)lda * (a_cols - 1) + a_rows);
     const size_t b_bytes = (Btype == CUDA_R_32F ? 4 : 2) * ((size_t)ldb * (b_cols - 1) + b_rows);
     if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
-    if ((k > 0 && (!emu::is_device_pointer(A) || !emu::is_device_pointer((const char *)A + a_bytes) ||
-                   !emu::is_device_pointer(B) || !emu::is_device_pointer((const char *)B + b_bytes))) ||
-        !emu::is_device_pointer(C) ||
-        !emu::is_device_pointer((const char *)C + 4 * ((size_t)ldc * (n - 1) + m)))
+    if ((k > 0 && (!emu::is_device_range(A, a_bytes) || !emu::is_device_range(B, b_bytes))) ||
+        !emu::is_device_range(C, 4 * ((size_t)ldc * (n - 1) + m)))
         return CUBLAS_STATUS_INVALID_VALUE; /* the real one would fault; say it here */
     const float al = *static_cast<const float *>(alpha), be = *static_cast<const float *>(beta);
     float *c = static_cast<float *>(C);

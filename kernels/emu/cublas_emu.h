@@ -3,7 +3,8 @@
 // C = alpha * op(A) * op(B) + beta * C with op(A) m x k, op(B) k x n, C m x n, and the argument
 // checks it lists (m, n, k >= 0; lda >= max(1, rows of A as stored); likewise ldb, ldc), so a
 // wrong transpose or leading dimension in our call fails here as it would on the GPU.
-// Supported: A, B bf16 or fp32; C fp32; compute fp32 (accumulated in double here).
+// Supported (a subset of cuBLAS's table): A and B both bf16 or both fp32; C fp32; compute fp32
+// (accumulated in double here); any other combination is CUBLAS_STATUS_NOT_SUPPORTED.
 #pragma once
 #include "cuda_emu.h"
 

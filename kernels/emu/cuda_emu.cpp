@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #ifndef __x86_64__
 #include <ucontext.h>
 #endif
@@ -19,8 +20,8 @@ enum fiber_state { READY, AT_BARRIER, AT_SHUFFLE, DONE };
 
 constexpr size_t STACK_BYTES = 256 * 1024;
 constexpr int MAX_THREADS = 1024, MAX_GRID_YZ = 65535;
-constexpr size_t DEFAULT_SHMEM = 48 * 1024, MAX_SHMEM_OPTIN = 227 * 1024; /* sm_90 */
-constexpr size_t EMU_TOTAL_BYTES = (size_t)16 << 30;                      /* reported device size */
+constexpr size_t DEFAULT_SHMEM = 48 * 1024;
+constexpr size_t EMU_MAX_BYTES = (size_t)16 << 30; /* reported device size, at most half the host RAM */
 
 thread_local cudaError_t g_error = cudaSuccess; /* pending error (cudaGetLastError clears it) */
 thread_local std::string g_message;
@@ -29,6 +30,26 @@ std::map<uintptr_t, size_t> g_allocs; /* base -> bytes */
 size_t g_alloc_bytes;
 std::map<const void *, size_t> g_max_shmem; /* kernel -> raised dynamic shared memory limit */
 std::map<const void *, bool> g_uses_sync;   /* kernel -> seen calling __syncthreads or a shuffle */
+
+/* Opt-in dynamic shared memory per block: an H200's 227 KiB, or $BOSCH_EMU_SHMEM_OPTIN bytes (to
+ * emulate another GPU, e.g. 166912 for an A100). */
+size_t max_shmem_optin() {
+    const char *e = getenv("BOSCH_EMU_SHMEM_OPTIN");
+    long v = e && *e ? strtol(e, nullptr, 10) : 0;
+    return v > 0 ? (size_t)v : 227 * 1024;
+}
+
+/* The emulated device's memory: 16 GiB, or half the host's RAM if that is less (every byte is real
+ * host memory, written once by the NaN fill). */
+size_t emu_total_bytes() {
+    static size_t total = 0;
+    if (!total) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        size_t half = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 2 : EMU_MAX_BYTES;
+        total = half < EMU_MAX_BYTES ? half : EMU_MAX_BYTES;
+    }
+    return total;
+}
 
 } // namespace
 
@@ -236,9 +257,9 @@ bool is_device_pointer(const void *p) {
 }
 
 cudaError_t set_func_attribute(const void *key, int attr, int value) {
-    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || (size_t)value > MAX_SHMEM_OPTIN) {
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || (size_t)value > max_shmem_optin()) {
         launch_failed(cudaErrorInvalidValue, "cudaFuncSetAttribute(%d, %d): value above the %zu-byte limit",
-                      attr, value, MAX_SHMEM_OPTIN);
+                      attr, value, max_shmem_optin());
         return cudaErrorInvalidValue;
     }
     g_max_shmem[key] = (size_t)value;
@@ -253,6 +274,18 @@ static bool resolve_shuffles(block_runner &r, int w, int n_threads) {
     for (int i = first; i < last; i++)
         if (r.threads[i].state == AT_SHUFFLE) waiting++, what = r.threads[i].shfl_what;
     if (waiting == 0) return true;
+    if (waiting == last - first && last - first < 32) {
+        launch_failed(cudaErrorLaunchFailure, "%s: %s with the full mask in warp %d, which has only %d lanes",
+                      r.name, what, w, last - first);
+        return false;
+    }
+    for (int i = first; i < last; i++)
+        if (r.threads[i].state == AT_SHUFFLE && strcmp(r.threads[i].shfl_what, what) != 0) {
+            launch_failed(cudaErrorLaunchFailure,
+                          "%s: lanes of warp %d meet at different warp collectives (%s, %s)", r.name, w, what,
+                          r.threads[i].shfl_what);
+            return false;
+        }
     if (waiting != last - first) {
         launch_failed(
             cudaErrorLaunchFailure,
@@ -354,7 +387,7 @@ void run_grid(dim3 grid, dim3 block, size_t shmem, const void *key, const char *
         launch_failed(cudaErrorInvalidValue,
                       "%s: %zu bytes of dynamic shared memory, above the %zu allowed (cudaFuncSetAttribute "
                       "raises it up to %zu)",
-                      name, shmem, shmem_limit, MAX_SHMEM_OPTIN);
+                      name, shmem, shmem_limit, max_shmem_optin());
         return;
     }
     static thread_local block_runner runner;
@@ -432,8 +465,20 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int dev) {
     if (dev != 0) return cudaErrorInvalidDevice;
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "CPU emulator of CUDA (not a GPU)");
-    prop->totalGlobalMem = EMU_TOTAL_BYTES;
+    prop->totalGlobalMem = emu_total_bytes();
     prop->major = 9;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDevice(int *dev) {
+    *dev = 0;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int dev) {
+    if (dev != 0) return cudaErrorInvalidDevice;
+    if (attr != cudaDevAttrMaxSharedMemoryPerBlockOptin) return cudaErrorInvalidValue;
+    *value = (int)max_shmem_optin();
     return cudaSuccess;
 }
 
@@ -443,9 +488,16 @@ cudaError_t cudaSetDevice(int dev) {
 
 cudaError_t cudaMalloc(void **p, size_t bytes) {
     *p = nullptr;
-    if (g_alloc_bytes + bytes > EMU_TOTAL_BYTES) return cudaErrorMemoryAllocation;
-    void *q = malloc(bytes ? bytes : 1);
-    if (!q) return cudaErrorMemoryAllocation;
+    /* 256-byte aligned like CUDA's allocations; a failure is also the next cudaGetLastError */
+    void *q = g_alloc_bytes + bytes > emu_total_bytes()
+                  ? nullptr
+                  : aligned_alloc(256, (bytes + 255) / 256 * 256 + (bytes == 0) * 256);
+    if (!q) {
+        emu::launch_failed(cudaErrorMemoryAllocation,
+                           "cudaMalloc(%zu bytes): out of emulated device memory (%zu of %zu in use)", bytes,
+                           g_alloc_bytes, emu_total_bytes());
+        return cudaErrorMemoryAllocation;
+    }
     memset(q, 0xFF, bytes); /* NaN as fp32: reading unwritten memory shows */
     g_allocs[(uintptr_t)q] = bytes;
     g_alloc_bytes += bytes;
@@ -467,7 +519,7 @@ cudaError_t cudaFree(void *p) {
 }
 
 /* Whether [p, p + bytes) lies inside one allocation. */
-static bool device_range(const void *p, size_t bytes) {
+bool emu::is_device_range(const void *p, size_t bytes) {
     uintptr_t u = (uintptr_t)p;
     auto it = g_allocs.upper_bound(u);
     if (it == g_allocs.begin()) return false;
@@ -479,12 +531,12 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
     const bool dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
     const bool src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
     if (bytes == 0) return cudaSuccess;
-    if (dst_dev != device_range(dst, bytes) || src_dev != device_range(src, bytes)) {
+    if (dst_dev != emu::is_device_range(dst, bytes) || src_dev != emu::is_device_range(src, bytes)) {
         emu::launch_failed(
             cudaErrorInvalidValue,
             "cudaMemcpy(kind %d, %zu bytes): destination %s device memory, source %s device memory",
-            (int)kind, bytes, device_range(dst, bytes) ? "is" : "is not",
-            device_range(src, bytes) ? "is" : "is not");
+            (int)kind, bytes, emu::is_device_range(dst, bytes) ? "is" : "is not",
+            emu::is_device_range(src, bytes) ? "is" : "is not");
         return cudaErrorInvalidValue;
     }
     memcpy(dst, src, bytes);
@@ -492,8 +544,8 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_b, size_t *total_b) {
-    *total_b = EMU_TOTAL_BYTES;
-    *free_b = EMU_TOTAL_BYTES - g_alloc_bytes;
+    *total_b = emu_total_bytes();
+    *free_b = emu_total_bytes() - g_alloc_bytes;
     return cudaSuccess;
 }
 

@@ -16,10 +16,12 @@
 //     kernel that reads memory nobody wrote fails its test instead of passing on zeros;
 //   - launch limits of an H200 (sm_90) are checked: block <= 1024 threads, grid y/z <= 65535,
 //     dynamic shared memory <= 48 KiB unless raised by cudaFuncSetAttribute, which accepts at most
-//     227 KiB; pointer arguments must point into memory from cudaMalloc (or be NULL).
+//     227 KiB ($BOSCH_EMU_SHMEM_OPTIN bytes if set); pointer arguments must point into memory from
+//     cudaMalloc (or be NULL).
 // Memory is host memory; streams are synchronous; errors are returned the CUDA way
 // (cudaGetLastError, cudaStreamSynchronize) with a message naming the kernel.
-// `static` stands for __shared__, so a kernel must not run on two host threads at once.
+// Shared memory must come from KERN_DYNAMIC_SHARED (a bare __shared__ does not compile here).
+// One host thread at a time may launch kernels.
 #pragma once
 #include <math.h>
 #include <stddef.h>
@@ -35,7 +37,9 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __shared__ static
+/* Shared memory only through KERN_DYNAMIC_SHARED, which the emulator poisons for every block (a
+ * `static` array would start at zero and keep the previous block's values: lenient). */
+#define __shared__ static_assert(false, "emulator: declare shared memory with KERN_DYNAMIC_SHARED");
 
 struct uint3 {
     unsigned x, y, z;
@@ -181,6 +185,7 @@ enum cudaMemcpyKind {
     cudaMemcpyDeviceToDevice = 3
 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+enum cudaDeviceAttr { cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
 struct cudaDeviceProp {
     char name[256];
     size_t totalGlobalMem;
@@ -190,6 +195,8 @@ struct cudaDeviceProp {
 cudaError_t cudaGetDeviceCount(int *n);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int dev);
 cudaError_t cudaSetDevice(int dev);
+cudaError_t cudaGetDevice(int *dev);
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int dev);
 cudaError_t cudaMalloc(void **p, size_t bytes);
 cudaError_t cudaFree(void *p);
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind);
@@ -202,6 +209,8 @@ namespace emu {
 cudaError_t set_func_attribute(const void *key, int attr, int value);
 /* Whether `p` lies in [base, base + bytes] of an allocation (NULL passes). */
 bool is_device_pointer(const void *p);
+/* Whether [p, p + bytes) lies inside one allocation. */
+bool is_device_range(const void *p, size_t bytes);
 void launch_failed(cudaError_t code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Run `body(ctx)` as every thread of the grid; errors go to cudaGetLastError. */
 void run_grid(dim3 grid, dim3 block, size_t shmem, const void *key, const char *name, void (*body)(void *),

@@ -2,7 +2,9 @@
 // emulator (tests only; see cuda_emu.h). The real API hides which lane holds which element of a
 // fragment, so correct code may only touch fragment elements uniformly; here every lane holds the
 // whole tile (element (r, c) at x[r * cols + c]) and computes the product itself, which is exact for
-// such code. Each *_sync call is warp-collective: all 32 lanes must reach it (checked, like a
+// such code; but a store writes only the lane's share (element r * cols + c by lane
+// (r * cols + c) % 32), so reading other lanes' elements needs the __syncwarp a GPU needs.
+// Each *_sync call is warp-collective: all 32 lanes must reach it (checked, like a
 // shuffle), and, as the CUDA documentation requires, the pointer must be 32-byte aligned and ldm a
 // multiple of 16 bytes (8 bf16 or 4 fp32 elements).
 #pragma once
@@ -66,9 +68,12 @@ void store_matrix_sync(float *p, const fragment<accumulator, M, N, K, float> &f,
                        layout_t layout) {
     emu::warp_collective("wmma::store_matrix_sync");
     if (!emu::wmma_args_ok(p, ldm, 4, "wmma::store_matrix_sync")) return;
+    /* each lane writes only its share (on a GPU other lanes' elements are visible only after a
+     * __syncwarp), so reading them without one reads stale values here too */
     for (int r = 0; r < M; r++)
         for (int c = 0; c < N; c++)
-            (layout == mem_row_major ? p[r * ldm + c] : p[c * ldm + r]) = f.x[r * N + c];
+            if ((r * N + c) % 32 == emu::lane_id())
+                (layout == mem_row_major ? p[r * ldm + c] : p[c * ldm + r]) = f.x[r * N + c];
 }
 
 template <class Use, int M, int N, int K, class T, class Layout>
