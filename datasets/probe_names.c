@@ -86,6 +86,7 @@ int probe_parse_length(const char *s) {
     if (!s || !isdigit((unsigned char)*s)) return -1;
     char *end = NULL;
     long v = strtol(s, &end, 10);
+    if (v > (1L << 24)) return -1; /* also keeps v * 1024 below from overflowing */
     if (*end == 'k' || *end == 'K') {
         v *= 1024;
         end++;

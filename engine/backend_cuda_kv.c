@@ -11,13 +11,15 @@
 
 struct cuda_kv {
     int n_layer, n_head_kv, head_dim, n_seq, n_ctx, n_past;
-    attn_mask mask; /* copy of the mask (z, window, sinks) */
-    float *store;   /* one device block: every head's keys, then every head's values */
-    float **d_k;    /* [n_layer*n_head_kv] device array of device pointers into store */
-    float **d_v;    /* same for values */
-    int *d_cap;     /* [n_layer*n_head_kv] slots per head and sequence */
-    uint8_t *d_z;   /* [n_layer*n_head_kv] */
-    uint64_t bytes; /* bytes of keys and values */
+    attn_mask mask;   /* copy of the mask (z, window, sinks) */
+    float *store;     /* one device block: every head's keys, then every head's values */
+    float **d_k;      /* [n_layer*n_head_kv] device array of device pointers into store */
+    float **d_v;      /* same for values */
+    int *d_cap;       /* [n_layer*n_head_kv] slots per head and sequence */
+    uint8_t *d_z;     /* [n_layer*n_head_kv] */
+    uint64_t bytes;   /* bytes of keys and values */
+    float *d_scratch; /* kern_attn_decode_split's chunk partials (NULL: GQA group > 8, plain kernel) */
+    size_t scratch_n; /* floats of d_scratch */
 };
 
 int cuda_kv_create(cuda_kv **out, const cuda_model *g, const attn_mask *mask, int n_seq, int n_ctx, char *err,
@@ -68,6 +70,10 @@ int cuda_kv_create(cuda_kv **out, const cuda_model *g, const attn_mask *mask, in
         kern_upload(kv->d_cap, cap, sizeof(int) * units, err, errlen) ||
         kern_upload(kv->d_z, mask->z, (size_t)units, err, errlen))
         goto done;
+    if (hp->n_head / hp->n_head_kv <= 8) { /* the split decode kernel's GQA limit */
+        kv->scratch_n = kern_attn_decode_scratch_floats(n_seq, hp->n_head, hp->head_dim, n_ctx - 1, 0);
+        if (kern_malloc((void **)&kv->d_scratch, sizeof(float) * kv->scratch_n, err, errlen)) goto done;
+    }
     rc = 0;
 done:
     free(cap);
@@ -88,6 +94,7 @@ void cuda_kv_free(cuda_kv *kv) {
     kern_free(kv->d_v);
     kern_free(kv->d_cap);
     kern_free(kv->d_z);
+    kern_free(kv->d_scratch);
     if (kv->mask.z) mask_free(&kv->mask);
     free(kv);
 }
@@ -214,9 +221,15 @@ static int decode_layer(cuda_model *g, cuda_kv *kv, int l, int pos, char *err, s
                   errlen));
     TRY(kern_kv_store(g->k, g->v, kv->d_k + u, kv->d_v + u, kv->d_cap + u, kv->d_z + u, n, pos, hp->n_head_kv,
                       hd, kv->mask.window, kv->mask.sinks, NULL, err, errlen));
-    TRY(kern_attn_decode(g->q, (const float *const *)(kv->d_k + u), (const float *const *)(kv->d_v + u),
-                         kv->d_cap + u, kv->d_z + u, g->att, n, pos, hp->n_head, hp->n_head_kv, hd,
-                         kv->mask.window, kv->mask.sinks, NULL, err, errlen));
+    if (kv->d_scratch) /* GQA-aware, split over blocks */
+        TRY(kern_attn_decode_split(g->q, (const float *const *)(kv->d_k + u),
+                                   (const float *const *)(kv->d_v + u), kv->d_cap + u, kv->d_z + u, g->att, n,
+                                   pos, hp->n_head, hp->n_head_kv, hd, kv->mask.window, kv->mask.sinks, 0,
+                                   kv->d_scratch, kv->scratch_n, NULL, err, errlen));
+    else
+        TRY(kern_attn_decode(g->q, (const float *const *)(kv->d_k + u), (const float *const *)(kv->d_v + u),
+                             kv->d_cap + u, kv->d_z + u, g->att, n, pos, hp->n_head, hp->n_head_kv, hd,
+                             kv->mask.window, kv->mask.sinks, NULL, err, errlen));
     return cuda_attn_out_ffn(g, l, n, err, errlen);
 }
 

@@ -43,6 +43,18 @@ __device__ __forceinline__ void tile_range(int pass, int r0, int r_last, bool fu
     *t_end = pass == 0 ? min(sink_tiles, last_tile + 1) : last_tile + 1;
 }
 
+/* Number of visible positions and the k-th of them (sinks first, then the window, ascending). */
+__device__ __forceinline__ int n_visible(int pos, bool full, int window, int sinks, int *n_sink) {
+    if (full) {
+        *n_sink = 0;
+        return pos + 1;
+    }
+    int ns = min(sinks, pos + 1);
+    int w_first = max(ns, pos - window + 1);
+    *n_sink = ns;
+    return ns + (pos - w_first + 1);
+}
+
 static inline int check_shape(int n_head, int n_head_kv, int head_dim, int window, int sinks, char *err,
                               size_t errlen) {
     if (n_head_kv <= 0 || n_head % n_head_kv || head_dim % 32 || head_dim > 32 * ATT_MAXT || window < 1 ||

@@ -10,18 +10,6 @@
 #define DEC_WARPS 16
 #define DEC_SHMEM (sizeof(float) * (2 * DEC_WARPS + DEC_WARPS * 32 * ATT_MAXT)) /* 16.5 KiB */
 
-/* Number of visible positions and the k-th of them (sinks first, then the window, ascending). */
-__device__ __forceinline__ int n_visible(int pos, bool full, int window, int sinks, int *n_sink) {
-    if (full) {
-        *n_sink = 0;
-        return pos + 1;
-    }
-    int ns = min(sinks, pos + 1);
-    int w_first = max(ns, pos - window + 1);
-    *n_sink = ns;
-    return ns + (pos - w_first + 1);
-}
-
 __global__ void k_attn_decode(const float *q, const float *const *k_heads, const float *const *v_heads,
                               const int *cap, const uint8_t *z_row, float *out, int pos, int n_head,
                               int n_head_kv, int head_dim, int window, int sinks, float scale) {

@@ -118,6 +118,20 @@ int kern_attn_decode(const float *d_q, const float *const *d_k_heads, const floa
                      int n_head_kv, int head_dim, int window, int sinks, void *stream, char *err,
                      size_t errlen);
 
+/* The same decode, faster (attention_decode_split.cu): one block per (KV head, sequence, chunk of
+ * `chunk` visible positions; 0 = 512, else a multiple of 32) reads each key and value once for
+ * the whole GQA group (group <= 8), and a second kernel merges the chunks (flash-decoding), so one
+ * long sequence spreads over many blocks. d_scratch: device memory of scratch_floats floats, at
+ * least kern_attn_decode_scratch_floats(n_seq, n_head, head_dim, pos, chunk) when pos + 1 exceeds
+ * chunk (else unused, may be NULL). Errors: a larger GQA group, a chunk not a multiple of 32, too
+ * little scratch. */
+int kern_attn_decode_split(const float *d_q, const float *const *d_k_heads, const float *const *d_v_heads,
+                           const int *d_cap, const uint8_t *d_z_row, float *d_out, int n_seq, int pos,
+                           int n_head, int n_head_kv, int head_dim, int window, int sinks, int chunk,
+                           float *d_scratch, size_t scratch_floats, void *stream, char *err, size_t errlen);
+/* Scratch floats kern_attn_decode_split needs for positions up to max_pos. */
+size_t kern_attn_decode_scratch_floats(int n_seq, int n_head, int head_dim, int max_pos, int chunk);
+
 /* Store keys/values of position `pos` for n_seq sequences into the hybrid cache (slot as above):
  * k_new, v_new [n_seq][n_head_kv*head_dim]. */
 int kern_kv_store(const float *d_k_new, const float *d_v_new, float *const *d_k_heads,

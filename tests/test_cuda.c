@@ -261,8 +261,10 @@ static void test_attn_decode(void **state) {
     assert_ok(kern_malloc((void **)&d_vnew, (size_t)n_seq * n_kv * hd * 4, err, sizeof err));
     assert_ok(kern_malloc((void **)&d_q, (size_t)n_seq * n_head * hd * 4, err, sizeof err));
     assert_ok(kern_malloc((void **)&d_out, (size_t)n_seq * n_head * hd * 4, err, sizeof err));
-    float *got = malloc((size_t)n_seq * n_head * hd * 4);
-    double max_err = 0;
+    float *got = malloc((size_t)n_seq * n_head * hd * 4), *d_scratch;
+    const size_t scratch_n = kern_attn_decode_scratch_floats(n_seq, n_head, hd, T - 1, 32);
+    assert_ok(kern_malloc((void **)&d_scratch, scratch_n * 4, err, sizeof err));
+    double max_err[3] = {0, 0, 0};
     for (int pos = 0; pos < T; pos++) {
         for (int s = 0; s < n_seq; s++) {
             assert_ok(kern_upload(d_knew + (size_t)s * n_kv * hd, k[s] + (size_t)pos * n_kv * hd,
@@ -274,17 +276,31 @@ static void test_attn_decode(void **state) {
         }
         assert_ok(kern_kv_store(d_knew, d_vnew, dd_kh, dd_vh, d_cap, d_z, n_seq, pos, n_kv, hd, window, sinks,
                                 NULL, err, sizeof err));
-        assert_ok(kern_attn_decode(d_q, (const float *const *)dd_kh, (const float *const *)dd_vh, d_cap, d_z,
-                                   d_out, n_seq, pos, n_head, n_kv, hd, window, sinks, NULL, err,
-                                   sizeof err));
-        assert_ok(kern_sync(NULL, err, sizeof err));
-        assert_ok(kern_download(got, d_out, (size_t)n_seq * n_head * hd * 4, err, sizeof err));
-        for (int s = 0; s < n_seq; s++)
-            for (int c = 0; c < n_head * hd; c++)
-                max_err = fmax(max_err, fabs((double)got[(size_t)s * n_head * hd + c] -
-                                             ref[s][(size_t)pos * n_head * hd + c]));
+        /* the plain kernel, then the split one with 32-position chunks (up to 3 chunks and a merge) and
+         * with the default chunk (one block per KV head) */
+        for (int which = 0; which < 3; which++) {
+            assert_ok(dev_zero(d_out, (size_t)n_seq * n_head * hd * 4));
+            if (which == 0)
+                assert_ok(kern_attn_decode(d_q, (const float *const *)dd_kh, (const float *const *)dd_vh,
+                                           d_cap, d_z, d_out, n_seq, pos, n_head, n_kv, hd, window, sinks,
+                                           NULL, err, sizeof err));
+            else
+                assert_ok(kern_attn_decode_split(d_q, (const float *const *)dd_kh,
+                                                 (const float *const *)dd_vh, d_cap, d_z, d_out, n_seq, pos,
+                                                 n_head, n_kv, hd, window, sinks, which == 1 ? 32 : 0,
+                                                 d_scratch, scratch_n, NULL, err, sizeof err));
+            assert_ok(kern_sync(NULL, err, sizeof err));
+            assert_ok(kern_download(got, d_out, (size_t)n_seq * n_head * hd * 4, err, sizeof err));
+            for (int s = 0; s < n_seq; s++)
+                for (int c = 0; c < n_head * hd; c++)
+                    max_err[which] = fmax(max_err[which], fabs((double)got[(size_t)s * n_head * hd + c] -
+                                                               ref[s][(size_t)pos * n_head * hd + c]));
+        }
     }
-    if (max_err > 1e-4) fail_msg("decode: max |err| %g", max_err);
+    for (int which = 0; which < 3; which++)
+        if (max_err[which] > 1e-4)
+            fail_msg("decode (%s): max |err| %g", which ? "split" : "plain", max_err[which]);
+    kern_free(d_scratch);
     for (int s = 0; s < n_seq; s++) free(q[s]), free(k[s]), free(v[s]), free(ref[s]);
     free(got);
 }

@@ -348,6 +348,9 @@ static void test_names(void **state) {
     assert_int_equal(probe_parse_length("k"), -1);
     assert_int_equal(probe_parse_length("1kb"), -1);
     assert_int_equal(probe_parse_length("-3"), -1);
+    assert_int_equal(probe_parse_length("16384k"), 16777216); /* the largest: 2^24 */
+    assert_int_equal(probe_parse_length("16385k"), -1);
+    assert_int_equal(probe_parse_length("99999999999999999999k"), -1); /* strtol saturates: no overflow */
     char buf[16];
     probe_length_label(4096, buf, sizeof buf);
     assert_string_equal(buf, "4k");

@@ -1,12 +1,15 @@
-/* cli.c — helpers shared by the headless subcommands. */
+/* cli.c — helpers shared by the headless subcommands: the default model path and the option-value
+ * parsers of commands.h and cli.h. */
 #include <errno.h>
+#include <math.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "cli.h"
 
 #define DEFAULT_MODEL_REL "models/SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -37,23 +40,16 @@ const char *cli_default_model(void) {
 }
 
 int cli_parse_int(const char *cmd, const char *opt, const char *v, long min, long *out) {
-    char *end = NULL;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end || errno || x < min || x > INT_MAX) {
-        fprintf(stderr, "bosch %s: %s: bad value '%s' (need an integer >= %ld)\n", cmd, opt, v, min);
-        return -1;
-    }
-    *out = x;
-    return 0;
+    return cli_parse_int_range(cmd, opt, v, min, INT_MAX, out);
 }
 
 int cli_parse_seed(const char *cmd, const char *opt, const char *v, unsigned long long *out) {
     char *end = NULL;
     errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (!(v[0] >= '0' && v[0] <= '9') || *end || errno) {
-        fprintf(stderr, "bosch %s: %s: bad value '%s' (need an unsigned integer)\n", cmd, opt, v);
+    unsigned long long x = v ? strtoull(v, &end, 10) : 0;
+    if (!v || !(v[0] >= '0' && v[0] <= '9') || *end || errno) {
+        fprintf(stderr, "bosch %s: %s: bad value '%s' (need an integer in [0, %llu])\n", cmd, opt, v ? v : "",
+                ULLONG_MAX);
         return -1;
     }
     *out = x;
@@ -62,10 +58,160 @@ int cli_parse_seed(const char *cmd, const char *opt, const char *v, unsigned lon
 
 int cli_parse_choice(const char *cmd, const char *opt, const char *v, const char *a, const char *b,
                      int *is_b) {
-    if (strcmp(v, a) && strcmp(v, b)) {
-        fprintf(stderr, "bosch %s: %s: bad value '%s' (need %s or %s)\n", cmd, opt, v, a, b);
+    if (!v || (strcmp(v, a) && strcmp(v, b))) {
+        fprintf(stderr, "bosch %s: %s: bad value '%s' (need %s or %s)\n", cmd, opt, v ? v : "", a, b);
         return -1;
     }
     *is_b = !strcmp(v, b);
     return 0;
+}
+
+/* Strict decimal integer: an optional '-', then digits only, no blanks, no overflow. */
+static int strict_long(const char *v, long *out) {
+    const char *d = v && *v == '-' ? v + 1 : v;
+    if (!d || !(*d >= '0' && *d <= '9')) return -1;
+    char *end = NULL;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (*end || errno) return -1;
+    *out = x;
+    return 0;
+}
+
+/* Token count: digits, then optionally k or K (x 1024); no sign, no blanks, no overflow. */
+static int strict_tokens(const char *v, long *out) {
+    if (!v || !(*v >= '0' && *v <= '9')) return -1;
+    char *end = NULL;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno) return -1;
+    if (*end == 'k' || *end == 'K') {
+        if (x > LONG_MAX / 1024) return -1;
+        x *= 1024, end++;
+    }
+    if (*end) return -1;
+    *out = x;
+    return 0;
+}
+
+/* Strict finite number: starts with a digit, '.', '-' or '+' (no blanks), whole text consumed. */
+static int strict_real(const char *v, double *out) {
+    if (!v || !strchr("0123456789.-+", *v) || !*v) return -1;
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (end == v || *end || errno || !isfinite(x)) return -1;
+    *out = x;
+    return 0;
+}
+
+int cli_parse_int_range(const char *cmd, const char *opt, const char *v, long min, long max, long *out) {
+    long x;
+    if (strict_long(v, &x) || x < min || x > max) {
+        fprintf(stderr, "bosch %s: %s: bad value '%s' (need an integer in [%ld, %ld])\n", cmd, opt,
+                v ? v : "", min, max);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int cli_parse_tokens(const char *cmd, const char *opt, const char *v, long min, long max, long *out) {
+    long x;
+    if (strict_tokens(v, &x) || x < min || x > max) {
+        fprintf(stderr, "bosch %s: %s: bad value '%s' (need a token count in [%ld, %ld], e.g. 512 or 1k)\n",
+                cmd, opt, v ? v : "", min, max);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+void cli_bad_list(const char *cmd, const char *opt, const char *v, const char *why_fmt, ...) {
+    va_list ap;
+    va_start(ap, why_fmt);
+    fprintf(stderr, "bosch %s: %s: bad list '%s' (", cmd, opt, v ? v : "");
+    vfprintf(stderr, why_fmt, ap);
+    fprintf(stderr, ")\n");
+    va_end(ap);
+}
+
+int cli_split_list(const char *cmd, const char *opt, const char *v, char (*items)[CLI_ITEM_CAP], int cap) {
+    if (!v || !*v) {
+        cli_bad_list(cmd, opt, v, "empty; need items separated by commas");
+        return -1;
+    }
+    int n = 0;
+    for (const char *p = v;; n++) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (n == cap) {
+            cli_bad_list(cmd, opt, v, "more than %d items", cap);
+            return -1;
+        }
+        if (len == 0) {
+            cli_bad_list(cmd, opt, v, "item %d is empty; items are separated by single commas", n + 1);
+            return -1;
+        }
+        if (len >= CLI_ITEM_CAP) {
+            cli_bad_list(cmd, opt, v, "item %d is longer than %d characters", n + 1, CLI_ITEM_CAP - 1);
+            return -1;
+        }
+        memcpy(items[n], p, len);
+        items[n][len] = '\0';
+        if (!c) return n + 1;
+        p = c + 1;
+    }
+}
+
+/* Split, then parse every item as an integer (tokens = 0) or a token count (tokens = 1). */
+static int parse_long_list(const char *cmd, const char *opt, const char *v, long min, long max, int tokens,
+                           int *out, int cap) {
+    char(*items)[CLI_ITEM_CAP] = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *items);
+    if (!items) {
+        fprintf(stderr, "bosch %s: %s: out of memory\n", cmd, opt);
+        return -1;
+    }
+    int n = cli_split_list(cmd, opt, v, items, cap);
+    for (int i = 0; i < n; i++) {
+        long x;
+        if ((tokens ? strict_tokens(items[i], &x) : strict_long(items[i], &x)) || x < min || x > max) {
+            cli_bad_list(cmd, opt, v, "item '%s' is not %s in [%ld, %ld]%s", items[i],
+                         tokens ? "a token count" : "an integer", min, max, tokens ? ", e.g. 512 or 1k" : "");
+            n = -1;
+            break;
+        }
+        out[i] = (int)x;
+    }
+    free(items);
+    return n;
+}
+
+int cli_parse_int_list(const char *cmd, const char *opt, const char *v, long min, long max, int *out,
+                       int cap) {
+    return parse_long_list(cmd, opt, v, min < INT_MIN ? INT_MIN : min, max > INT_MAX ? INT_MAX : max, 0, out,
+                           cap);
+}
+
+int cli_parse_tokens_list(const char *cmd, const char *opt, const char *v, long min, long max, int *out,
+                          int cap) {
+    return parse_long_list(cmd, opt, v, min < 0 ? 0 : min, max > INT_MAX ? INT_MAX : max, 1, out, cap);
+}
+
+int cli_parse_real_list(const char *cmd, const char *opt, const char *v, double min, double max, double *out,
+                        int cap) {
+    char(*items)[CLI_ITEM_CAP] = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *items);
+    if (!items) {
+        fprintf(stderr, "bosch %s: %s: out of memory\n", cmd, opt);
+        return -1;
+    }
+    int n = cli_split_list(cmd, opt, v, items, cap);
+    for (int i = 0; i < n; i++)
+        if (strict_real(items[i], &out[i]) || !(out[i] >= min && out[i] <= max)) {
+            cli_bad_list(cmd, opt, v, "item '%s' is not a number in [%g, %g]", items[i], min, max);
+            n = -1;
+            break;
+        }
+    free(items);
+    return n;
 }

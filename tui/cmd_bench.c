@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "commands.h"
+#include "cli.h"
 #include "csvio.h"
 #include "device.h"
 #include "device_eval.h"
@@ -104,34 +104,6 @@ static int parse_int(const char *opt, const char *s, int lo, int hi, int *out) {
     return 0;
 }
 
-/* Comma-separated list of integers (is_int) or of numbers in [0, 1]. Returns the count or -1. */
-static int parse_list(const char *opt, const char *s, int is_int, int *ints, double *reals) {
-    int n = 0;
-    const char *p = s;
-    while (*p) {
-        char *end;
-        errno = 0;
-        double v = strtod(p, &end);
-        int bad = errno || end == p || (*end && *end != ',') || n >= BENCH_MAX_LIST;
-        if (is_int)
-            bad = bad || v < 1 || v > 1 << 20 || v != floor(v);
-        else
-            bad = bad || v < 0.0 || v > 1.0;
-        if (bad) {
-            fprintf(stderr, "bosch bench: %s: bad list '%s' (%s, at most %d values)\n", opt, s,
-                    is_int ? "positive integers" : "numbers in [0, 1]", BENCH_MAX_LIST);
-            return -1;
-        }
-        if (is_int)
-            ints[n++] = (int)v;
-        else
-            reals[n++] = v;
-        p = *end ? end + 1 : end;
-    }
-    if (n == 0) fprintf(stderr, "bosch bench: %s: empty list\n", opt);
-    return n > 0 ? n : -1;
-}
-
 static int parse_args(int argc, char **argv, bench_opts *o) {
     memset(o, 0, sizeof *o);
     const int def_len[] = {1024, 2048, 4096, 8192};
@@ -153,11 +125,14 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
             fprintf(stderr, "bosch bench: %s needs a value (or is unknown)\n", a);
             return 2;
         } else if (!strcmp(a, "--lengths")) {
-            rc = (o->n_lengths = parse_list(a, val, 1, o->lengths, NULL)) < 0, i++;
+            o->n_lengths = cli_parse_int_list("bench", a, val, 1, 1 << 20, o->lengths, BENCH_MAX_LIST);
+            rc = o->n_lengths < 0, i++;
         } else if (!strcmp(a, "--ratios")) {
-            rc = (o->n_ratios = parse_list(a, val, 0, NULL, o->ratios)) < 0, i++;
+            o->n_ratios = cli_parse_real_list("bench", a, val, 0.0, 1.0, o->ratios, BENCH_MAX_LIST);
+            rc = o->n_ratios < 0, i++;
         } else if (!strcmp(a, "--batch")) {
-            rc = (o->n_batches = parse_list(a, val, 1, o->batches, NULL)) < 0, i++;
+            o->n_batches = cli_parse_int_list("bench", a, val, 1, 1 << 20, o->batches, BENCH_MAX_LIST);
+            rc = o->n_batches < 0, i++;
         } else if (!strcmp(a, "--decode-fill")) {
             rc = cli_parse_choice("bench", a, val, "prefill", "random", &o->fill_random) != 0, i++;
         } else if (!strcmp(a, "--window")) {

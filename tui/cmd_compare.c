@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "commands.h"
+#include "cli.h"
 #include "csvio.h"
 #include "device.h"
 #include "device_eval.h"
@@ -104,21 +104,6 @@ static void memo_free(memo *mo) {
 }
 
 /* ---- helpers ------------------------------------------------------------------------------ */
-
-static int parse_list(const char *s, char items[][32], int max) {
-    int n = 0;
-    while (*s && n < max) {
-        const char *c = strchr(s, ',');
-        size_t len = c ? (size_t)(c - s) : strlen(s);
-        if (len == 0 || len >= 32) return -1;
-        memcpy(items[n], s, len);
-        items[n][len] = 0;
-        n++;
-        if (!c) break;
-        s = c + 1;
-    }
-    return n;
-}
 
 static double now_s(void) {
     struct timespec ts;
@@ -258,15 +243,11 @@ int cmd_compare(int argc, char **argv) {
         return 1;
     }
 
-    char items[MAX_RATIOS > SEARCH_METHOD_COUNT + 3 ? MAX_RATIOS : SEARCH_METHOD_COUNT + 3][32];
+    char items[MAX_TASKS > SEARCH_METHOD_COUNT + 3 ? MAX_TASKS : SEARCH_METHOD_COUNT + 3][CLI_ITEM_CAP];
     char err[1024];
     double ratios[MAX_RATIOS];
-    int n_ratios = parse_list(ratios_s, items, MAX_RATIOS);
-    for (int i = 0; i < n_ratios; i++) {
-        char *end;
-        ratios[i] = strtod(items[i], &end);
-        if (*end || !(ratios[i] >= 0 && ratios[i] <= 1)) n_ratios = -1;
-    }
+    int n_ratios = cli_parse_real_list("compare", "--ratios", ratios_s, 0.0, 1.0, ratios, MAX_RATIOS);
+    if (n_ratios < 0) return 2;
     /* variants: "bosch_marginal" = BOSCH with the marginal stage-2 drop (delta_marginal = 1),
      * "bosch_ranks" = BOSCH with the rank-ladder stage-2 rule (stage2_ranks = 1),
      * "bosch_indep" = BOSCH with independent (non-cascaded) stage-1 probes */
@@ -274,7 +255,8 @@ int cmd_compare(int argc, char **argv) {
     int marginal[SEARCH_METHOD_COUNT + 3] = {0}, rank_rule[SEARCH_METHOD_COUNT + 3] = {0},
                                        indep[SEARCH_METHOD_COUNT + 3] = {0};
     char names[SEARCH_METHOD_COUNT + 3][32];
-    int n_methods = parse_list(methods_s, items, SEARCH_METHOD_COUNT + 3);
+    int n_methods = cli_split_list("compare", "--methods", methods_s, items, SEARCH_METHOD_COUNT + 3);
+    if (n_methods < 0) return 2;
     for (int i = 0; i < n_methods; i++) {
         snprintf(names[i], sizeof names[i], "%s", items[i]);
         if (!strcmp(items[i], "bosch_marginal") || !strcmp(items[i], "bosch_ranks") ||
@@ -286,18 +268,25 @@ int cmd_compare(int argc, char **argv) {
             continue;
         }
         if (search_method_parse(items[i], &methods[i], err, sizeof err)) {
-            fprintf(stderr, "bosch compare: %s\n", err);
+            cli_bad_list("compare", "--methods", methods_s, "%s", err);
             return 2;
         }
         snprintf(names[i], sizeof names[i], "%s", search_method_name(methods[i]));
     }
     probe_task tasks[MAX_TASKS];
-    int n_tasks = parse_list(tasks_s, items, MAX_TASKS);
+    int n_tasks = cli_split_list("compare", "--tasks", tasks_s, items, MAX_TASKS);
     for (int i = 0; i < n_tasks; i++)
-        if (probe_task_parse(items[i], &tasks[i])) n_tasks = -1;
-    if (n_ratios < 1 || n_methods < 1 || n_tasks < 1) {
-        fprintf(stderr, "bosch compare: bad --ratios, --methods or --tasks list\n");
-        return 2;
+        if (probe_task_parse(items[i], &tasks[i])) {
+            cli_bad_list("compare", "--tasks", tasks_s,
+                         "item '%s' is not a task: niah_single, niah_multikey or passkey", items[i]);
+            return 2;
+        }
+    if (n_tasks < 0) return 2;
+    int lengths[MAX_LENGTHS], n_lengths = 1; /* none given: the calibration length, set below */
+    if (lengths_s) {
+        n_lengths = cli_parse_tokens_list("compare", "--lengths", lengths_s, PROBE_MIN_LENGTH, 1L << 24,
+                                          lengths, MAX_LENGTHS);
+        if (n_lengths < 0) return 2;
     }
 
     search_config cfg;
@@ -321,18 +310,7 @@ int cmd_compare(int argc, char **argv) {
     if (b3 > 0) cfg.stage3_budget_per_group = b3;
     if (window > 0) cfg.window = (int)window;
     if (sinks >= 0) cfg.sinks = (int)sinks;
-    int lengths[MAX_LENGTHS], n_lengths = 1;
-    lengths[0] = cfg.calib_tokens;
-    if (lengths_s) {
-        n_lengths = parse_list(lengths_s, items, MAX_LENGTHS);
-        for (int i = 0; i < n_lengths; i++)
-            if ((lengths[i] = probe_parse_length(items[i])) < PROBE_MIN_LENGTH) n_lengths = -1;
-        if (n_lengths < 1) {
-            fprintf(stderr, "bosch compare: bad --lengths list\n");
-            model_free(m);
-            return 2;
-        }
-    }
+    if (!lengths_s) lengths[0] = cfg.calib_tokens;
     if (mkdir(out_dir, 0777) && errno != EEXIST) {
         fprintf(stderr, "bosch compare: %s: cannot create: %s\n", out_dir, strerror(errno));
         model_free(m);

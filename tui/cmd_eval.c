@@ -1,8 +1,12 @@
 /* cmd_eval.c — `bosch eval [MODEL] [OPTIONS]`: exact-match accuracy and mean answer-token
  * probability of one head mask on probe tasks (held-out split by default), per task and length.
  * Table on stdout, progress bar on stderr, results CSV (DESIGN.md §8:
- * method,ratio,task,length,accuracy,score,kv_bytes) written through csvio.
+ * method,ratio,task,length,accuracy,score,kv_bytes) written through csvio once every row is known
+ * (its folder is checked first), with SIGINT/SIGTERM/SIGHUP held while it is written: an interrupted
+ * run dies of the signal (130/143) and leaves no PATH.tmp.XXXXXX behind. MODEL may stand anywhere
+ * among the options; every option value is checked in full, with a message naming option and value.
  */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "commands.h"
+#include "cli.h"
 #include "csvio.h"
 #include "device.h"
 #include "device_eval.h"
@@ -62,47 +66,101 @@ static void eval_usage(FILE *f) {
             PROBE_DEFAULT_HELDOUT_SEED, PROBE_DEFAULT_CALIB_SEED);
 }
 
-static int parse_int(const char *opt, const char *s, int lo, int *out) {
-    char *end = NULL;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || *end || v < lo || v > 1 << 24) {
-        fprintf(stderr, "bosch eval: %s needs an integer >= %d (got '%s')\n", opt, lo, s ? s : "");
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
+/* Upper limits of the numeric options (the messages quote the same constants). */
+#define EVAL_MAX_SAMPLES (1L << 20)
+#define EVAL_MAX_TOKENS (1L << 24) /* --lengths, --window, --sinks */
 
-/* Split a comma list; each item goes through `one`. */
-static int parse_list(const char *opt, const char *s, int *n, int (*one)(const char *, int *), int *vals) {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s ? s : "");
-    *n = 0;
-    for (char *save = NULL, *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
-        if (*n == MAX_ITEMS || one(it, &vals[*n]) != 0) {
-            fprintf(stderr, "bosch eval: %s: bad item '%s'\n", opt, it);
+/* --tasks: names of probe_task_parse. */
+static int parse_tasks(const char *opt, const char *v, eval_opts *o) {
+    char items[MAX_ITEMS][CLI_ITEM_CAP];
+    int n = cli_split_list("eval", opt, v, items, MAX_ITEMS);
+    for (int i = 0; i < n; i++)
+        if (probe_task_parse(items[i], &o->tasks[i])) {
+            cli_bad_list("eval", opt, v, "item '%s' is not a task: niah_single, niah_multikey or passkey",
+                         items[i]);
             return -1;
         }
-        (*n)++;
+    if (n > 0) o->n_tasks = n;
+    return n > 0 ? 0 : -1;
+}
+
+/* One option with its value v (NULL when missing); *used = 1 when it took the value. 0, -1 bad. */
+static int parse_one(const char *a, const char *v, eval_opts *o, int *used) {
+    long x = 0;
+    int rc = 0, n;
+    *used = 1;
+    if (!strcmp(a, "--all-swa") || !strcmp(a, "--no-chat") || !strcmp(a, "--quiet")) {
+        *used = 0;
+        if (!strcmp(a, "--all-swa")) o->all_swa = 1;
+        if (!strcmp(a, "--no-chat")) o->chat = 0;
+        if (!strcmp(a, "--quiet")) o->quiet = 1;
+        return 0;
     }
-    if (*n == 0) fprintf(stderr, "bosch eval: %s needs a list\n", opt);
-    return *n ? 0 : -1;
+    static const char *const known[] = {"--mask",     "--out",   "--method", "--device",  "--samples",
+                                        "--window",   "--sinks", "--keys",   "--lengths", "--tasks",
+                                        "--haystack", "--split", "--seed"};
+    int is_known = 0;
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(a, known[k]);
+    if (!is_known) {
+        fprintf(stderr, "bosch eval: unknown option '%s'\n", a);
+        return -1;
+    }
+    if (!v) {
+        fprintf(stderr, "bosch eval: %s needs a value\n", a);
+        return -1;
+    }
+    if (!strcmp(a, "--mask"))
+        o->mask_path = v;
+    else if (!strcmp(a, "--out"))
+        o->out_path = v;
+    else if (!strcmp(a, "--method"))
+        o->method = v;
+    else if (!strcmp(a, "--device"))
+        o->device = v;
+    else if (!strcmp(a, "--samples")) {
+        rc = cli_parse_int_range("eval", a, v, 1, EVAL_MAX_SAMPLES, &x);
+        o->samples = (int)x;
+    } else if (!strcmp(a, "--window")) {
+        rc = cli_parse_int_range("eval", a, v, 1, EVAL_MAX_TOKENS, &x);
+        o->window = (int)x;
+    } else if (!strcmp(a, "--sinks")) {
+        rc = cli_parse_int_range("eval", a, v, 0, EVAL_MAX_TOKENS, &x);
+        o->sinks = (int)x;
+    } else if (!strcmp(a, "--keys")) {
+        rc = cli_parse_int_range("eval", a, v, 2, PROBE_MAX_NEEDLES, &x);
+        o->keys = (int)x;
+    } else if (!strcmp(a, "--lengths")) {
+        n = cli_parse_tokens_list("eval", a, v, PROBE_MIN_LENGTH, EVAL_MAX_TOKENS, o->lengths, MAX_ITEMS);
+        rc = n < 0 ? -1 : (o->n_lengths = n, 0);
+    } else if (!strcmp(a, "--tasks"))
+        rc = parse_tasks(a, v, o);
+    else if (!strcmp(a, "--haystack")) {
+        if (haystack_kind_parse(v, &o->haystack)) {
+            fprintf(stderr, "bosch eval: %s: bad value '%s' (need noise or text)\n", a, v);
+            rc = -1;
+        }
+    } else if (!strcmp(a, "--split")) {
+        if (!strcmp(v, "heldout"))
+            o->split = PROBE_SPLIT_HELDOUT;
+        else if (!strcmp(v, "calibration") || !strcmp(v, "calib"))
+            o->split = PROBE_SPLIT_CALIBRATION;
+        else {
+            fprintf(stderr, "bosch eval: %s: bad value '%s' (need heldout or calibration)\n", a, v);
+            rc = -1;
+        }
+    } else { /* --seed */
+        unsigned long long seed = 0;
+        rc = cli_parse_seed("eval", a, v, &seed);
+        o->seed = (uint64_t)seed;
+        o->seed_set = 1;
+    }
+    return rc;
 }
 
-static int one_task(const char *s, int *v) {
-    probe_task t;
-    if (probe_task_parse(s, &t)) return -1;
-    *v = (int)t;
-    return 0;
-}
-static int one_length(const char *s, int *v) {
-    *v = probe_parse_length(s);
-    return *v >= PROBE_MIN_LENGTH ? 0 : -1;
-}
-
+/* Options in any order; MODEL (the one argument not starting with '-') anywhere among them.
+ * 1: --help printed; 0: ok; -1: a usage error, printed. */
 static int parse_opts(int argc, char **argv, eval_opts *o) {
     memset(o, 0, sizeof *o);
-    o->model_path = cli_default_model();
     o->out_path = "eval_results.csv";
     o->tasks[0] = PROBE_DEFAULT_TASK;
     o->n_tasks = 1;
@@ -115,78 +173,26 @@ static int parse_opts(int argc, char **argv, eval_opts *o) {
     o->chat = 1;
     o->split = PROBE_SPLIT_HELDOUT;
     o->device = "auto";
-    int task_vals[MAX_ITEMS];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int used = 1, rc = 0;
+        int used = 0, rc = 0;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             eval_usage(stdout);
             return 1;
-        } else if (!strcmp(a, "--mask"))
-            o->mask_path = v;
-        else if (!strcmp(a, "--out"))
-            o->out_path = v;
-        else if (!strcmp(a, "--method"))
-            o->method = v;
-        else if (!strcmp(a, "--device"))
-            o->device = v;
-        else if (!strcmp(a, "--samples"))
-            rc = parse_int(a, v, 1, &o->samples);
-        else if (!strcmp(a, "--window"))
-            rc = parse_int(a, v, 1, &o->window);
-        else if (!strcmp(a, "--sinks"))
-            rc = parse_int(a, v, 0, &o->sinks);
-        else if (!strcmp(a, "--keys"))
-            rc = parse_int(a, v, 2, &o->keys);
-        else if (!strcmp(a, "--lengths"))
-            rc = parse_list(a, v, &o->n_lengths, one_length, o->lengths);
-        else if (!strcmp(a, "--tasks")) {
-            rc = parse_list(a, v, &o->n_tasks, one_task, task_vals);
-            for (int k = 0; !rc && k < o->n_tasks; k++) o->tasks[k] = (probe_task)task_vals[k];
-        } else if (!strcmp(a, "--haystack")) {
-            if (haystack_kind_parse(v, &o->haystack)) {
-                fprintf(stderr, "bosch eval: --haystack is noise or text (got '%s')\n", v ? v : "");
-                rc = -1;
-            }
-        } else if (!strcmp(a, "--split")) {
-            if (v && !strcmp(v, "heldout"))
-                o->split = PROBE_SPLIT_HELDOUT;
-            else if (v && (!strcmp(v, "calibration") || !strcmp(v, "calib")))
-                o->split = PROBE_SPLIT_CALIBRATION;
-            else {
-                fprintf(stderr, "bosch eval: --split is heldout or calibration (got '%s')\n", v ? v : "");
-                rc = -1;
-            }
-        } else if (!strcmp(a, "--seed")) {
-            int s = 0;
-            rc = parse_int(a, v, 0, &s);
-            o->seed = (uint64_t)s;
-            o->seed_set = 1;
-        } else {
-            used = 0;
-            if (!strcmp(a, "--all-swa"))
-                o->all_swa = 1;
-            else if (!strcmp(a, "--no-chat"))
-                o->chat = 0;
-            else if (!strcmp(a, "--quiet"))
-                o->quiet = 1;
-            else if (a[0] != '-' && i == 1)
-                o->model_path = a;
-            else {
-                fprintf(stderr, "bosch eval: unknown argument '%s'\n", a);
-                rc = -1;
-            }
-        }
-        if (!rc && used && !v) {
-            fprintf(stderr, "bosch eval: %s needs a value\n", a);
+        } else if (a[0] != '-' && !o->model_path)
+            o->model_path = a;
+        else if (a[0] != '-') {
+            fprintf(stderr, "bosch eval: unexpected argument '%s' (the model is '%s')\n", a, o->model_path);
             rc = -1;
-        }
+        } else
+            rc = parse_one(a, v, o, &used);
         if (rc) {
             eval_usage(stderr);
             return -1;
         }
         i += used;
     }
+    if (!o->model_path) o->model_path = cli_default_model();
     if (o->mask_path && o->all_swa) {
         fprintf(stderr, "bosch eval: --mask and --all-swa exclude each other\n");
         return -1;
@@ -217,7 +223,9 @@ static void progress(int quiet, int done, int total, const char *label, double t
 /* The mask to score: a file, all SWA or all full; window and sinks from flags, the file or defaults. */
 static int eval_make_mask(const eval_opts *o, const model *m, attn_mask *mask, char *err, size_t errlen) {
     if (o->mask_path) {
-        if (csv_mask_load(o->mask_path, mask, &m->hp, err, errlen)) return -1;
+        char warn[512];
+        if (csv_mask_load_for(o->mask_path, mask, &m->hp, m->name, warn, sizeof warn, err, errlen)) return -1;
+        if (warn[0]) fprintf(stderr, "bosch eval: warning: %s\n", warn);
     } else if (mask_init(mask, m->hp.n_layer, m->hp.n_head_kv, PROBE_DEFAULT_WINDOW, PROBE_DEFAULT_SINKS,
                          o->all_swa ? ATTN_SWA : ATTN_FULL)) {
         snprintf(err, errlen, "cannot allocate a %dx%d mask", m->hp.n_layer, m->hp.n_head_kv);
@@ -226,6 +234,70 @@ static int eval_make_mask(const eval_opts *o, const model *m, attn_mask *mask, c
     if (o->window > 0) mask->window = o->window;
     if (o->sinks >= 0) mask->sinks = o->sinks;
     return 0;
+}
+
+/* One results row (DESIGN.md §8). */
+typedef struct {
+    probe_task task;
+    int length;
+    double accuracy, score;
+    uint64_t kv_bytes;
+} eval_row;
+
+/* While the results file is written its PATH.tmp.XXXXXX exists. SIGINT, SIGTERM and SIGHUP are then
+ * only noted (a process-wide handler: whichever thread, OpenMP's included, receives one), and
+ * re-raised once the file is in place or removed, so the process still dies of the signal. A signal
+ * the process ignores (e.g. SIGINT in a background job) stays ignored. */
+static const int held_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+static volatile sig_atomic_t held_signal; /* the last signal noted while held; 0: none */
+
+static void note_signal(int sig) {
+    held_signal = sig;
+}
+
+static void hold_signals(struct sigaction old[3]) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = note_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    held_signal = 0;
+    for (int i = 0; i < 3; i++) {
+        sigaction(held_sigs[i], NULL, &old[i]);
+        if (old[i].sa_handler != SIG_IGN) sigaction(held_sigs[i], &sa, NULL);
+    }
+}
+
+static void release_signals(const struct sigaction old[3]) {
+    for (int i = 0; i < 3; i++) sigaction(held_sigs[i], &old[i], NULL);
+    if (held_signal) raise(held_signal);
+}
+
+/* Write the results CSV in one go (temporary file, then rename; csvio.h) with the signals held, so
+ * Ctrl-C or SIGTERM at any time leaves neither a temporary file nor a half-written PATH, and the
+ * process still dies of the signal (status 130 / 143). rows = NULL, n = 0: only check now that PATH
+ * can be written (its folder exists and is writable). 0, or -1 with a message. */
+static int write_results(const char *path, const char *method, double ratio, const eval_row *rows, int n,
+                         char *err, size_t errlen) {
+    static const char *const header[] = {"method",   "ratio", "task",    "length",
+                                         "accuracy", "score", "kv_bytes"};
+    struct sigaction old[3];
+    hold_signals(old);
+    csv_out *csv = csv_out_open(path, header, 7, err, errlen);
+    int rc = csv ? 0 : -1;
+    for (int i = 0; i < n && !rc; i++)
+        if (csv_out_rowf(csv, "%s\x1f%.6f\x1f%s\x1f%d\x1f%.6f\x1f%.6f\x1f%llu", method, ratio,
+                         probe_task_name(rows[i].task), rows[i].length, rows[i].accuracy, rows[i].score,
+                         (unsigned long long)rows[i].kv_bytes)) {
+            snprintf(err, errlen, "%s: cannot write row %d", path, i + 1);
+            rc = -1;
+        }
+    if (csv && (rc || !rows))
+        csv_out_abort(csv);
+    else if (csv)
+        rc = csv_out_commit(csv, err, errlen);
+    release_signals(old);
+    return rc;
 }
 
 int cmd_eval(int argc, char **argv) {
@@ -238,6 +310,11 @@ int cmd_eval(int argc, char **argv) {
     if (o.device && device_parse(o.device, &device, err, sizeof err)) {
         fprintf(stderr, "bosch eval: %s\n", err);
         return 2;
+    }
+    int want_csv = strcmp(o.out_path, "-") != 0;
+    if (want_csv && write_results(o.out_path, "", 0.0, NULL, 0, err, sizeof err)) {
+        fprintf(stderr, "bosch eval: %s\n", err);
+        return 1;
     }
     model *m = NULL;
     if (model_load(&m, o.model_path, err, sizeof err)) {
@@ -259,20 +336,8 @@ int cmd_eval(int argc, char **argv) {
     }
     const char *method = o.method ? o.method : o.mask_path ? o.mask_path : o.all_swa ? "all_swa" : "full";
     double ratio = mask_ratio(&mask);
-
-    csv_out *csv = NULL;
-    if (strcmp(o.out_path, "-")) {
-        static const char *const header[] = {"method",   "ratio", "task",    "length",
-                                             "accuracy", "score", "kv_bytes"};
-        csv = csv_out_open(o.out_path, header, 7, err, sizeof err);
-        if (!csv) {
-            fprintf(stderr, "bosch eval: %s\n", err);
-            mask_free(&mask);
-            device_eval_free(dev);
-            model_free(m);
-            return 1;
-        }
-    }
+    eval_row rows[MAX_ITEMS * MAX_ITEMS];
+    int n_rows = 0;
 
     printf("# model %s  method %s  ratio %.4f  window %d  sinks %d  split %s  seed %llu  haystack %s  device "
            "%s\n",
@@ -333,20 +398,13 @@ int cmd_eval(int argc, char **argv) {
                 printf("%-14s %7s %7.1f%% %10.4f %8d %14llu %9.1f\n", probe_task_name(cfg.task), len_label,
                        100.0 * acc, score, set.n, (unsigned long long)kvb, now_s() - t_group);
                 fflush(stdout);
-                if (csv && csv_out_rowf(csv, "%s\x1f%.6f\x1f%s\x1f%d\x1f%.6f\x1f%.6f\x1f%llu", method, ratio,
-                                        probe_task_name(cfg.task), cfg.length_tokens, acc, score,
-                                        (unsigned long long)kvb)) {
-                    fprintf(stderr, "bosch eval: cannot write %s\n", o.out_path);
-                    rc = 1;
-                }
+                rows[n_rows++] = (eval_row){cfg.task, cfg.length_tokens, acc, score, kvb};
             }
             free(es);
             probe_set_free(&set);
         }
-    if (csv) {
-        if (rc)
-            csv_out_abort(csv);
-        else if (csv_out_commit(csv, err, sizeof err)) {
+    if (want_csv && !rc) {
+        if (write_results(o.out_path, method, ratio, rows, n_rows, err, sizeof err)) {
             fprintf(stderr, "bosch eval: %s\n", err);
             rc = 1;
         } else if (!o.quiet)

@@ -118,10 +118,12 @@ static int parse_args(int argc, char **argv, gen_opts *o) {
 static int build_mask(const gen_opts *o, const model *m, attn_mask *mask) {
     char err[1024];
     if (o->mask_path) {
-        if (csv_mask_load(o->mask_path, mask, &m->hp, err, sizeof err) != 0) {
+        char warn[512];
+        if (csv_mask_load_for(o->mask_path, mask, &m->hp, m->name, warn, sizeof warn, err, sizeof err) != 0) {
             fprintf(stderr, "bosch generate: %s\n", err);
             return -1;
         }
+        if (warn[0]) fprintf(stderr, "bosch generate: warning: %s\n", warn);
     } else if (mask_init(mask, m->hp.n_layer, m->hp.n_head_kv, GEN_DEFAULT_WINDOW, 0,
                          o->all_swa ? ATTN_SWA : ATTN_FULL) != 0) {
         fprintf(stderr, "bosch generate: out of memory\n");

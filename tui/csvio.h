@@ -53,5 +53,13 @@ int csv_mask_save(const char *path, const attn_mask *m, const char *model_name, 
  * what differs (e.g. "mask.csv: n_head_kv is 4, model has 3"). 0, or -1 with the file, line and
  * field in err. */
 int csv_mask_load(const char *path, attn_mask *out, const model_hparams *hp, char *err, size_t errlen);
+/* csv_mask_load that also compares the file's model field with model_name (the loaded model's
+ * name; NULL: no comparison). The shape decides (hp): a file naming another model whose shape
+ * matches loads (masks move between quantizations of one model), and warn[warnlen] gets e.g.
+ * "m.csv: field 'model': the mask is for 'A', the loaded model is 'B' (loaded anyway: the shape
+ * matches)" for the caller to show; otherwise (same name, or an empty model field) warn[0] = '\0'.
+ * A shape that differs is an error as in csv_mask_load. 0, or -1 with a message in err. */
+int csv_mask_load_for(const char *path, attn_mask *out, const model_hparams *hp, const char *model_name,
+                      char *warn, size_t warnlen, char *err, size_t errlen);
 
 #endif

@@ -174,7 +174,13 @@ static int check_shape(const char *path, const mask_meta *mm, const model_hparam
     } while (0)
 
 int csv_mask_load(const char *path, attn_mask *out, const model_hparams *hp, char *err, size_t errlen) {
+    return csv_mask_load_for(path, out, hp, NULL, NULL, 0, err, errlen);
+}
+
+int csv_mask_load_for(const char *path, attn_mask *out, const model_hparams *hp, const char *model_name,
+                      char *warn, size_t warnlen, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
+    if (warn && warnlen) warn[0] = '\0';
     csv_table t;
     if (csv_read(path, &t, err, errlen)) return -1;
     int *seen = NULL; /* [n_layer][n_head_kv] line of the row that set it, 0 = not yet */
@@ -320,6 +326,12 @@ int csv_mask_load(const char *path, attn_mask *out, const model_hparams *hp, cha
         FAIL("%s: field 'ratio' says %g but %d of %d KV heads are swa (ratio %.6f); fix the ratio column",
              path, mm.ratio, n_swa, n_units, ratio);
     if (hp && check_shape(path, &mm, hp, err, errlen)) goto fail;
+    /* The shape fits: a mask moved between quantizations of one model is fine, but say so. */
+    if (model_name && warn && warnlen && mm.model[0] && strcmp(mm.model, model_name))
+        snprintf(
+            warn, warnlen,
+            "%s: field 'model': the mask is for '%.100s', the loaded model is '%.100s' (loaded anyway: %s)",
+            path, mm.model, model_name, hp ? "the shape matches" : "no shape given to check");
     free(seen);
     csv_table_free(&t);
     return 0;

@@ -176,12 +176,17 @@ static void run_prompt(ui_state *u) {
         break;
     case PROMPT_LOAD_MASK: {
         attn_mask loaded;
-        rc = csv_mask_load(path, &loaded, &u->snap.hp, err, sizeof err);
+        char warn[512];
+        rc = csv_mask_load_for(path, &loaded, &u->snap.hp, u->snap.model_name, warn, sizeof warn, err,
+                               sizeof err);
         if (rc == 0) {
             begin_edit(u);
             ex_mask_from(&u->mask, &loaded);
-            ui_message(u, "loaded %s: ratio %.3f, window %d (u undoes)", path, mask_ratio(&loaded),
-                       loaded.window);
+            if (warn[0]) /* another model's mask of the same shape: say so instead of the summary */
+                ui_message(u, "warning: %s", warn);
+            else
+                ui_message(u, "loaded %s: ratio %.3f, window %d (u undoes)", path, mask_ratio(&loaded),
+                           loaded.window);
             mask_free(&loaded);
         }
         break;

@@ -1,0 +1,45 @@
+/* cli.h — option-value parsers shared by the subcommands, beyond the three in commands.h (which
+ * cli.c also implements): integer ranges, token counts and comma-separated lists.
+ *
+ * Every parser checks the whole text, prints one line on stderr naming the command, the option and
+ * the text on a bad value, and returns -1 then (never a silent default):
+ *   bosch CMD: OPT: bad value 'V' (need ...)
+ *   bosch CMD: OPT: bad list 'V' (why, e.g. "item 2 is empty")
+ * A list is items separated by single commas: an empty list or an empty item (",256", "256,",
+ * "256,,512") is refused, as is a list longer than the caller's array.
+ */
+#ifndef BOSCH_CLI_H
+#define BOSCH_CLI_H
+
+#include "commands.h"
+
+/* Longest list item accepted by cli_split_list, bytes including the terminating NUL. */
+#define CLI_ITEM_CAP 64
+
+/* V a decimal integer in [min, max]. 0, or -1 with "need an integer in [min, max]". */
+int cli_parse_int_range(const char *cmd, const char *opt, const char *v, long min, long max, long *out);
+
+/* V a token count in [min, max]: decimal digits, optionally followed by k or K (x 1024), e.g.
+ * "512", "1k", "8K". 0, or -1 with "need a token count in [min, max], e.g. 512 or 1k". */
+int cli_parse_tokens(const char *cmd, const char *opt, const char *v, long min, long max, long *out);
+
+/* Print "bosch CMD: OPT: bad list 'V' (WHY)" on stderr, WHY formatted like printf. For callers that
+ * check list items themselves (names of tasks, methods). */
+void cli_bad_list(const char *cmd, const char *opt, const char *v, const char *why_fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Split V at commas into items[0..n) (each NUL-terminated). Refuses NULL or empty V, an empty item,
+ * an item of CLI_ITEM_CAP bytes or more, and more than cap items. Returns n >= 1, or -1. */
+int cli_split_list(const char *cmd, const char *opt, const char *v, char (*items)[CLI_ITEM_CAP], int cap);
+
+/* Lists whose every item is checked like the single-value parsers above; out[0..n) gets the values.
+ * Return n >= 1, or -1 with a "bad list" message naming the first bad item and the range. */
+int cli_parse_int_list(const char *cmd, const char *opt, const char *v, long min, long max, int *out,
+                       int cap);
+int cli_parse_tokens_list(const char *cmd, const char *opt, const char *v, long min, long max, int *out,
+                          int cap);
+/* Items decimal numbers (strtod syntax, finite) in [min, max]. */
+int cli_parse_real_list(const char *cmd, const char *opt, const char *v, double min, double max, double *out,
+                        int cap);
+
+#endif
