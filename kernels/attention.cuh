@@ -24,6 +24,14 @@ __device__ __forceinline__ float warp_max(float v) {
     return v;
 }
 
+/* Four floats at p (16-byte aligned: a GPU faults otherwise, and the emulator says so). */
+__device__ __forceinline__ float4 kern_ld_float4(const float *p) {
+#ifdef BOSCH_KERN_EMU
+    emu::check_aligned(p, 16, "float4 load");
+#endif
+    return *reinterpret_cast<const float4 *>(p);
+}
+
 __device__ __forceinline__ bool visible(int i, int j, bool full, int window, int sinks) {
     return j <= i && (full || j > i - window || j < sinks);
 }
@@ -57,8 +65,8 @@ __device__ __forceinline__ int n_visible(int pos, bool full, int window, int sin
 
 static inline int check_shape(int n_head, int n_head_kv, int head_dim, int window, int sinks, char *err,
                               size_t errlen) {
-    if (n_head_kv <= 0 || n_head % n_head_kv || head_dim % 32 || head_dim > 32 * ATT_MAXT || window < 1 ||
-        sinks < 0) {
+    if (n_head <= 0 || n_head_kv <= 0 || n_head % n_head_kv || head_dim < 32 || head_dim % 32 ||
+        head_dim > 32 * ATT_MAXT || window < 1 || sinks < 0) {
         snprintf(
             err, errlen,
             "cuda: attention: unsupported shape (n_head %d, n_head_kv %d, head_dim %d, window %d, sinks %d);"

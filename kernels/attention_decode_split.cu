@@ -60,7 +60,7 @@ __global__ void k_attn_decode_split(const float *q, const float *const *k_heads,
             const int p = full ? idx : (idx < n_sink ? idx : w_first + (idx - n_sink));
             const float *kr = kc + (size_t)kv_slot(p, full, window, sinks) * D;
             for (int d = 0; d < D; d += 4) {
-                const float4 kk = *reinterpret_cast<const float4 *>(kr + d);
+                const float4 kk = kern_ld_float4(kr + d);
 #pragma unroll
                 for (int h = 0; h < DS_GMAX; h++)
                     if (h < group) {

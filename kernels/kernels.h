@@ -123,8 +123,9 @@ int kern_attn_decode(const float *d_q, const float *const *d_k_heads, const floa
  * the whole GQA group (group <= 8), and a second kernel merges the chunks (flash-decoding), so one
  * long sequence spreads over many blocks. d_scratch: device memory of scratch_floats floats, at
  * least kern_attn_decode_scratch_floats(n_seq, n_head, head_dim, pos, chunk) when pos + 1 exceeds
- * chunk (else unused, may be NULL). Errors: a larger GQA group, a chunk not a multiple of 32, too
- * little scratch. */
+ * chunk (else unused, may be NULL). Keys are read 16 bytes at a time: every head's cache block
+ * must be 16-byte aligned (cudaMalloc'd blocks cut at multiples of head_dim floats are). Errors: a
+ * larger GQA group, a chunk not a multiple of 32, too little scratch. */
 int kern_attn_decode_split(const float *d_q, const float *const *d_k_heads, const float *const *d_v_heads,
                            const int *d_cap, const uint8_t *d_z_row, float *d_out, int n_seq, int pos,
                            int n_head, int n_head_kv, int head_dim, int window, int sinks, int chunk,

@@ -59,7 +59,11 @@ __device__ __forceinline__ void kern_mma_16816(float c[4], const uint32_t a[4], 
 #endif
 }
 
-/* Two consecutive bf16 at p (4-byte aligned) as one fragment register. */
+/* Two consecutive bf16 at p (4-byte aligned: a GPU faults otherwise, and the emulator says so) as
+ * one fragment register. */
 __device__ __forceinline__ uint32_t kern_ld_bf16x2(const uint16_t *p) {
+#ifdef BOSCH_KERN_EMU
+    emu::check_aligned(p, 4, "32-bit shared-memory load");
+#endif
     return *reinterpret_cast<const uint32_t *>(p);
 }

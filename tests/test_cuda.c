@@ -226,6 +226,8 @@ static void test_attn_prefill(void **state) {
     check_prefill(45, 2, 1, 96, 7, 1);    /* head_dim 96 (3 lanes' worth), T not a multiple of 16 */
     check_prefill(40, 2, 2, 256, 40, 0);  /* head_dim 256: more than 48 KB of shared memory */
     check_prefill(300, 3, 3, 64, 50, 5);  /* several key tiles per window */
+    check_prefill(1, 8, 1, 64, 1, 0);     /* one token; a GQA group of 8 */
+    check_prefill(65, 4, 2, 128, 1, 70);  /* one row past a 64-row block; window 1; sinks > T */
 #ifdef BOSCH_KERN_EMU
     /* an A100's 163 KiB per block: the WMMA kernel for head_dim 256 (184.5 KiB) falls back to fp32 */
     setenv("BOSCH_EMU_SHMEM_OPTIN", "166912", 1);

@@ -14,6 +14,7 @@ extern "C" {
 
 #include "emu/cublas_emu.h"
 #include "emu/wmma_emu.h"
+#include "mma.cuh"
 
 static float *dev_floats(size_t n) {
     void *p = nullptr;
@@ -169,6 +170,57 @@ static void test_wmma(void **) {
     cudaFree(d);
 }
 
+/* mma.sync.m16n8k16 against the PTX ISA's fragment tables ("Matrix fragments for mma.m16n8k16
+ * with floating point type"), written out here on their own: with g = lane >> 2 and t = lane % 4,
+ *   A: a0,a1 = (row g, cols 2t, 2t+1), a2,a3 = (row g+8, same cols), a4..a7 = the same rows at
+ *      cols 2t+8, 2t+9; registers hold (a0,a1), (a2,a3), (a4,a5), (a6,a7), lower element low;
+ *   B: b0,b1 = (rows 2t, 2t+1, col g), b2,b3 = (rows 2t+8, 2t+9, col g);
+ *   C: c0,c1 = (row g, cols 2t, 2t+1), c2,c3 = (row g+8, cols 2t, 2t+1).
+ * A = identity and B[k][n] = 8k + n give C = B's first 16 rows; each lane checks its 4 elements. */
+__global__ void k_mma_layout(float *out) {
+    const int lane = threadIdx.x, g = lane >> 2, t = lane % 4;
+    auto A = [](int r, int c) { return r == c ? 1.0f : 0.0f; };
+    auto B = [](int k, int n) { return (float)(8 * k + n); };
+    const uint32_t a[4] = {kern_pack_bf16(A(g, 2 * t), A(g, 2 * t + 1)),
+                           kern_pack_bf16(A(g + 8, 2 * t), A(g + 8, 2 * t + 1)),
+                           kern_pack_bf16(A(g, 2 * t + 8), A(g, 2 * t + 9)),
+                           kern_pack_bf16(A(g + 8, 2 * t + 8), A(g + 8, 2 * t + 9))};
+    const uint32_t b[2] = {kern_pack_bf16(B(2 * t, g), B(2 * t + 1, g)),
+                           kern_pack_bf16(B(2 * t + 8, g), B(2 * t + 9, g))};
+    float c[4] = {0.5f, 0.5f, 0.5f, 0.5f}; /* accumulated onto */
+    kern_mma_16816(c, a, b);
+    for (int e = 0; e < 4; e++) out[lane * 4 + e] = c[e];
+}
+
+static void test_mma_layout(void **) {
+    float *d = dev_floats(128), h[128];
+    KERN_LAUNCH(k_mma_layout, 1, 32, 0, nullptr)(d);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int lane = 0; lane < 32; lane++) {
+        const int g = lane >> 2, t = lane % 4;
+        assert_float_equal(h[lane * 4 + 0], 8 * g + 2 * t + 0.5, 0);
+        assert_float_equal(h[lane * 4 + 1], 8 * g + 2 * t + 1 + 0.5, 0);
+        assert_float_equal(h[lane * 4 + 2], 8 * (g + 8) + 2 * t + 0.5, 0);
+        assert_float_equal(h[lane * 4 + 3], 8 * (g + 8) + 2 * t + 1 + 0.5, 0);
+    }
+    cudaFree(d);
+}
+
+/* A 32-bit load at an odd bf16 index faults on a GPU: the emulator reports it. */
+__global__ void k_misaligned(float *out) {
+    KERN_DYNAMIC_SHARED(uint16_t, s);
+    s[threadIdx.x] = 0;
+    out[threadIdx.x] = (float)kern_ld_bf16x2(s + 1);
+}
+
+static void test_misaligned(void **) {
+    float *d = dev_floats(32);
+    KERN_LAUNCH(k_misaligned, 1, 32, 128, nullptr)(d);
+    expect_error("not 4-byte aligned");
+    cudaFree(d);
+}
+
 static void test_divergence_reported(void **) {
     float *d = dev_floats(64);
     KERN_LAUNCH(k_early_exit_barrier, 2, 64, 0, nullptr)(d);
@@ -267,12 +319,14 @@ static void test_gemm(void **) {
                                   CUBLAS_GEMM_DEFAULT),
                      CUBLAS_STATUS_INVALID_VALUE);
     /* A fp32 with B bf16 is not in cuBLAS's table of type combinations */
-    assert_int_equal(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &one, da, CUDA_R_32F, 2, db, CUDA_R_16BF,
-                                  3, &zero, dc, CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    assert_int_equal(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &one, da, CUDA_R_32F, 2, db,
+                                  CUDA_R_16BF, 3, &zero, dc, CUDA_R_32F, 2, CUBLAS_COMPUTE_32F,
+                                  CUBLAS_GEMM_DEFAULT),
                      CUBLAS_STATUS_NOT_SUPPORTED);
     /* C's last column reaches past its allocation (ldc 3: 3 * 1 + 2 = 5 > 4 floats) */
-    assert_int_equal(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &one, da, CUDA_R_32F, 2, db, CUDA_R_32F, 3,
-                                  &zero, dc, CUDA_R_32F, 3, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    assert_int_equal(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &one, da, CUDA_R_32F, 2, db,
+                                  CUDA_R_32F, 3, &zero, dc, CUDA_R_32F, 3, CUBLAS_COMPUTE_32F,
+                                  CUBLAS_GEMM_DEFAULT),
                      CUBLAS_STATUS_INVALID_VALUE);
     cublasDestroy(h);
     cudaFree(da), cudaFree(db), cudaFree(dat), cudaFree(dc);
@@ -305,6 +359,8 @@ int main(void) {
         cmocka_unit_test(test_conversions),
         cmocka_unit_test(test_warp_gather),
         cmocka_unit_test(test_wmma),
+        cmocka_unit_test(test_mma_layout),
+        cmocka_unit_test(test_misaligned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -233,6 +233,13 @@ void warp_gather(const void *mine, size_t bytes, void *all, const char *what) {
     yield(AT_SHUFFLE);
 }
 
+void check_aligned(const void *p, size_t align, const char *what) {
+    if ((uintptr_t)p % align)
+        launch_failed(cudaErrorLaunchFailure,
+                      "%s: %s at %p, not %zu-byte aligned (misaligned address on a GPU)",
+                      g_run ? g_run->name : "kernel", what, p, align);
+}
+
 void warp_collective(const char *what) {
     shuffle(0, lane_id(), 0xFFFFFFFFu, what);
 }
@@ -257,7 +264,8 @@ bool is_device_pointer(const void *p) {
 }
 
 cudaError_t set_func_attribute(const void *key, int attr, int value) {
-    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || (size_t)value > max_shmem_optin()) {
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 ||
+        (size_t)value > max_shmem_optin()) {
         launch_failed(cudaErrorInvalidValue, "cudaFuncSetAttribute(%d, %d): value above the %zu-byte limit",
                       attr, value, max_shmem_optin());
         return cudaErrorInvalidValue;

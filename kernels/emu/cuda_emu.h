@@ -61,6 +61,8 @@ const uint3 &thread_idx();
 void *dynamic_shared();
 void sync_block();
 void warp_collective(const char *what);
+/* A launch failure when p is not `align`-byte aligned (a misaligned vector load faults on a GPU). */
+void check_aligned(const void *p, size_t align, const char *what);
 /* A warp collective: every lane gives `bytes` at `mine` and receives all 32 lanes' bytes, lane 0
  * first, at `all` (32 * bytes). How the emulator models register-fragment instructions (mma.sync). */
 void warp_gather(const void *mine, size_t bytes, void *all, const char *what);
