@@ -63,6 +63,19 @@ __device__ __forceinline__ int n_visible(int pos, bool full, int window, int sin
     return ns + (pos - w_first + 1);
 }
 
+/* Let `kernel` launch with `shmem` bytes of dynamic shared memory: above the default 48 KiB the
+ * limit must be raised per kernel (cudaFuncSetAttribute; at most the GPU's opt-in limit, 227 KiB on
+ * an H200). Returns 0, or -1 with a message naming `what` in err. */
+template <class F>
+static int allow_shmem(F *kernel, size_t shmem, const char *what, char *err, size_t errlen) {
+    if (shmem <= 48 * 1024) return 0;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem) == cudaSuccess)
+        return 0;
+    cudaGetLastError(); /* the error is reported here, not by the next launch */
+    snprintf(err, errlen, "cuda: %s: cannot use %zu bytes of shared memory per block", what, shmem);
+    return -1;
+}
+
 static inline int check_shape(int n_head, int n_head_kv, int head_dim, int window, int sinks, char *err,
                               size_t errlen) {
     if (n_head <= 0 || n_head_kv <= 0 || n_head % n_head_kv || head_dim < 32 || head_dim % 32 ||

@@ -188,11 +188,7 @@ static int launch_tiled(const float *d_q, const float *d_k, const float *d_v, fl
     const int head_dim = 32 * NT;
     const size_t shmem =
         sizeof(float) * ((size_t)ATT_BC * (head_dim + 1) + (size_t)(ATT_BC + ATT_BR) * head_dim);
-    if (shmem > 48 * 1024 &&
-        kern_check(
-            cudaFuncSetAttribute(k_attn_prefill<NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem),
-            "cudaFuncSetAttribute(attention prefill)", err, errlen))
-        return -1;
+    if (allow_shmem(k_attn_prefill<NT>, shmem, "attention prefill", err, errlen)) return -1;
     dim3 grid((n_tokens + ATT_BR - 1) / ATT_BR, n_head);
     KERN_LAUNCH(k_attn_prefill<NT>, grid, 32 * ATT_WARPS, shmem, (cudaStream_t)stream)
     (d_q, d_k, d_v, d_out, n_tokens, n_head, n_head_kv, d_z_row, window, sinks, scale);
@@ -231,11 +227,7 @@ extern "C" int kern_attn_prefill_simple(const float *d_q, const float *d_k, cons
     if (check_shape(n_head, n_head_kv, head_dim, window, sinks, err, errlen)) return -1;
     if (n_tokens <= 0) return 0;
     const size_t shmem = sizeof(float) * 2u * ATT_BC * head_dim;
-    if (shmem > 48 * 1024 &&
-        kern_check(cudaFuncSetAttribute(k_attn_prefill_simple, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)shmem),
-                   "cudaFuncSetAttribute(attention prefill)", err, errlen))
-        return -1;
+    if (allow_shmem(k_attn_prefill_simple, shmem, "attention prefill (simple)", err, errlen)) return -1;
     dim3 grid((n_tokens + ATT_BR - 1) / ATT_BR, n_head);
     KERN_LAUNCH(k_attn_prefill_simple, grid, 32 * ATT_WARPS, shmem, (cudaStream_t)stream)
     (d_q, d_k, d_v, d_out, n_tokens, n_head, n_head_kv, head_dim, d_z_row, window, sinks,

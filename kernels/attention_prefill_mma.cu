@@ -162,11 +162,7 @@ static int launch_mma(const float *d_q, const float *d_k, const float *d_v, floa
                       int n_head, int n_head_kv, const uint8_t *d_z_row, int window, int sinks, void *stream,
                       char *err, size_t errlen) {
     const size_t shmem = mma_smem<D>::bytes;
-    if (shmem > 48 * 1024 &&
-        kern_check(cudaFuncSetAttribute(k_attn_prefill_mma<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)shmem),
-                   "cudaFuncSetAttribute(attention prefill, mma)", err, errlen))
-        return -1;
+    if (allow_shmem(k_attn_prefill_mma<D>, shmem, "attention prefill (mma)", err, errlen)) return -1;
     dim3 grid((n_tokens + MMA_BR - 1) / MMA_BR, n_head);
     KERN_LAUNCH(k_attn_prefill_mma<D>, grid, 32 * MMA_WARPS, shmem, (cudaStream_t)stream)
     (d_q, d_k, d_v, d_out, n_tokens, n_head, n_head_kv, d_z_row, window, sinks, 1.0f / sqrtf((float)D));

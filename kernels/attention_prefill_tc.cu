@@ -160,11 +160,7 @@ static int launch_tc(const float *d_q, const float *d_k, const float *d_v, float
         shmem > (size_t)optin) /* e.g. head_dim 224 and 256 on an A100 (163 KiB): the fp32 kernel fits */
         return kern_attn_prefill(d_q, d_k, d_v, d_out, n_tokens, n_head, n_head_kv, D, d_z_row, window, sinks,
                                  stream, err, errlen);
-    if (shmem > 48 * 1024 &&
-        kern_check(cudaFuncSetAttribute(k_attn_prefill_tc<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)shmem),
-                   "cudaFuncSetAttribute(attention prefill, tensor cores)", err, errlen))
-        return -1;
+    if (allow_shmem(k_attn_prefill_tc<D>, shmem, "attention prefill (tensor cores)", err, errlen)) return -1;
     dim3 grid((n_tokens + TC_BR - 1) / TC_BR, n_head);
     KERN_LAUNCH(k_attn_prefill_tc<D>, grid, 32 * TC_WARPS, shmem, (cudaStream_t)stream)
     (d_q, d_k, d_v, d_out, n_tokens, n_head, n_head_kv, d_z_row, window, sinks, 1.0f / sqrtf((float)D));
