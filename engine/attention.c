@@ -317,95 +317,168 @@ void attn_prefill_hybrid(const float *q, const float *k, const float *v, float *
 
 enum { DCH = 256 }; /* slots per decode chunk (fixed, so results do not depend on threads) */
 
-/* Partial softmax state of one chunk: m, l and acc[hd] for each query head of the group. */
+/* Sum of the lanes of a, by halving (one shuffle and add per step). */
+static inline float vsum(attn_vf a) {
+#if ATTN_VL == 16
+    typedef float v8 __attribute__((vector_size(32)));
+    v8 h = __builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7) +
+           __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15);
+#else
+    typedef float v8 __attribute__((vector_size(32)));
+    v8 h = a;
+#endif
+    typedef float v4 __attribute__((vector_size(16)));
+    v4 f = __builtin_shufflevector(h, h, 0, 1, 2, 3) + __builtin_shufflevector(h, h, 4, 5, 6, 7);
+    f = f + __builtin_shufflevector(f, f, 2, 3, 0, 1);
+    return f[0] + f[1];
+}
+
+enum { DH = 4, DMAXV = 256 / ATTN_VL }; /* query heads per pass; vectors of the widest head_dim */
+
+/* Partial softmax state of one chunk: m, l and acc[hd] for each query head of the group (scores
+ * in base 2, as in prefill). The query heads of the group go DH at a time, so each key and value
+ * row is read once per DH heads. */
 static void decode_chunk(const float *q, const float *k, const float *v, int s0, int s1, int group, int hd,
                          float *part) {
-    const float scale = 1.0f / sqrtf((float)hd);
-    float sc[DCH];
-    const int nvec = hd / ATTN_VL;
-    for (int hh = 0; hh < group; hh++) {
-        const float *qh = q + (size_t)hh * hd;
-        float mx = -INFINITY;
-        for (int s = s0; s < s1; s++) {
-            const float *ks = k + (size_t)s * hd;
-            attn_vf a = vsplat(0.0f);
-            for (int x = 0; x < nvec; x++) a += vload(qh + x * ATTN_VL) * vload(ks + x * ATTN_VL);
-            float dot = 0.0f;
-            for (int x = 0; x < ATTN_VL; x++) dot += a[x];
-            for (int d = nvec * ATTN_VL; d < hd; d++) dot += qh[d] * ks[d];
-            sc[s - s0] = dot * scale;
-            mx = sc[s - s0] > mx ? sc[s - s0] : mx;
+    const float scale = 1.4426950408889634f / sqrtf((float)hd); /* log2(e)/sqrt(hd) */
+    const int nvec = hd / ATTN_VL, n = s1 - s0;
+    float sc[DH][DCH] __attribute__((aligned(64)));
+    for (int h0 = 0; h0 < group; h0 += DH) {
+        const int nh = group - h0 < DH ? group - h0 : DH;
+        float mx[DH];
+        for (int hh = 0; hh < nh; hh++) mx[hh] = -INFINITY;
+        for (int s = 0; s < n; s++) {
+            const float *ks = k + (size_t)(s0 + s) * hd;
+            for (int hh = 0; hh < nh; hh++) {
+                const float *qh = q + (size_t)(h0 + hh) * hd;
+                attn_vf a = vsplat(0.0f);
+                for (int x = 0; x < nvec; x++) a += vload(qh + x * ATTN_VL) * vload(ks + x * ATTN_VL);
+                float dot = vsum(a);
+                for (int d = nvec * ATTN_VL; d < hd; d++) dot += qh[d] * ks[d];
+                sc[hh][s] = dot * scale;
+                mx[hh] = sc[hh][s] > mx[hh] ? sc[hh][s] : mx[hh];
+            }
         }
-        float *pm = part + (size_t)hh * (hd + 2), *acc = pm + 2;
-        float l = 0.0f;
-        memset(acc, 0, (size_t)hd * sizeof(float));
-        for (int s = s0; s < s1; s++) {
-            float p = expf(sc[s - s0] - mx);
-            const float *vs = v + (size_t)s * hd;
-            l += p;
-            for (int d = 0; d < hd; d++) acc[d] += p * vs[d];
+        float l[DH];
+        for (int hh = 0; hh < nh; hh++) { /* probabilities 2^(s - m), a vector at a time */
+            attn_vf sum = vsplat(0.0f);
+            int s = 0;
+            for (; s + ATTN_VL <= n; s += ATTN_VL) {
+                attn_vf p = vexp2(vload(&sc[hh][s]) - mx[hh]);
+                vstore(&sc[hh][s], p);
+                sum += p;
+            }
+            l[hh] = vsum(sum);
+            for (; s < n; s++) l[hh] += sc[hh][s] = exp2f(sc[hh][s] - mx[hh]);
         }
-        pm[0] = mx;
-        pm[1] = l;
+        if (nvec <= DMAXV && nvec * ATTN_VL == hd) {
+            attn_vf acc[DH][DMAXV];
+            for (int hh = 0; hh < nh; hh++)
+                for (int x = 0; x < nvec; x++) acc[hh][x] = vsplat(0.0f);
+            for (int s = 0; s < n; s++) {
+                const float *vs = v + (size_t)(s0 + s) * hd;
+                for (int hh = 0; hh < nh; hh++) {
+                    const attn_vf p = vsplat(sc[hh][s]);
+                    for (int x = 0; x < nvec; x++) acc[hh][x] += p * vload(vs + x * ATTN_VL);
+                }
+            }
+            for (int hh = 0; hh < nh; hh++)
+                for (int x = 0; x < nvec; x++) vstore(part + (size_t)(h0 + hh) * (hd + 2) + 2 + x * ATTN_VL, acc[hh][x]);
+        } else { /* a head_dim that is not a whole number of vectors */
+            for (int hh = 0; hh < nh; hh++) {
+                float *acc = part + (size_t)(h0 + hh) * (hd + 2) + 2;
+                memset(acc, 0, (size_t)hd * sizeof(float));
+                for (int s = 0; s < n; s++) {
+                    const float *vs = v + (size_t)(s0 + s) * hd;
+                    for (int d = 0; d < hd; d++) acc[d] += sc[hh][s] * vs[d];
+                }
+            }
+        }
+        for (int hh = 0; hh < nh; hh++) {
+            part[(size_t)(h0 + hh) * (hd + 2)] = mx[hh];
+            part[(size_t)(h0 + hh) * (hd + 2) + 1] = l[hh];
+        }
+    }
+}
+
+int attn_decode_plan(const attn_kv_span *spans, int n_head_kv, int *first) {
+    int n_items = 0;
+    for (int g = 0; g < n_head_kv; g++) {
+        first[g] = n_items;
+        for (int r = 0; r < 2; r++) {
+            int n = spans[g].hi[r] - spans[g].lo[r];
+            if (n > 0) n_items += (n + DCH - 1) / DCH;
+        }
+    }
+    first[n_head_kv] = n_items;
+    return n_items;
+}
+
+size_t attn_decode_part_floats(int n_head, int n_head_kv, int head_dim) {
+    return (size_t)(n_head / n_head_kv) * (size_t)(head_dim + 2);
+}
+
+void attn_decode_item(const float *q, int n_head, int n_head_kv, int head_dim, const attn_kv_span *spans,
+                      const int *first, int it, float *part) {
+    const int group = n_head / n_head_kv, hd = head_dim;
+    int g = 0;
+    while (first[g + 1] <= it) g++;
+    int c = it - first[g]; /* chunk index within this KV head's ranges */
+    for (int r = 0; r < 2; r++) {
+        int n = spans[g].hi[r] - spans[g].lo[r];
+        int nc = n > 0 ? (n + DCH - 1) / DCH : 0;
+        if (c < nc) {
+            int s0 = spans[g].lo[r] + c * DCH, s1 = s0 + DCH < spans[g].hi[r] ? s0 + DCH : spans[g].hi[r];
+            decode_chunk(q + (size_t)g * group * hd, spans[g].k, spans[g].v, s0, s1, group, hd,
+                         part + (size_t)it * attn_decode_part_floats(n_head, n_head_kv, head_dim));
+            return;
+        }
+        c -= nc;
+    }
+}
+
+void attn_decode_merge(int g, int n_head, int n_head_kv, int head_dim, const int *first, const float *part,
+                       float *out) {
+    const int group = n_head / n_head_kv, hd = head_dim;
+    const size_t psz = attn_decode_part_floats(n_head, n_head_kv, head_dim);
+    for (int hh = 0; hh < group; hh++) { /* combine the chunks in order */
+        float *o = out + (size_t)(g * group + hh) * hd;
+        float mx = -INFINITY, l = 0.0f;
+        for (int it = first[g]; it < first[g + 1]; it++) {
+            float m = part[(size_t)it * psz + (size_t)hh * (hd + 2)];
+            mx = m > mx ? m : mx;
+        }
+        for (int d = 0; d < hd; d++) o[d] = 0.0f;
+        for (int it = first[g]; it < first[g + 1]; it++) {
+            const float *pm = part + (size_t)it * psz + (size_t)hh * (hd + 2);
+            float f = exp2f(pm[0] - mx); /* base-2 scores */
+            l += pm[1] * f;
+            for (int d = 0; d < hd; d++) o[d] += pm[2 + d] * f;
+        }
+        float inv = l > 0.0f ? 1.0f / l : NAN;
+        for (int d = 0; d < hd; d++) o[d] *= inv;
     }
 }
 
 void attn_decode_hybrid(const float *q, float *out, int n_head, int n_head_kv, int head_dim,
                         const attn_kv_span *spans) {
-    const int group = n_head / n_head_kv, hd = head_dim;
-    const size_t psz = (size_t)group * (hd + 2);
-    int n_items = 0, n_slots = 0;
+    const size_t psz = attn_decode_part_floats(n_head, n_head_kv, head_dim);
+    float *part = NULL;
     int *first = malloc(sizeof(int) * (size_t)(n_head_kv + 1));
     if (!first) goto fail;
-    for (int g = 0; g < n_head_kv; g++) {
-        first[g] = n_items;
-        for (int r = 0; r < 2; r++) {
-            int n = spans[g].hi[r] - spans[g].lo[r];
-            if (n > 0) n_items += (n + DCH - 1) / DCH, n_slots += n;
-        }
-    }
-    first[n_head_kv] = n_items;
-    float *part = malloc(sizeof(float) * psz * (size_t)(n_items > 0 ? n_items : 1));
+    const int n_items = attn_decode_plan(spans, n_head_kv, first);
+    int n_slots = 0;
+    for (int g = 0; g < n_head_kv; g++)
+        for (int r = 0; r < 2; r++) n_slots += spans[g].hi[r] > spans[g].lo[r] ? spans[g].hi[r] - spans[g].lo[r] : 0;
+    part = malloc(sizeof(float) * psz * (size_t)(n_items > 0 ? n_items : 1));
     if (!part) goto fail;
 #pragma omp parallel for schedule(dynamic, 1) if (n_slots >= 4 * DCH)
-    for (int it = 0; it < n_items; it++) {
-        int g = 0;
-        while (first[g + 1] <= it) g++;
-        int c = it - first[g]; /* chunk index within this KV head's ranges */
-        for (int r = 0; r < 2; r++) {
-            int n = spans[g].hi[r] - spans[g].lo[r];
-            int nc = n > 0 ? (n + DCH - 1) / DCH : 0;
-            if (c < nc) {
-                int s0 = spans[g].lo[r] + c * DCH, s1 = s0 + DCH < spans[g].hi[r] ? s0 + DCH : spans[g].hi[r];
-                decode_chunk(q + (size_t)g * group * hd, spans[g].k, spans[g].v, s0, s1, group, hd,
-                             part + (size_t)it * psz);
-                break;
-            }
-            c -= nc;
-        }
-    }
-    for (int g = 0; g < n_head_kv; g++)
-        for (int hh = 0; hh < group; hh++) { /* combine the chunks in order */
-            float *o = out + (size_t)(g * group + hh) * hd;
-            float mx = -INFINITY, l = 0.0f;
-            for (int it = first[g]; it < first[g + 1]; it++) {
-                float m = part[(size_t)it * psz + (size_t)hh * (hd + 2)];
-                mx = m > mx ? m : mx;
-            }
-            for (int d = 0; d < hd; d++) o[d] = 0.0f;
-            for (int it = first[g]; it < first[g + 1]; it++) {
-                const float *pm = part + (size_t)it * psz + (size_t)hh * (hd + 2);
-                float f = expf(pm[0] - mx);
-                l += pm[1] * f;
-                for (int d = 0; d < hd; d++) o[d] += pm[2 + d] * f;
-            }
-            float inv = l > 0.0f ? 1.0f / l : NAN;
-            for (int d = 0; d < hd; d++) o[d] *= inv;
-        }
+    for (int it = 0; it < n_items; it++) attn_decode_item(q, n_head, n_head_kv, head_dim, spans, first, it, part);
+    for (int g = 0; g < n_head_kv; g++) attn_decode_merge(g, n_head, n_head_kv, head_dim, first, part, out);
     free(part);
     free(first);
     return;
 fail:
     free(first);
-    for (size_t i = 0; i < (size_t)n_head * hd; i++) out[i] = NAN;
+    for (size_t i = 0; i < (size_t)n_head * head_dim; i++) out[i] = NAN;
 }

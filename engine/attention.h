@@ -7,6 +7,7 @@
 #ifndef BOSCH_ATTENTION_H
 #define BOSCH_ATTENTION_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Prefill: q [n_tokens][n_head*head_dim], k and v [n_tokens][n_head_kv*head_dim] (positions
@@ -33,6 +34,20 @@ typedef struct {
  * not depend on the number of threads. On allocation failure out is filled with NaN. */
 void attn_decode_hybrid(const float *q, float *out, int n_head, int n_head_kv, int head_dim,
                         const attn_kv_span *spans);
+
+/* attn_decode_hybrid in pieces, for callers that already run a team of threads (forward.c's
+ * decode): plan the work items (fixed chunks of 256 slots per KV head), compute each item into its
+ * partial state, then merge each KV head's items in order. Same arithmetic as attn_decode_hybrid.
+ *   attn_decode_plan: first [n_head_kv + 1] receives each KV head's first item; returns n_items.
+ *   part: n_items * attn_decode_part_floats() floats, item it's state at it * that size.
+ *   attn_decode_item: item `it` (0 <= it < n_items) of query q into part.
+ *   attn_decode_merge: KV head g's query heads of out [n_head*head_dim] from its items. */
+int attn_decode_plan(const attn_kv_span *spans, int n_head_kv, int *first);
+size_t attn_decode_part_floats(int n_head, int n_head_kv, int head_dim);
+void attn_decode_item(const float *q, int n_head, int n_head_kv, int head_dim, const attn_kv_span *spans,
+                      const int *first, int it, float *part);
+void attn_decode_merge(int g, int n_head, int n_head_kv, int head_dim, const int *first, const float *part,
+                       float *out);
 
 /* Number of keys visible to the query at position i (for tests and cost accounting). */
 int attn_visible_keys(int i, int full, int window, int sinks);

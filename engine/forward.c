@@ -1,37 +1,20 @@
-/* forward.c — the transformer forward pass on the CPU in fp32 (see forward.h).
- * GEMMs go to OpenBLAS (Y = X·Wᵀ with W in GGUF's [out][in] row-major layout); the rest (RMSNorm,
+/* forward.c — the transformer forward pass on the CPU (see forward.h).
+ * Blocks of tokens: GEMMs through gemm.h (oneDNN, the model's precision) on the prepared weights,
+ * Y = X·Wᵀ with W in GGUF's [out][in] layout. Decode (forward_decode, one token): matrix-vector
+ * products straight from the file's blocks with 8-bit activations (qdot.h). The rest (RMSNorm,
  * RoPE, SwiGLU) is in ops.c and attention in attention.c / kv_cache.c. */
 #include "forward.h"
 
-#include <cblas.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attention.h"
 #include "ops.h"
+#include "forward_internal.h"
+#include "qdot.h"
 
-/* The FFN is computed over chunks of this many tokens: bounds the gate/up scratch and keeps it
- * cache-friendly without hurting GEMM efficiency. */
-#define FWD_FFN_CHUNK 512
-
-struct forward_ws {
-    model_hparams hp;
-    int max_tokens;
-    int n_q, n_kv;    /* n_head*head_dim, n_head_kv*head_dim */
-    float *x;         /* [max_tokens][n_embd] residual stream (forward_prefill / forward_decode) */
-    float *xn;        /* [max_tokens][n_embd] normalized input of a sub-block */
-    float *qkv;       /* [max_tokens][n_q + 2*n_kv] fused projection output */
-    float *q;         /* [max_tokens][n_q] */
-    float *k;         /* [max_tokens][n_kv] */
-    float *v;         /* [max_tokens][n_kv] */
-    float *att;       /* [max_tokens][n_q] attention output */
-    float *gu;        /* [FWD_FFN_CHUNK][2*n_ff]: gate | up per row */
-    uint8_t *z_full;  /* [n_head_kv] all ATTN_FULL, used when no mask is given */
-    float *rope_cos;  /* [max_tokens][rope_dim/2] angle table of positions rope_pos0.. */
-    float *rope_sin;  /* same layout */
-    int rope_pos0, rope_n; /* positions the table holds (rope_n = 0: none) */
-};
 
 static float *falloc(size_t n) { return aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64); }
 
@@ -39,7 +22,6 @@ forward_ws *forward_ws_create(const model_hparams *hp, int max_tokens) {
     if (!hp || max_tokens < 1) return NULL;
     forward_ws *ws = calloc(1, sizeof *ws);
     if (!ws) return NULL;
-    forward_threads_init();
     ws->hp = *hp;
     ws->max_tokens = max_tokens;
     ws->n_q = hp->n_head * hp->head_dim;
@@ -54,11 +36,19 @@ forward_ws *forward_ws_create(const model_hparams *hp, int max_tokens) {
     ws->v = falloc(T * ws->n_kv);
     ws->att = falloc(T * ws->n_q);
     ws->gu = falloc(chunk * 2 * (size_t)hp->n_ff);
+    ws->h = falloc(chunk * (size_t)hp->n_ff);
     ws->z_full = malloc((size_t)hp->n_head_kv);
     ws->rope_cos = falloc(T * (size_t)(hp->rope_dim / 2));
     ws->rope_sin = falloc(T * (size_t)(hp->rope_dim / 2));
+    size_t widest = (size_t)(E > (size_t)ws->n_q ? E : (size_t)ws->n_q);
+    if ((size_t)hp->n_ff > widest) widest = (size_t)hp->n_ff;
+    ws->xq = malloc(sizeof(qdot_act_block) * (widest / QDOT_BLOCK + 1));
+    ws->tmp = falloc(E + 2 * (size_t)hp->n_ff);
+    ws->spans = calloc((size_t)hp->n_head_kv, sizeof *ws->spans);
+    ws->first = calloc((size_t)hp->n_head_kv + 1, sizeof *ws->first);
     if (!ws->rope_cos || !ws->rope_sin || !ws->x || !ws->xn || !ws->qkv || !ws->q || !ws->k ||
-        !ws->v || !ws->att || !ws->gu || !ws->z_full) {
+        !ws->v || !ws->att || !ws->gu || !ws->h || !ws->z_full || !ws->xq || !ws->tmp ||
+        !ws->spans || !ws->first) {
         forward_ws_free(ws);
         return NULL;
     }
@@ -76,11 +66,20 @@ void forward_ws_free(forward_ws *ws) {
     free(ws->v);
     free(ws->att);
     free(ws->gu);
+    free(ws->h);
     free(ws->z_full);
     free(ws->rope_cos);
     free(ws->rope_sin);
+    free(ws->xq);
+    free(ws->tmp);
+    free(ws->spans);
+    free(ws->first);
+    free(ws->part);
+    gemm_scratch_free(ws->gs);
     free(ws);
 }
+
+const char *forward_ws_error(const forward_ws *ws) { return ws->err; }
 
 int forward_ws_max_tokens(const forward_ws *ws) { return ws->max_tokens; }
 
@@ -95,63 +94,24 @@ int forward_embed(const model *m, const int32_t *tokens, int n_tokens, float *x)
     return 0;
 }
 
-/* Below this many multiply-adds a GEMM runs on one thread (fork/join would cost more). */
-#define FWD_PAR_MACS (1 << 18)
-
-/* Y[T][n_out] (row stride ldy) = X[T][n_in] (row stride ldx) · W[n_out][n_in]ᵀ + beta·Y.
- * One thread pool does all the work: the output features are split across the OpenMP threads,
- * each calling single-threaded OpenBLAS on its slice (see forward_threads_init). */
-static void matmul_ld(float *Y, int ldy, const float *X, int ldx, const float *W, int T, int n_out,
-                      int n_in, float beta) {
-    int par = (double)T * n_out * n_in >= FWD_PAR_MACS && n_out >= 64;
-#pragma omp parallel if (par)
-    {
-        int nt = omp_get_num_threads(), id = omp_get_thread_num();
-        int chunk = ((n_out + nt - 1) / nt + 15) / 16 * 16;
-        int n0 = id * chunk, n1 = n0 + chunk < n_out ? n0 + chunk : n_out;
-        if (n1 > n0) {
-            const float *w = W + (size_t)n0 * n_in;
-            if (T == 1)
-                cblas_sgemv(CblasRowMajor, CblasNoTrans, n1 - n0, n_in, 1.0f, w, n_in, X, 1, beta,
-                            Y + n0, 1);
-            else
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, n1 - n0, n_in, 1.0f, X, ldx,
-                            w, n_in, beta, Y + n0, ldy);
+/* Y[T][n_out] (row stride ldy) = X[T][n_in] (row stride ldx) · Wᵀ (+ Y when acc), on the
+ * model's prepared weights. 0, or -1 with ws->err set. */
+static int gemm(const model *m, forward_ws *ws, const gemm_weight *w, float *Y, int ldy, const float *X, int ldx,
+                int T, int acc) {
+    if (!ws->gs || ws->gs_ctx != m->gemm) {
+        gemm_scratch_free(ws->gs);
+        ws->gs_ctx = m->gemm;
+        if (!m->gemm || !(ws->gs = gemm_scratch_create(m->gemm))) {
+            ws->gs_ctx = NULL;
+            snprintf(ws->err, sizeof ws->err, "forward: %s", m->gemm ? "out of memory" : "model has no GEMM weights");
+            return -1;
         }
     }
+    return gemm_run(ws->gs, w, Y, ldy, X, ldx, T, acc, ws->err, sizeof ws->err);
 }
 
-static void matmul(float *Y, const float *X, const float *W, int T, int n_out, int n_in, float beta) {
-    matmul_ld(Y, n_out, X, n_in, W, T, n_out, n_in, beta);
-}
-
-void forward_threads_init(void) {
-    static volatile int done = 0;
-    if (!done) {
-        openblas_set_num_threads(1);
-        done = 1;
-    }
-}
-
-/* q, k, v for T tokens from the normalized input ws->xn: projection, qwen3 per-head RMSNorm, RoPE. */
-static void qkv_project(const model *m, const model_layer *L, int T, int pos0, forward_ws *ws) {
+void forward_qk_norm_rope(const model *m, const model_layer *L, int T, int pos0, forward_ws *ws) {
     const model_hparams *hp = &m->hp;
-    int E = hp->n_embd, nq = ws->n_q, nkv = ws->n_kv;
-    if (m->fused_qkv) {
-        int nt = nq + 2 * nkv;
-        matmul(ws->qkv, ws->xn, L->wq, T, nt, E, 0.0f);
-#pragma omp parallel for schedule(static) if (T >= 64)
-        for (int t = 0; t < T; t++) {
-            const float *r = ws->qkv + (size_t)t * nt;
-            memcpy(ws->q + (size_t)t * nq, r, sizeof(float) * nq);
-            memcpy(ws->k + (size_t)t * nkv, r + nq, sizeof(float) * nkv);
-            memcpy(ws->v + (size_t)t * nkv, r + nq + nkv, sizeof(float) * nkv);
-        }
-    } else {
-        matmul(ws->q, ws->xn, L->wq, T, nq, E, 0.0f);
-        matmul(ws->k, ws->xn, L->wk, T, nkv, E, 0.0f);
-        matmul(ws->v, ws->xn, L->wv, T, nkv, E, 0.0f);
-    }
     if (L->q_norm) ops_rmsnorm_rows(ws->q, ws->q, L->q_norm, T * hp->n_head, hp->head_dim, hp->rms_eps);
     if (L->k_norm)
         ops_rmsnorm_rows(ws->k, ws->k, L->k_norm, T * hp->n_head_kv, hp->head_dim, hp->rms_eps);
@@ -165,43 +125,43 @@ static void qkv_project(const model *m, const model_layer *L, int T, int pos0, f
                    hp->rope_neox, ws->rope_cos, ws->rope_sin);
 }
 
+/* q, k, v for T tokens from the normalized input ws->xn: one fused GEMM, qwen3 norms, RoPE. */
+static int qkv_project(const model *m, const model_layer *L, int T, int pos0, forward_ws *ws) {
+    const int E = m->hp.n_embd, nq = ws->n_q, nkv = ws->n_kv, nt = nq + 2 * nkv;
+    if (gemm(m, ws, L->g_qkv, ws->qkv, nt, ws->xn, E, T, 0)) return -1;
+#pragma omp parallel for schedule(static) if (T >= 64)
+    for (int t = 0; t < T; t++) {
+        const float *r = ws->qkv + (size_t)t * nt;
+        memcpy(ws->q + (size_t)t * nq, r, sizeof(float) * nq);
+        memcpy(ws->k + (size_t)t * nkv, r + nq, sizeof(float) * nkv);
+        memcpy(ws->v + (size_t)t * nkv, r + nq + nkv, sizeof(float) * nkv);
+    }
+    forward_qk_norm_rope(m, L, T, pos0, ws);
+    return 0;
+}
+
 /* x[T][E] += Wdown·(silu(Wgate·n) * Wup·n), n = RMSNorm(x), over chunks of tokens. */
-static void ffn_block(const model *m, const model_layer *L, float *x, int T, forward_ws *ws) {
+static int ffn_block(const model *m, const model_layer *L, float *x, int T, forward_ws *ws) {
     const model_hparams *hp = &m->hp;
     int E = hp->n_embd, F = hp->n_ff;
     for (int t0 = 0; t0 < T; t0 += FWD_FFN_CHUNK) {
         int n = T - t0 < FWD_FFN_CHUNK ? T - t0 : FWD_FFN_CHUNK;
         float *xc = x + (size_t)t0 * E;
         ops_rmsnorm_rows(ws->xn, xc, L->ffn_norm, n, E, hp->rms_eps);
-        if (m->fused_gate_up) {
-            matmul(ws->gu, ws->xn, L->w_gate, n, 2 * F, E, 0.0f);
-            /* h = silu(gate)*up written over the gate half; row stride 2F */
-            ops_swiglu(ws->gu, 2 * F, ws->gu, 2 * F, ws->gu + F, 2 * F, n, F);
-        } else {
-            /* gate rows then up rows, packed [n][F] each */
-            float *g = ws->gu, *u = ws->gu + (size_t)n * F;
-            matmul(g, ws->xn, L->w_gate, n, F, E, 0.0f);
-            matmul(u, ws->xn, L->w_up, n, F, E, 0.0f);
-            ops_swiglu(g, F, g, F, u, F, n, F);
-        }
-        int hs = m->fused_gate_up ? 2 * F : F; /* row stride of h */
-        matmul_ld(xc, E, ws->gu, hs, L->w_down, n, E, F, 1.0f);
+        if (gemm(m, ws, L->g_gate_up, ws->gu, 2 * F, ws->xn, E, n, 0)) return -1;
+        ops_swiglu(ws->h, F, ws->gu, 2 * F, ws->gu + F, 2 * F, n, F);
+        if (gemm(m, ws, L->g_down, xc, E, ws->h, F, n, 1)) return -1;
     }
+    return 0;
 }
 
-int forward_layer(const model *m, int layer, const attn_mask *mask, float *x, int n_tokens, int pos0,
-                  kv_cache *kv, forward_ws *ws) {
+/* Attention of the block's T tokens from ws->q, ws->k, ws->v into ws->att (see forward_layer). */
+static void attend(const model *m, int layer, const attn_mask *mask, int T, int pos0, kv_cache *kv,
+                   forward_ws *ws) {
     const model_hparams *hp = &m->hp;
-    if (n_tokens < 1 || n_tokens > ws->max_tokens || layer < 0 || layer >= hp->n_layer) return -1;
-    if (!kv && pos0 != 0) return -1;
-    if (kv && pos0 + n_tokens > kv->n_ctx) return -1;
-    const model_layer *L = &m->layers[layer];
-    int E = hp->n_embd, nq = ws->n_q, nkv = ws->n_kv, T = n_tokens;
+    const int nq = ws->n_q, nkv = ws->n_kv;
     const uint8_t *z_row = mask ? mask->z + (size_t)layer * mask->n_head_kv : ws->z_full;
     int window = mask ? mask->window : 1, sinks = mask ? mask->sinks : 0;
-
-    ops_rmsnorm_rows(ws->xn, x, L->attn_norm, T, E, hp->rms_eps);
-    qkv_project(m, L, T, pos0, ws);
     if (pos0 == 0) {
         /* the block's tokens are the whole sequence: attention straight from q, k, v */
         attn_prefill_hybrid(ws->q, ws->k, ws->v, ws->att, T, hp->n_head, hp->n_head_kv,
@@ -218,14 +178,46 @@ int forward_layer(const model *m, int layer, const attn_mask *mask, float *x, in
                             hp->n_head);
         }
     }
-    /* x += att · Woᵀ */
-    matmul(x, ws->att, L->wo, T, E, nq, 1.0f);
-    ffn_block(m, L, x, T, ws);
+}
+
+static int check_layer_call(const model *m, int layer, int n_tokens, int pos0, const kv_cache *kv,
+                            forward_ws *ws) {
+    if (n_tokens < 1 || n_tokens > ws->max_tokens || layer < 0 || layer >= m->hp.n_layer ||
+        (!kv && pos0 != 0) || (kv && pos0 + n_tokens > kv->n_ctx)) {
+        snprintf(ws->err, sizeof ws->err,
+                 "forward: bad call (layer %d, %d tokens at position %d, workspace of %d tokens%s)", layer,
+                 n_tokens, pos0, ws->max_tokens, kv ? ", past the cache's n_ctx?" : "");
+        return -1;
+    }
     return 0;
 }
 
-void forward_logits(const model *m, const float *x, const int *rows, int n_rows, float *logits,
-                    forward_ws *ws) {
+int forward_layer_qk(const model *m, int layer, const float *x, int n_tokens, float *q, float *k,
+                     forward_ws *ws) {
+    if (check_layer_call(m, layer, n_tokens, 0, NULL, ws)) return -1;
+    const model_layer *L = &m->layers[layer];
+    ops_rmsnorm_rows(ws->xn, x, L->attn_norm, n_tokens, m->hp.n_embd, m->hp.rms_eps);
+    if (qkv_project(m, L, n_tokens, 0, ws)) return -1;
+    memcpy(q, ws->q, sizeof(float) * (size_t)n_tokens * ws->n_q);
+    memcpy(k, ws->k, sizeof(float) * (size_t)n_tokens * ws->n_kv);
+    return 0;
+}
+
+int forward_layer(const model *m, int layer, const attn_mask *mask, float *x, int n_tokens, int pos0,
+                  kv_cache *kv, forward_ws *ws) {
+    if (check_layer_call(m, layer, n_tokens, pos0, kv, ws)) return -1;
+    const model_layer *L = &m->layers[layer];
+    const int E = m->hp.n_embd, T = n_tokens;
+    ops_rmsnorm_rows(ws->xn, x, L->attn_norm, T, E, m->hp.rms_eps);
+    if (qkv_project(m, L, T, pos0, ws)) return -1;
+    attend(m, layer, mask, T, pos0, kv, ws);
+    /* x += att · Woᵀ */
+    if (gemm(m, ws, L->g_o, x, E, ws->att, ws->n_q, T, 1)) return -1;
+    return ffn_block(m, L, x, T, ws);
+}
+
+int forward_logits(const model *m, const float *x, const int *rows, int n_rows, float *logits,
+                   forward_ws *ws) {
     const model_hparams *hp = &m->hp;
     int E = hp->n_embd, V = hp->n_vocab;
     for (int r0 = 0; r0 < n_rows; r0 += ws->max_tokens) {
@@ -234,11 +226,12 @@ void forward_logits(const model *m, const float *x, const int *rows, int n_rows,
         for (int i = 0; i < n; i++)
             ops_rmsnorm(ws->xn + (size_t)i * E, x + (size_t)rows[r0 + i] * E, m->output_norm, E,
                         hp->rms_eps);
-        matmul(logits + (size_t)r0 * V, ws->xn, m->output, n, V, E, 0.0f);
+        if (gemm(m, ws, m->g_output, logits + (size_t)r0 * V, V, ws->xn, E, n, 0)) return -1;
     }
+    return 0;
 }
 
-static int mask_fits(const model *m, const attn_mask *mask) {
+int forward_mask_fits(const model *m, const attn_mask *mask) {
     return !mask || (mask->n_layer == m->hp.n_layer && mask->n_head_kv == m->hp.n_head_kv &&
                      mask->window >= 1 && mask->sinks >= 0);
 }
@@ -246,21 +239,29 @@ static int mask_fits(const model *m, const attn_mask *mask) {
 int forward_prefill(const model *m, const attn_mask *mask, const int32_t *tokens, int n_tokens,
                     kv_cache *kv, const int *rows, int n_rows, float *logits, forward_ws *ws) {
     int pos0 = kv ? kv->n_past : 0;
-    if (n_tokens < 1 || n_tokens > ws->max_tokens || !mask_fits(m, mask)) return -1;
-    if (kv && pos0 + n_tokens > kv->n_ctx) return -1;
+    ws->err[0] = 0;
+    if (n_tokens < 1 || n_tokens > ws->max_tokens || !forward_mask_fits(m, mask) ||
+        (kv && pos0 + n_tokens > kv->n_ctx)) {
+        snprintf(ws->err, sizeof ws->err,
+                 "forward: %d tokens at position %d do not fit (workspace %d tokens, cache %d) or the mask "
+                 "is not shaped like the model",
+                 n_tokens, pos0, ws->max_tokens, kv ? kv->n_ctx : 0);
+        return -1;
+    }
     for (int i = 0; i < n_rows; i++)
-        if (rows[i] < 0 || rows[i] >= n_tokens) return -1;
-    if (forward_embed(m, tokens, n_tokens, ws->x) != 0) return -1;
+        if (rows[i] < 0 || rows[i] >= n_tokens) {
+            snprintf(ws->err, sizeof ws->err, "forward: logits row %d is %d, outside 0..%d", i, rows[i],
+                     n_tokens - 1);
+            return -1;
+        }
+    if (forward_embed(m, tokens, n_tokens, ws->x) != 0) {
+        snprintf(ws->err, sizeof ws->err, "forward: a token id is outside the vocabulary [0, %d)", m->hp.n_vocab);
+        return -1;
+    }
     for (int l = 0; l < m->hp.n_layer; l++)
         if (forward_layer(m, l, mask, ws->x, n_tokens, pos0, kv, ws) != 0) return -1;
     if (kv) kv->n_past = pos0 + n_tokens;
-    if (n_rows > 0 && logits) forward_logits(m, ws->x, rows, n_rows, logits, ws);
+    if (n_rows > 0 && logits) return forward_logits(m, ws->x, rows, n_rows, logits, ws);
     return 0;
 }
 
-int forward_decode(const model *m, const attn_mask *mask, int32_t token, kv_cache *kv, float *logits,
-                   forward_ws *ws) {
-    int row = 0;
-    if (!kv) return -1;
-    return forward_prefill(m, mask, &token, 1, kv, logits ? &row : NULL, logits ? 1 : 0, logits, ws);
-}

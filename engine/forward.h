@@ -1,6 +1,10 @@
-/* forward.h — the hybrid-attention forward pass on the CPU, fp32, OpenBLAS GEMMs.
+/* forward.h — the hybrid-attention forward pass on the CPU.
  * Per block: x += Wo·attn(RoPE(Wq·n), RoPE(Wk·n), Wv·n) with n = RMSNorm(x) (qwen3: per-head
  * RMSNorm on q and k before RoPE); x += Wdown·(silu(Wgate·n) * Wup·n) with n = RMSNorm(x).
+ * Blocks of tokens (prefill, the evaluator, the LM head of prefill) run their GEMMs through gemm.h
+ * in the model's precision (fp32, or bf16 GEMM inputs); activations, norms, softmax, RoPE and the
+ * KV cache are fp32 in both. forward_decode reads the file's quantized blocks (qdot.h) when the
+ * model allows it (model->decode_blocks).
  * Layer-level entry points let the evaluator restart from any layer (prefix reuse).
  */
 #ifndef BOSCH_FORWARD_H
@@ -14,11 +18,8 @@
 
 typedef struct forward_ws forward_ws; /* scratch buffers for up to max_tokens tokens */
 
-/* Threads: all CPU parallelism of the forward pass is one OpenMP pool (OMP_NUM_THREADS); GEMMs are
- * split over it by output features, each slice a single-threaded OpenBLAS call. This sets
- * OpenBLAS to 1 thread (process-wide) so two pools never fight for the cores. Idempotent;
- * forward_ws_create calls it. */
-void forward_threads_init(void);
+/* Threads: all CPU parallelism of the forward pass, oneDNN's included, is one OpenMP pool
+ * (OMP_NUM_THREADS). */
 
 /* Scratch for blocks of up to max_tokens tokens (about max_tokens * (4*n_embd + 3*(n_head +
  * 2*n_head_kv)*head_dim) floats plus a 512-token FFN chunk). NULL on OOM or bad arguments. */
@@ -28,6 +29,8 @@ int forward_ws_max_tokens(const forward_ws *ws);
 /* The workspace's residual stream [max_tokens][n_embd]: after forward_prefill it holds the hidden
  * states leaving the last block (before the final RMSNorm). */
 float *forward_ws_residual(forward_ws *ws);
+/* Why the last failing call on ws failed ("" when none did). */
+const char *forward_ws_error(const forward_ws *ws);
 
 /* x [n_tokens][n_embd] = embedding rows of tokens (ids must be < n_vocab; -1 otherwise). */
 int forward_embed(const model *m, const int32_t *tokens, int n_tokens, float *x);
@@ -42,10 +45,18 @@ int forward_embed(const model *m, const int32_t *tokens, int n_tokens, float *x)
 int forward_layer(const model *m, int layer, const attn_mask *mask, float *x, int n_tokens, int pos0,
                   kv_cache *kv, forward_ws *ws);
 
+/* q [n_tokens][n_head*head_dim] and k [n_tokens][n_head_kv*head_dim] of `layer` for the residual
+ * stream x [n_tokens][n_embd] entering it, at positions 0..n_tokens-1: exactly the q and k that
+ * forward_layer computes (RMSNorm, the Q|K|V GEMM, qwen3 q/k norms, RoPE). For attention
+ * statistics. Returns 0, or -1 (bad layer, n_tokens above ws capacity; forward_ws_error). */
+int forward_layer_qk(const model *m, int layer, const float *x, int n_tokens, float *q, float *k,
+                     forward_ws *ws);
+
 /* Final RMSNorm + LM head for selected rows of x [..][n_embd] (rows[i] indexes x):
- * logits [n_rows][n_vocab]. Only these rows reach the LM head. */
-void forward_logits(const model *m, const float *x, const int *rows, int n_rows, float *logits,
-                    forward_ws *ws);
+ * logits [n_rows][n_vocab]. Only these rows reach the LM head. Returns 0, or -1 when a GEMM fails
+ * (forward_ws_error). */
+int forward_logits(const model *m, const float *x, const int *rows, int n_rows, float *logits,
+                   forward_ws *ws);
 
 /* Whole prefill: embed, all blocks, logits for `rows` (token indexes in 0..n_tokens-1; may be
  * NULL / 0). kv may be NULL; with kv the tokens go at positions kv->n_past.. and kv->n_past
@@ -55,7 +66,9 @@ int forward_prefill(const model *m, const attn_mask *mask, const int32_t *tokens
                     kv_cache *kv, const int *rows, int n_rows, float *logits, forward_ws *ws);
 
 /* One decode step at position kv->n_past; logits [n_vocab] (may be NULL); advances kv->n_past.
- * Returns 0 or -1 as forward_prefill. */
+ * With m->decode_blocks the matrix-vector products read the file's blocks with 8-bit activations
+ * (qdot.h: logits differ from the GEMM path by the activation rounding, about 1e-2 relative);
+ * otherwise it is forward_prefill of one token. Returns 0 or -1 as forward_prefill. */
 int forward_decode(const model *m, const attn_mask *mask, int32_t token, kv_cache *kv, float *logits,
                    forward_ws *ws);
 

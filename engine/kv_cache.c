@@ -100,17 +100,8 @@ void kv_cache_store(kv_cache *kv, int layer, int pos, const float *k_row, const 
     }
 }
 
-void kv_cache_attend(const kv_cache *kv, int layer, int pos, const float *q, float *out, int n_head) {
-    attn_kv_span spans[64] = {{0}};
-    attn_kv_span *sp = kv->n_head_kv <= 64 ? spans : malloc(sizeof *sp * (size_t)kv->n_head_kv);
-    if (layer < 0 || layer >= kv->n_layer || pos < 0 || pos >= kv->n_ctx) { /* caller bug: visible NaN */
-        if (sp && sp != spans) free(sp);
-        sp = NULL;
-    }
-    if (!sp) {
-        for (size_t i = 0; i < (size_t)n_head * kv->head_dim; i++) out[i] = NAN;
-        return;
-    }
+int kv_cache_spans(const kv_cache *kv, int layer, int pos, attn_kv_span *sp) {
+    if (layer < 0 || layer >= kv->n_layer || pos < 0 || pos >= kv->n_ctx) return -1;
     for (int g = 0; g < kv->n_head_kv; g++) {
         size_t i = (size_t)layer * kv->n_head_kv + g;
         attn_kv_span *s = &sp[g];
@@ -129,6 +120,17 @@ void kv_cache_attend(const kv_cache *kv, int layer, int pos, const float *q, flo
         if (n_ring > kv->window) n_ring = kv->window;
         s->lo[0] = 0, s->hi[0] = n_sink;
         s->lo[1] = kv->sinks, s->hi[1] = kv->sinks + n_ring;
+    }
+    return 0;
+}
+
+void kv_cache_attend(const kv_cache *kv, int layer, int pos, const float *q, float *out, int n_head) {
+    attn_kv_span spans[64] = {{0}};
+    attn_kv_span *sp = kv->n_head_kv <= 64 ? spans : malloc(sizeof *sp * (size_t)kv->n_head_kv);
+    if (!sp || kv_cache_spans(kv, layer, pos, sp) != 0) { /* caller bug or OOM: visible NaN */
+        for (size_t i = 0; i < (size_t)n_head * kv->head_dim; i++) out[i] = NAN;
+        if (sp && sp != spans) free(sp);
+        return;
     }
     attn_decode_hybrid(q, out, n_head, kv->n_head_kv, kv->head_dim, sp);
     if (sp != spans) free(sp);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attention.h"
 #include "mask.h"
 #include "model.h"
 
@@ -49,5 +50,9 @@ void kv_cache_store(kv_cache *kv, int layer, int pos, const float *k_row, const 
  * over fixed chunks of slots; the result does not depend on threads. A bad layer or pos, or an
  * allocation failure, gives NaN outputs. */
 void kv_cache_attend(const kv_cache *kv, int layer, int pos, const float *q, float *out, int n_head);
+
+/* The visible slots of every KV head of `layer` for the query at `pos` (what kv_cache_attend
+ * attends over): sp [n_head_kv]. 0, or -1 for a bad layer or pos. */
+int kv_cache_spans(const kv_cache *kv, int layer, int pos, attn_kv_span *sp);
 
 #endif

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "model_internal.h"
 #include "quant.h"
 
 #define MODEL_ALIGN 64
@@ -367,7 +368,14 @@ static void check_fusion(model *m) {
 }
 
 int model_load(model **out, const char *path, char *err, size_t errlen) {
+    return model_load_opts(out, path, NULL, err, errlen);
+}
+
+int model_load_opts(model **out, const char *path, const model_opts *opts, char *err, size_t errlen) {
     double t0 = now_s();
+    model_opts o = {PRECISION_FP32, 0};
+    if (opts) o = *opts;
+    gemm_precision prec;
     *out = NULL;
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -377,6 +385,7 @@ int model_load(model **out, const char *path, char *err, size_t errlen) {
                path, strerror(errno));
         return -1;
     }
+    if (gemm_precision_resolve(o.precision, &prec, err, errlen) != 0) return -1;
     model *m = calloc(1, sizeof *m);
     if (!m || !(m->path = dup_str(path))) {
         free(m);
@@ -423,6 +432,13 @@ int model_load(model **out, const char *path, char *err, size_t errlen) {
     }
     if (load_weights(m, err, errlen) != 0) goto fail;
     check_fusion(m);
+    if (model_prepare_gemm(m, prec, err, errlen) != 0) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", err);
+        seterr(err, errlen, "model: %s: preparing the %s GEMM weights: %s", path, gemm_precision_name(prec), msg);
+        goto fail;
+    }
+    m->decode_blocks = !o.decode_fp32 && model_map_blocks(m) == 0;
     free(arch);
     m->load_s = now_s() - t0;
     *out = m;
@@ -435,6 +451,7 @@ fail:
 
 void model_free(model *m) {
     if (!m) return;
+    model_free_views(m);
     free(m->arena);
     free(m->layers);
     if (m->tok) tokenizer_free(m->tok);

@@ -1,6 +1,12 @@
-/* model.h — hyper-parameters and fp32 weights of a llama- or qwen3-architecture GGUF.
- * Weights are dequantized to fp32 at load time; matrices keep GGUF's layout: a [rows][cols]
- * row-major matrix whose rows are output features (ne[1]) and columns input features (ne[0]).
+/* model.h — hyper-parameters and weights of a llama- or qwen3-architecture GGUF.
+ * Three views of the same weights:
+ *  - fp32: dequantized at load; matrices keep GGUF's layout, a [rows][cols] row-major matrix whose
+ *    rows are output features (ne[1]) and columns input features (ne[0]). The reference, and what
+ *    the GPU backend uploads.
+ *  - GEMM weights (gemm.h): the fp32 matrices reordered for oneDNN in the model's precision (fp32 or
+ *    bf16), Q|K|V and gate|up fused; prefill, the evaluator and the LM head of prefill use them.
+ *  - the file's own blocks (model_qmat, read in place from the mapped file): decode (one token)
+ *    reads these with 8-bit activations (qdot.h), as llama.cpp does.
  */
 #ifndef BOSCH_MODEL_H
 #define BOSCH_MODEL_H
@@ -8,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gemm.h"
 #include "gguf.h"
 #include "tokenizer.h"
 
@@ -29,6 +36,15 @@ typedef struct {
     float rms_eps;
 } model_hparams;
 
+/* A weight matrix as the file stores it: n_rows rows of n_cols elements, each row `row_bytes` of
+ * ggml blocks of `type` (quant.h), at `data` inside the mapped GGUF. */
+typedef struct {
+    const void *data;
+    uint32_t type;
+    int n_rows, n_cols;
+    size_t row_bytes;
+} model_qmat;
+
 typedef struct {
     float *attn_norm; /* [n_embd] */
     float *wq;        /* [n_head*head_dim][n_embd] */
@@ -41,7 +57,20 @@ typedef struct {
     float *w_gate;    /* [n_ff][n_embd] */
     float *w_up;      /* [n_ff][n_embd] */
     float *w_down;    /* [n_embd][n_ff] */
+    /* GEMM weights (gemm.h), in the model's precision */
+    gemm_weight *g_qkv;     /* [(n_head + 2*n_head_kv)*head_dim][n_embd]: Q | K | V */
+    gemm_weight *g_o;       /* [n_embd][n_head*head_dim] */
+    gemm_weight *g_gate_up; /* [2*n_ff][n_embd]: gate | up */
+    gemm_weight *g_down;    /* [n_embd][n_ff] */
+    /* the file's blocks, for decode */
+    model_qmat q_wq, q_wk, q_wv, q_wo, q_gate, q_up, q_down;
 } model_layer;
+
+/* Options of model_load_opts. */
+typedef struct {
+    engine_precision precision; /* GEMM precision (gemm.h); PRECISION_FP32 is the reference */
+    int decode_fp32;            /* 1: decode through the GEMM weights too, not the file's blocks */
+} model_opts;
 
 typedef struct model {
     char *path;
@@ -59,6 +88,11 @@ typedef struct model {
     int fused_qkv;      /* 1: in every layer wq, wk, wv are back to back, so
                          * wq is also [(n_head + 2*n_head_kv)*head_dim][n_embd] (one GEMM) */
     int fused_gate_up;  /* 1: in every layer w_up follows w_gate: [2*n_ff][n_embd] (one GEMM) */
+    gemm_precision precision; /* of the GEMM weights */
+    gemm_ctx *gemm;           /* oneDNN context of the GEMM weights */
+    gemm_weight *g_output;    /* LM head [n_vocab][n_embd] */
+    model_qmat q_output;      /* LM head as stored (output.weight, or token_embd.weight when tied) */
+    int decode_blocks;        /* 1: forward_decode reads the q_* blocks (default); 0: GEMM weights */
 } model;
 
 /* Load and dequantize `path`. Hyper-parameters come from the `{arch}.*` keys (block_count,
@@ -72,7 +106,16 @@ typedef struct model {
  * wrong shape names the tensor, the expected and the actual shape (GGUF order, ne[0] first).
  * Free with model_free. */
 int model_load(model **out, const char *path, char *err, size_t errlen);
+/* model_load with options (NULL = fp32 GEMMs, decode from the file's blocks, as model_load). The GEMM
+ * weights are reordered here, once (PRECISION_AUTO resolves to bf16 where the CPU has bf16
+ * hardware, gemm_precision_resolve). Decode from blocks needs every matrix in a type qdot.h
+ * supports; otherwise decode uses the GEMM weights (decode_blocks = 0). Errors as model_load, plus
+ * a precision the CPU cannot run (message names the CPU's ISA). */
+int model_load_opts(model **out, const char *path, const model_opts *opts, char *err, size_t errlen);
 void model_free(model *m);
+
+/* Bytes of the GEMM weights (the reordered copies, gemm_weight_bytes), for `bosch info`. */
+uint64_t model_gemm_bytes(const model *m);
 
 /* Bytes of the model's weights as stored in the file, by tensor type (for `bosch info`). */
 uint64_t model_file_bytes(const model *m);

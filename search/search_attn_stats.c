@@ -15,11 +15,11 @@
  *    importance = score (retrieval heads stay full). n = 256, tokens uniform in [1000, 40000)
  *    (or the vocabulary, if smaller), drawn from the search seed.
  *
- * The residual stream entering each layer comes from forward_layer (all heads full); q and k are
- * recomputed here from it exactly as engine/forward.c does (RMSNorm, Wq/Wk, qwen3 q/k norms, RoPE),
- * and attention probabilities are a plain softmax over keys j <= i with scale 1/sqrt(head_dim).
+ * The residual stream entering each layer comes from forward_layer (all heads full); q and k come
+ * from the engine (forward_layer_qk: the same RMSNorm, projection, qwen3 q/k norms and RoPE as the
+ * forward pass, in the model's precision), and attention probabilities are a plain softmax over
+ * keys j <= i with scale 1/sqrt(head_dim).
  */
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,24 +33,9 @@
 typedef struct {
     const model *m;
     int T;
-    float *x, *n, *q, *k; /* [T][n_embd] x2, [T][n_head*hd], [T][n_head_kv*hd] */
-    float *p;             /* [T] attention probabilities of one query */
+    float *x, *q, *k; /* [T][n_embd], [T][n_head*hd], [T][n_head_kv*hd] */
+    float *p;         /* [T] attention probabilities of one query */
 } attn_ws;
-
-/* q, k of `layer` for the residual stream ws->x (T tokens at positions 0..T-1). */
-static void layer_qk(attn_ws *ws, int layer) {
-    const model_hparams *hp = &ws->m->hp;
-    const model_layer *ly = &ws->m->layers[layer];
-    int T = ws->T, E = hp->n_embd, hd = hp->head_dim;
-    ops_rmsnorm_rows(ws->n, ws->x, ly->attn_norm, T, E, hp->rms_eps);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, hp->n_head * hd, E, 1.0f, ws->n, E, ly->wq, E,
-                0.0f, ws->q, hp->n_head * hd);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, hp->n_head_kv * hd, E, 1.0f, ws->n, E, ly->wk, E,
-                0.0f, ws->k, hp->n_head_kv * hd);
-    if (ly->q_norm) ops_rmsnorm_rows(ws->q, ws->q, ly->q_norm, T * hp->n_head, hd, hp->rms_eps);
-    if (ly->k_norm) ops_rmsnorm_rows(ws->k, ws->k, ly->k_norm, T * hp->n_head_kv, hd, hp->rms_eps);
-    ops_rope(ws->q, hp->n_head, ws->k, hp->n_head_kv, T, 0, hd, hp->rope_dim, hp->rope_base, hp->rope_neox);
-}
 
 /* Probabilities p[0..i] of query head h at position i over keys j <= i. */
 static void attn_probs(attn_ws *ws, int h, int i) {
@@ -71,15 +56,14 @@ static void attn_probs(attn_ws *ws, int h, int i) {
 static int sequence_stats(const model *m, const int32_t *tokens, int T, int method, int window, int sinks,
                           int rep, double *acc, char *err, size_t errlen) {
     const model_hparams *hp = &m->hp;
-    attn_ws ws = {m, T, NULL, NULL, NULL, NULL, NULL};
+    attn_ws ws = {m, T, NULL, NULL, NULL, NULL};
     ws.x = malloc(sizeof(float) * (size_t)T * hp->n_embd);
-    ws.n = malloc(sizeof(float) * (size_t)T * hp->n_embd);
     ws.q = malloc(sizeof(float) * (size_t)T * hp->n_head * hp->head_dim);
     ws.k = malloc(sizeof(float) * (size_t)T * hp->n_head_kv * hp->head_dim);
     ws.p = malloc(sizeof(float) * (size_t)T);
     forward_ws *fws = forward_ws_create(hp, T);
     attn_mask full = {0};
-    int ok = ws.x && ws.n && ws.q && ws.k && ws.p && fws &&
+    int ok = ws.x && ws.q && ws.k && ws.p && fws &&
              !mask_init(&full, hp->n_layer, hp->n_head_kv, window, sinks, ATTN_FULL);
     if (ok && forward_embed(m, tokens, T, ws.x)) {
         snprintf(err, errlen, "search: attention statistics: token id out of range");
@@ -88,7 +72,11 @@ static int sequence_stats(const model *m, const int32_t *tokens, int T, int meth
         snprintf(err, errlen, "search: attention statistics: out of memory (%d tokens)", T);
     }
     for (int l = 0; ok && l < hp->n_layer; l++) {
-        layer_qk(&ws, l);
+        if (forward_layer_qk(m, l, ws.x, T, ws.q, ws.k, fws)) {
+            snprintf(err, errlen, "search: attention statistics: layer %d: %s", l, forward_ws_error(fws));
+            ok = 0;
+            break;
+        }
         for (int h = 0; h < hp->n_head; h++) {
             double sum = 0;
             int cnt = 0;
@@ -117,7 +105,7 @@ static int sequence_stats(const model *m, const int32_t *tokens, int T, int meth
     }
     mask_free(&full);
     forward_ws_free(fws);
-    free(ws.x), free(ws.n), free(ws.q), free(ws.k), free(ws.p);
+    free(ws.x), free(ws.q), free(ws.k), free(ws.p);
     return ok ? 0 : -1;
 }
 

@@ -159,6 +159,17 @@ static void test_bench_cpu_csv_targets(void **state) {
     assert_non_null(fgets(line, sizeof line, f));
     assert_string_equal(line, "measure,length,ratio,n_swa,window,sinks,kv_bytes,prefill_tok_s,decode_tok_s,"
                               "seconds,cpu_s,first_layer,batch,device,decode_fill,gpu_peak_bytes\n");
+    /* first the GEMM ceiling at T (CPU benches only), then the speed rows */
+    assert_non_null(fgets(line, sizeof line, f));
+    {
+        char measure[32];
+        int length;
+        double pf;
+        assert_int_equal(sscanf(line, "%31[^,],%d,%*f,%*d,%*d,%*d,%*u,%lf", measure, &length, &pf), 3);
+        assert_string_equal(measure, "gemm_ceiling");
+        assert_int_equal(length, T);
+        assert_true(pf > 0.0);
+    }
     for (int r = 0; r < 2; r++) {
         assert_non_null(fgets(line, sizeof line, f));
         char measure[32], device[16], fill[16];

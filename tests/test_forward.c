@@ -10,7 +10,16 @@
  *                                         6 prompts up to ~8,300 tokens
  * Checks: at every stored position our argmax equals llama.cpp's top-1 and every stored logit is
  * within 1e-2. Prefill (no cache), prefill into the KV cache + decode, and the layer-level entry
- * points are all checked against the same numbers.
+ * points are all checked against the same numbers. These reference checks decode through the
+ * GEMM weights (model_opts.decode_fp32), so they compare the same fp32 arithmetic.
+ *
+ * Run as `test_forward bf16` (CTest: test_forward_bf16) the GEMMs take bf16 inputs (gemm.h): the
+ * tolerance becomes TOL_BF16 and top-1 must still agree wherever llama.cpp's top-1 leads its
+ * runner-up by more than 2 * TOL_BF16 (a closer pair may swap under bf16 rounding).
+ *
+ * test_decode_blocks: decode from the file's quantized blocks (qdot.h, 8-bit activations) against
+ * decode through the GEMM weights on the same prompts: the same greedy token at every decoded
+ * position but near ties (TIE_BLOCKS), at least 90 % the same overall, top-8 logits within TOL_BLOCKS.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -26,8 +35,17 @@
 #include "kv_cache.h"
 #include "ops.h"
 
-#define TOL 1e-2
+#define TOL_FP32 1e-2
+#define TOL_BF16 0.5
+/* Decode from blocks: llama.cpp's own token-by-token decode of the same Q4_1 file (8-bit activations
+ * too) is up to 0.98 from its F32 reference on the four short prompts of the fixture, with 1 top-1
+ * flip in 53 positions (llama-cpp-python 0.3.36, n_batch 1); ours measured 1.04 over 105 positions. */
+#define TOL_BLOCKS 1.5
+#define TIE_BLOCKS 1.0 /* top-1 may differ only where the GEMM path's top two are closer than this */
 #define TOPK 8
+
+static model_opts g_opts = {PRECISION_FP32, 1}; /* argv[1] may say bf16 */
+static double TOL = TOL_FP32;
 
 typedef struct {
     int pos;
@@ -100,10 +118,11 @@ static double check_row(const float *logits, int n_vocab, const ref_pos *rp, con
         if (d > md) md = d;
     }
     int top = ops_argmax(logits, n_vocab);
-    if (top != rp->id[0] || md > TOL)
+    int must_agree = TOL == TOL_FP32 || rp->logit[0] - rp->logit[1] > 2 * TOL;
+    if ((must_agree && top != rp->id[0]) || md > TOL)
         fprintf(stderr, "%s: pos %d: ours top-1 %d (%.5f), llama.cpp %d (%.5f); max |dlogit| %.3g\n",
                 what, rp->pos, top, logits[top], rp->id[0], rp->logit[0], md);
-    assert_int_equal(top, rp->id[0]);
+    if (must_agree) assert_int_equal(top, rp->id[0]);
     assert_true(md <= TOL);
     return md;
 }
@@ -117,7 +136,7 @@ typedef struct {
 static int setup_model(void **state, const char *model_path, const char *fixture) {
     fx *f = calloc(1, sizeof *f);
     char err[512];
-    if (model_load(&f->m, model_path, err, sizeof err) != 0) {
+    if (model_load_opts(&f->m, model_path, &g_opts, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         free(f);
         return -1;
@@ -247,6 +266,78 @@ static void test_decode_logits(void **state) {
     assert_int_equal(b, 2);
 }
 
+/* Decode from the file's blocks against decode through the GEMM weights: prompt p prefilled for
+ * n_pre tokens, then decoded to the end by both; every decoded position compared. Returns the max
+ * |dlogit| over each position's top-8 (of the GEMM path). */
+static double blocks_vs_gemm(fx *f, model *mb, ref_prompt *p, int n_pre, int *n_checked) {
+    const int V = f->m->hp.n_vocab;
+    attn_mask full;
+    assert_int_equal(mask_init(&full, f->m->hp.n_layer, f->m->hp.n_head_kv, 64, 0, ATTN_FULL), 0);
+    kv_cache ka, kb;
+    assert_int_equal(kv_cache_init(&ka, &f->m->hp, &full, p->n_tokens), 0);
+    assert_int_equal(kv_cache_init(&kb, &f->m->hp, &full, p->n_tokens), 0);
+    forward_ws *ws = forward_ws_create(&f->m->hp, n_pre);
+    float *la = malloc(sizeof(float) * V), *lb = malloc(sizeof(float) * V);
+    int last = n_pre - 1;
+    assert_int_equal(forward_prefill(f->m, &full, p->tokens, n_pre, &ka, &last, 1, la, ws), 0);
+    assert_int_equal(forward_prefill(mb, &full, p->tokens, n_pre, &kb, &last, 1, lb, ws), 0);
+    double md = 0;
+    for (int t = n_pre; t < p->n_tokens; t++) {
+        assert_int_equal(forward_decode(f->m, &full, p->tokens[t], &ka, la, ws), 0);
+        assert_int_equal(forward_decode(mb, &full, p->tokens[t], &kb, lb, ws), 0);
+        int top = ops_argmax(la, V), idx[TOPK];
+        for (int k = 0; k < TOPK; k++) { /* the GEMM path's top-8, by selection */
+            int best = -1;
+            for (int i = 0; i < V; i++) {
+                int used = 0;
+                for (int j = 0; j < k; j++) used |= idx[j] == i;
+                if (!used && (best < 0 || la[i] > la[best])) best = i;
+            }
+            idx[k] = best;
+        }
+        for (int k = 0; k < TOPK; k++) md = fmax(md, fabs((double)la[idx[k]] - lb[idx[k]]));
+        /* the greedy token must agree unless the GEMM path's top two are within TIE_BLOCKS */
+        int must_agree = la[idx[0]] - la[idx[1]] > TIE_BLOCKS;
+        if (ops_argmax(lb, V) != top)
+            fprintf(stderr, "blocks: pos %d: top-1 %d, GEMM path %d (margin %.3f on the GEMM path)%s\n", t,
+                    ops_argmax(lb, V), top, la[idx[0]] - la[idx[1]], must_agree ? "" : ": a near tie, allowed");
+        if (must_agree) assert_int_equal(ops_argmax(lb, V), top);
+        n_checked[0]++;
+        n_checked[1] += ops_argmax(lb, V) == top;
+    }
+    free(la);
+    free(lb);
+    forward_ws_free(ws);
+    kv_cache_free(&ka);
+    kv_cache_free(&kb);
+    mask_free(&full);
+    return md;
+}
+
+static void test_decode_blocks(void **state) {
+    fx *f = *state;
+    char err[512];
+    model *mb;
+    model_opts o = g_opts;
+    o.decode_fp32 = 0;
+    assert_int_equal(model_load_opts(&mb, f->m->path, &o, err, sizeof err), 0);
+    assert_true(mb->decode_blocks);
+    double worst = 0;
+    int n[2] = {0, 0}; /* positions, of which same top-1 */
+    for (int i = 0; i < f->rs.n; i++) {
+        ref_prompt *p = &f->rs.p[i];
+        if (p->n_tokens < 8 || p->n_tokens > 1300) continue;
+        int n_pre = p->n_tokens > 64 ? p->n_tokens - 24 : p->n_tokens / 3;
+        worst = fmax(worst, blocks_vs_gemm(f, mb, p, n_pre, n));
+    }
+    fprintf(stderr, "%s: decode from blocks vs GEMM weights: %d positions, same top-1 at %d, max |dlogit| %.3f "
+            "(limit %.1f)\n", f->m->name, n[0], n[1], worst, TOL_BLOCKS);
+    assert_true(n[0] >= 20);
+    assert_true(n[1] >= n[0] - n[0] / 10);
+    assert_true(worst <= TOL_BLOCKS);
+    model_free(mb);
+}
+
 /* Layer-level entry points (embed, forward_layer, forward_logits) give the same logits, and an
  * all-SWA mask whose window covers the whole prompt equals full attention. */
 static void test_layers_and_wide_window(void **state) {
@@ -277,7 +368,15 @@ static void test_layers_and_wide_window(void **state) {
     mask_free(&swa);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc > 1 && gemm_precision_parse(argv[1], &g_opts.precision) != 0) {
+        fprintf(stderr, "usage: test_forward [fp32|bf16]\n");
+        return 2;
+    }
+    if (g_opts.precision == PRECISION_BF16) {
+        if (!gemm_cpu_has_bf16()) fprintf(stderr, "note: no bf16 hardware here; oneDNN emulates bf16\n");
+        TOL = TOL_BF16;
+    }
     const struct CMUnitTest qwen3[] = {
         cmocka_unit_test(test_prefill_logits),
         cmocka_unit_test(test_decode_logits),
@@ -286,6 +385,7 @@ int main(void) {
     const struct CMUnitTest smollm2[] = {
         cmocka_unit_test(test_prefill_logits),
         cmocka_unit_test(test_decode_logits),
+        cmocka_unit_test(test_decode_blocks),
         cmocka_unit_test(test_layers_and_wide_window),
     };
     int rc = cmocka_run_group_tests_name("tiny_qwen3", qwen3, setup_qwen3, teardown);

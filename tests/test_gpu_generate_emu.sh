@@ -2,8 +2,10 @@
 # test_gpu_generate_emu.sh — the real default model through the whole GPU code path (kernels,
 # backend, KV cache, decode) over the CPU emulator (tests/bosch_emu --device cuda) gives the same
 # greedy text as the CPU engine: all heads full, and all heads SWA with a window of 8 and 4 sinks
-# (the rings wrap many times). The GPU path rounds weights to bf16, so equality holds only while
-# no greedy step is a near-tie between two tokens: it does on these prompts and lengths. Takes
+# (the rings wrap many times). The GPU path rounds weights and GEMM inputs to bf16, so the CPU side
+# runs with --precision bf16 and decodes through the same GEMM weights (--decode-weights gemm, not
+# the file's 8-bit blocks); equality then holds while no greedy step is a near-tie between two
+# tokens: it does on these prompts and lengths. Takes
 # about a minute (the emulator runs the 135M model at ~3 tokens/s). Skips (77) without the model.
 # Env: BOSCH_BIN (the CPU program; tests/bosch_emu is beside it), BOSCH_MODEL.
 set -u
@@ -17,7 +19,7 @@ same() { # same NAME ARGS...: CPU and emulated-GPU greedy texts must be equal
   local name=$1
   shift
   local cpu gpu
-  cpu=$("$BIN" generate "$MODEL" "$@" --device cpu 2>/dev/null)
+  cpu=$("$BIN" generate "$MODEL" "$@" --device cpu --precision bf16 --decode-weights gemm 2>/dev/null)
   gpu=$("$EMU" generate "$MODEL" "$@" --device cuda 2>/tmp/gpu_generate_emu.$$)
   if ! grep -q "on cuda" /tmp/gpu_generate_emu.$$; then
     echo "FAIL: $name: the emulated run did not say it ran on cuda"; fails=$((fails + 1))

@@ -215,3 +215,28 @@ int cli_parse_real_list(const char *cmd, const char *opt, const char *v, double 
     free(items);
     return n;
 }
+
+int cli_parse_precision(const char *cmd, const char *v, engine_precision *out) {
+    if (gemm_precision_parse(v, out) == 0) return 0;
+    fprintf(stderr, "bosch %s: --precision: bad value '%s' (need fp32, bf16 or auto)\n", cmd, v ? v : "");
+    return -1;
+}
+
+int cli_parse_decode(const char *cmd, const char *v, model_opts *opts) {
+    if (v && !strcmp(v, "blocks")) opts->decode_fp32 = 0;
+    else if (v && !strcmp(v, "gemm")) opts->decode_fp32 = 1;
+    else {
+        fprintf(stderr, "bosch %s: --decode-weights: bad value '%s' (need blocks or gemm)\n", cmd, v ? v : "");
+        return -1;
+    }
+    return 0;
+}
+
+int cli_load_model(const char *cmd, const char *path, const model_opts *opts, model **out) {
+    char err[1024];
+    if (model_load_opts(out, path, opts, err, sizeof err) != 0) {
+        fprintf(stderr, "bosch %s: %s\n", cmd, err);
+        return -1;
+    }
+    return 0;
+}

@@ -12,6 +12,7 @@
 #define BOSCH_CLI_H
 
 #include "commands.h"
+#include "model.h"
 
 /* Longest list item accepted by cli_split_list, bytes including the terminating NUL. */
 #define CLI_ITEM_CAP 64
@@ -41,5 +42,24 @@ int cli_parse_tokens_list(const char *cmd, const char *opt, const char *v, long 
 /* Items decimal numbers (strtod syntax, finite) in [min, max]. */
 int cli_parse_real_list(const char *cmd, const char *opt, const char *v, double min, double max, double *out,
                         int cap);
+
+/* --precision V: "fp32", "bf16" or "auto" (gemm.h). 0, or -1 with "need fp32, bf16 or auto". */
+int cli_parse_precision(const char *cmd, const char *v, engine_precision *out);
+
+/* --decode-weights V: "blocks" (decode reads the file's quantized blocks, the default) or "gemm" (decode
+ * through the GEMM weights, the arithmetic of prefill). Sets opts->decode_fp32. 0 or -1. */
+int cli_parse_decode(const char *cmd, const char *v, model_opts *opts);
+
+/* The help lines of --precision and --decode-weights, for the commands' usage texts. */
+#define CLI_PRECISION_HELP                                                                                 \
+    "  --precision P    GEMM precision on the CPU: fp32 (the reference), bf16 (GEMM inputs rounded\n"        \
+    "                   to bf16, fp32 accumulation) or auto (default: bf16 where the CPU has bf16\n"         \
+    "                   hardware, else fp32)\n"
+#define CLI_DECODE_HELP                                                                                    \
+    "  --decode-weights D  blocks (default: decode reads the file's quantized weights with 8-bit\n"         \
+    "                   activations) or gemm (decode through the GEMM weights, as prefill)\n"
+
+/* model_load_opts, printing "bosch CMD: <message>" on failure. 0 or -1. */
+int cli_load_model(const char *cmd, const char *path, const model_opts *opts, model **out);
 
 #endif

@@ -14,6 +14,11 @@
  * A rho-mask makes round(rho * n_layer * n_head_kv) KV heads SWA, evenly spaced over the
  * row-major (layer, kv_head) order, so SWA heads are spread over all layers. Token ids are
  * pseudo-random (speed does not depend on the text). Each timing is the best of --reps runs.
+ * On the CPU, before the table: the GEMM ceiling at the model's shapes (gemm.h in the model's
+ * precision, best of max(3, reps) runs of each product the prefill of T tokens makes: Q|K|V and Wo
+ * at M = T, gate|up and down at M = 512 per FFN chunk), as GFLOP/s per shape and as the tokens/s a
+ * prefill would reach if it did nothing but those GEMMs; each CPU row then shows its prefill as a
+ * share of that ceiling (column of_ceil; CSV measure "gemm_ceiling", prefill_tok_s = the ceiling).
  * The table goes to stdout, progress to stderr, and --csv writes the same rows. CSV columns
  * after first_layer (added later, so old readers still work): batch (sequences per forward; 0 on
  * evaluator rows), device, decode_fill (prefill or random), gpu_peak_bytes (peak GPU memory in use
@@ -48,6 +53,7 @@ typedef struct {
     int window, sinks, reps, n_decode, eval_samples, eval_length;
     int fill_random;     /* --decode-fill random: no prefill, random GPU KV cache (GPU only) */
     bosch_device device; /* where prefill and decode run (the evaluator: the CPU, and the GPU too) */
+    model_opts mo;       /* --precision, --decode */
 } bench_opts;
 
 static void bench_usage(FILE *f) {
@@ -74,6 +80,8 @@ static void bench_usage(FILE *f) {
             "  --csv FILE         also write the rows as CSV\n"
             "  --device D         cpu, cuda or auto (default: cuda when a GPU is visible); with cuda the\n"
             "                     evaluator bench runs on the CPU and on the GPU (evaluations/s of both)\n"
+            "  --precision P      CPU GEMMs: fp32, bf16 or auto (default: bf16 where the CPU has it)\n"
+            "  --decode-weights D CPU decode: blocks (default, the file's quantized weights) or gemm\n"
             "  After the table: decode tok/s and KV bytes at rho %.3f over rho 0 for each (length,\n"
             "  batch) with both rows (issue 7's target: at batch 16 and 32k, >= 2x and <= 0.2x).\n",
             cli_default_model(), BENCH_DEFAULT_WINDOW, BENCH_TARGET_RHO);
@@ -114,6 +122,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     o->device = device_default();
     o->window = BENCH_DEFAULT_WINDOW, o->reps = 1, o->n_decode = 16;
     o->eval_samples = 4, o->eval_length = 1024;
+    o->mo.precision = PRECISION_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -149,6 +158,10 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
             rc = parse_int(a, val, 8, 1 << 20, &o->eval_length), i++;
         } else if (!strcmp(a, "--csv")) {
             o->csv_path = val, i++;
+        } else if (!strcmp(a, "--precision")) {
+            rc = cli_parse_precision("bench", val, &o->mo.precision) != 0, i++;
+        } else if (!strcmp(a, "--decode-weights")) {
+            rc = cli_parse_decode("bench", val, &o->mo) != 0, i++;
         } else if (!strcmp(a, "--device")) {
             char derr[256];
             rc = device_parse(val, &o->device, derr, sizeof derr) != 0, i++;
@@ -370,6 +383,52 @@ out:
     return rc;
 }
 
+/* The GEMM ceiling of a T-token prefill (file comment): the seconds of the model's GEMMs alone,
+ * best of max(3, reps) runs each, printed per shape. Returns the ceiling in tokens/s, or 0. */
+static double bench_gemm_ceiling(const model *m, int T, int reps, csv_out *csv, const bench_opts *o) {
+    const model_hparams *hp = &m->hp;
+    const model_layer *L = &m->layers[0];
+    const int chunk = T < 512 ? T : 512, n_chunks = (T + 511) / 512;
+    const struct {
+        const char *name;
+        const gemm_weight *w;
+        int M, times;
+    } shapes[4] = {{"qkv", L->g_qkv, T, 1}, {"o", L->g_o, T, 1}, {"gate_up", L->g_gate_up, chunk, n_chunks},
+                   {"down", L->g_down, chunk, n_chunks}};
+    int maxk = hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd;
+    int maxn = 2 * hp->n_ff > hp->n_embd * 2 ? 2 * hp->n_ff : hp->n_embd * 2;
+    maxn = maxn > (hp->n_head + 2 * hp->n_head_kv) * hp->head_dim ? maxn : (hp->n_head + 2 * hp->n_head_kv) * hp->head_dim;
+    float *X = malloc(sizeof(float) * (size_t)T * maxk), *Y = malloc(sizeof(float) * (size_t)T * maxn);
+    gemm_scratch *gs = gemm_scratch_create(m->gemm);
+    double total = 0.0;
+    char err[256] = "";
+    if (!X || !Y || !gs) goto out;
+    for (size_t i = 0; i < (size_t)T * maxk; i++) X[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+    printf("GEMM ceiling at T=%d (%s, %s):", T, gemm_precision_name(m->precision), "best of runs");
+    for (int k = 0; k < 4; k++) {
+        const int K = gemm_weight_cols(shapes[k].w), N = gemm_weight_rows(shapes[k].w), M = shapes[k].M;
+        double best = INFINITY;
+        for (int r = 0; r < (reps > 3 ? reps : 3); r++) {
+            double t0 = now_s();
+            if (gemm_run(gs, shapes[k].w, Y, N, X, K, M, 0, err, sizeof err)) goto out;
+            double t = now_s() - t0;
+            if (t < best) best = t;
+        }
+        printf(" %s %dx%dx%d %.0f GFLOP/s;", shapes[k].name, M, K, N, 2.0 * M * K * N / best / 1e9);
+        total += best * shapes[k].times;
+    }
+    total *= hp->n_layer;
+    printf(" ceiling %.1f tok/s\n", T / total);
+    csv_fields f = {.measure = "gemm_ceiling", .length = T, .pf = T / total, .secs = total, .device = DEVICE_CPU};
+    if (csv_row(csv, o, &f)) total = 0.0;
+out:
+    if (err[0]) fprintf(stderr, "bosch bench: GEMM ceiling: %s\n", err);
+    gemm_scratch_free(gs);
+    free(X);
+    free(Y);
+    return total > 0.0 && !err[0] ? T / total : 0.0;
+}
+
 /* One row of the table, kept for the target ratios printed after it. */
 typedef struct {
     int length, batch, n_swa, units;
@@ -429,8 +488,16 @@ static int bench_table(const model *m, const bench_opts *o, device_gpu *gpu, csv
     printf("model %s: %d layers x %d KV heads, window %d, sinks %d, %d decode steps, best of %d, on %s%s\n",
            m->name, hp->n_layer, hp->n_head_kv, o->window, o->sinks, o->n_decode, o->reps,
            device_name(o->device), o->fill_random ? ", decode after a random KV fill (no prefill)" : "");
-    printf("%7s %5s %6s %5s %14s %10s %10s %14s %9s %13s %9s %10s\n", "length", "batch", "ratio", "n_swa",
-           "kv_bytes", "prefill_s", "cpu_s", "prefill_tok/s", "vs_full", "decode_tok/s", "dec_vs_0",
+    double ceiling[BENCH_MAX_LIST] = {0};
+    if (!gpu) {
+        printf("GEMMs: ");
+        char gd[160];
+        gemm_describe(gd, sizeof gd);
+        printf("%s; decode %s\n", gd, m->decode_blocks ? "from the file's blocks" : "through the GEMM weights");
+        for (int li = 0; li < o->n_lengths; li++) ceiling[li] = bench_gemm_ceiling(m, o->lengths[li], o->reps, csv, o);
+    }
+    printf("%7s %5s %6s %5s %14s %10s %10s %14s %9s %8s %13s %9s %10s\n", "length", "batch", "ratio", "n_swa",
+           "kv_bytes", "prefill_s", "cpu_s", "prefill_tok/s", "vs_full", "of_ceil", "decode_tok/s", "dec_vs_0",
            "gpu_peak_MiB");
     for (int li = 0; li < o->n_lengths && !status; li++) {
         for (int bi = 0; bi < o->n_batches && !status; bi++) {
@@ -455,15 +522,16 @@ static int bench_table(const model *m, const bench_opts *o, device_gpu *gpu, csv
                 double pf = row.prefill_s > 0.0 ? (double)B * T / row.prefill_s : 0.0;
                 double dc = o->n_decode > 0 ? (double)B * o->n_decode / row.decode_s : 0.0;
                 if (mask_count_swa(&mask) == 0) full_pf = row.prefill_s, full_dc = dc;
-                char vs[16] = "-", dvs[16] = "-", pfs[24] = "-", pft[24] = "-", peak[24] = "-";
+                char vs[16] = "-", dvs[16] = "-", pfs[24] = "-", pft[24] = "-", peak[24] = "-", oc[16] = "-";
+                if (ceiling[li] > 0.0 && pf > 0.0) snprintf(oc, sizeof oc, "%.0f%%", 100.0 * pf / ceiling[li]);
                 if (full_pf > 0.0 && pf > 0.0) snprintf(vs, sizeof vs, "%.2fx", full_pf / row.prefill_s);
                 if (full_dc > 0.0) snprintf(dvs, sizeof dvs, "%.2fx", dc / full_dc);
                 if (pf > 0.0)
                     snprintf(pfs, sizeof pfs, "%.3f", row.prefill_s), snprintf(pft, sizeof pft, "%.1f", pf);
                 if (gpu) snprintf(peak, sizeof peak, "%.1f", row.gpu_peak / 1048576.0);
-                printf("%7d %5d %6.3f %5d %14llu %10s %10.3f %14s %9s %13.2f %9s %10s\n", T, B,
+                printf("%7d %5d %6.3f %5d %14llu %10s %10.3f %14s %9s %8s %13.2f %9s %10s\n", T, B,
                        mask_ratio(&mask), mask_count_swa(&mask), (unsigned long long)row.kv_bytes, pfs,
-                       row.prefill_cpu_s, pft, vs, dc, dvs, peak);
+                       row.prefill_cpu_s, pft, vs, oc, dc, dvs, peak);
                 fflush(stdout);
                 done_row *d = &rows[n_rows++];
                 *d =
@@ -523,10 +591,7 @@ int cmd_bench(int argc, char **argv) {
     char err[1024];
     model *m = NULL;
     fprintf(stderr, "bench: loading %s\n", o.model_path);
-    if (model_load(&m, o.model_path, err, sizeof err)) {
-        fprintf(stderr, "bosch bench: %s\n", err);
-        return 1;
-    }
+    if (cli_load_model("bench", o.model_path, &o.mo, &m)) return 1;
     device_gpu *gpu = NULL;
     if (o.device == DEVICE_CUDA) {
         char desc[512];

@@ -145,7 +145,8 @@ static void usage(FILE *f) {
                "         [--lengths 512,1k] [--heldout N] [--delta cumulative|marginal]\n"
                "         [--stage1-k capped|spec]\n"
                "         [--samples N] [--length T] [--budget1 B] [--budget3 B]   (calibration/search size)\n"
-               "         [--device cpu|cuda|auto]   (evaluator; default cuda when a GPU is visible)\n");
+               "         [--device cpu|cuda|auto]   (evaluator; default cuda when a GPU is visible)\n"
+               "         [--precision fp32|bf16|auto]   (CPU GEMMs; default bf16 where the CPU has it)\n");
 }
 
 int cmd_compare(int argc, char **argv) {
@@ -156,6 +157,7 @@ int cmd_compare(int argc, char **argv) {
     int delta_marginal = 0, k_spec = 0;
     long samples = -1, length = -1, b1 = -1, b3 = -1; /* -1 (and window/sinks -1): not given */
     unsigned long long seed = 1;
+    model_opts mopts = {PRECISION_AUTO, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -190,6 +192,8 @@ int cmd_compare(int argc, char **argv) {
             lengths_s = v;
         else if (!strcmp(a, "--device"))
             device_s = v;
+        else if (!strcmp(a, "--precision"))
+            bad = cli_parse_precision("compare", v, &mopts.precision);
         else if (!strcmp(a, "--seed")) {
             if (cli_parse_seed("compare", a, v, &seed)) return 2;
         } else if (!strcmp(a, "--window"))
@@ -292,10 +296,7 @@ int cmd_compare(int argc, char **argv) {
     search_config cfg;
     search_config_default(&cfg);
     model *m = NULL;
-    if (model_load(&m, model_path, err, sizeof err)) {
-        fprintf(stderr, "bosch compare: %s\n", err);
-        return 1;
-    }
+    if (cli_load_model("compare", model_path, &mopts, &m)) return 1;
     if (search_preset_apply(&cfg, preset, m->hp.n_ctx_train, err, sizeof err)) {
         fprintf(stderr, "bosch compare: %s\n", err);
         model_free(m);

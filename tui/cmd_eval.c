@@ -37,6 +37,7 @@ typedef struct {
     probe_split split;
     uint64_t seed;
     int seed_set;
+    model_opts mo; /* --precision */
 } eval_opts;
 
 static void eval_usage(FILE *f) {
@@ -60,6 +61,8 @@ static void eval_usage(FILE *f) {
             "  --device D         cpu, cuda or auto: where the evaluator runs (default: cuda when a GPU\n"
             "                     is visible; the GPU computes in bf16, so scores differ from the CPU's\n"
             "                     in the last digits)\n"
+            "  --precision P      CPU GEMM precision: fp32, bf16 or auto (default: bf16 where the CPU\n"
+            "                     has bf16 hardware, else fp32)\n"
             "  --quiet            no progress bar\n",
             probe_task_name(PROBE_DEFAULT_TASK), haystack_kind_name(PROBE_DEFAULT_HAYSTACK),
             PROBE_DEFAULT_LENGTH, PROBE_DEFAULT_SAMPLES, PROBE_DEFAULT_WINDOW, PROBE_DEFAULT_SINKS,
@@ -98,7 +101,7 @@ static int parse_one(const char *a, const char *v, eval_opts *o, int *used) {
     }
     static const char *const known[] = {"--mask",     "--out",   "--method", "--device",  "--samples",
                                         "--window",   "--sinks", "--keys",   "--lengths", "--tasks",
-                                        "--haystack", "--split", "--seed"};
+                                        "--haystack", "--split", "--seed",   "--precision"};
     int is_known = 0;
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(a, known[k]);
     if (!is_known) {
@@ -117,6 +120,8 @@ static int parse_one(const char *a, const char *v, eval_opts *o, int *used) {
         o->method = v;
     else if (!strcmp(a, "--device"))
         o->device = v;
+    else if (!strcmp(a, "--precision"))
+        rc = cli_parse_precision("eval", v, &o->mo.precision);
     else if (!strcmp(a, "--samples")) {
         rc = cli_parse_int_range("eval", a, v, 1, EVAL_MAX_SAMPLES, &x);
         o->samples = (int)x;
@@ -173,6 +178,7 @@ static int parse_opts(int argc, char **argv, eval_opts *o) {
     o->chat = 1;
     o->split = PROBE_SPLIT_HELDOUT;
     o->device = "auto";
+    o->mo.precision = PRECISION_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int used = 0, rc = 0;
@@ -317,10 +323,7 @@ int cmd_eval(int argc, char **argv) {
         return 1;
     }
     model *m = NULL;
-    if (model_load(&m, o.model_path, err, sizeof err)) {
-        fprintf(stderr, "bosch eval: %s\n", err);
-        return 1;
-    }
+    if (cli_load_model("eval", o.model_path, &o.mo, &m)) return 1;
     device_eval *dev = NULL;
     if (device_eval_create(&dev, device, m, err, sizeof err)) {
         fprintf(stderr, "bosch eval: %s\n", err);

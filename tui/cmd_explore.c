@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "device.h"
 #include "explorer.h"
@@ -11,6 +12,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: bosch [MODEL]\n"
             "       bosch explore [MODEL] [--ctx N] [--ascii] [--mono] [--device cpu|cuda|auto]\n"
+            "                     [--precision fp32|bf16|auto]\n"
             "Open the explorer: watch a BOSCH search, edit the head mask, evaluate it, ask the model.\n"
             "  MODEL      GGUF file (default: $BOSCH_MODEL, else %s)\n"
             "  --ctx N    context length in tokens for the KV-cache bytes line (default: the model's)\n"
@@ -18,12 +20,14 @@ static void usage(FILE *f) {
             "  --mono     no colours (also when NO_COLOR is set or the terminal has none)\n"
             "  --device D where the search and held-out evaluators run: cpu, cuda or auto (default:\n"
             "             cuda when a GPU is visible)\n"
+            "  --precision P  CPU GEMMs: fp32, bf16 or auto (default: bf16 where the CPU has it)\n"
             "Press ? inside for the keys.\n",
             cli_default_model());
 }
 
 int cmd_explore(int argc, char **argv) {
     explorer_opts o = {0};
+    o.precision = PRECISION_AUTO;
     const char *device_s = "auto";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -41,6 +45,11 @@ int cmd_explore(int argc, char **argv) {
                 return 2;
             }
             device_s = argv[++i];
+        } else if (!strcmp(a, "--precision")) {
+            engine_precision p;
+            if (i + 1 >= argc || cli_parse_precision("explore", argv[i + 1], &p)) return 2;
+            o.precision = (int)p;
+            i++;
         } else if (!strcmp(a, "--ctx")) {
             char *end = NULL;
             long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;

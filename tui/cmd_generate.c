@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "csvio.h"
 #include "device.h"
@@ -33,7 +34,8 @@ static void gen_usage(FILE *f) {
             "  --window W       SWA window in tokens (default: the mask file's, else %d)\n"
             "  --sinks S        sink tokens kept by SWA heads (default: the mask file's, else 0)\n"
             "  --special        print special tokens (e.g. <|im_end|>)\n"
-            "  --device D       cpu, cuda or auto (default: cuda when a GPU is visible)\n",
+            "  --device D       cpu, cuda or auto (default: cuda when a GPU is visible)\n" CLI_PRECISION_HELP
+                CLI_DECODE_HELP,
             cli_default_model(), GEN_DEFAULT_N, GEN_DEFAULT_WINDOW);
 }
 
@@ -58,12 +60,14 @@ static int parse_int(const char *opt, const char *s, int lo, int hi, int *out) {
 typedef struct {
     const char *model_path, *prompt, *system, *mask_path, *device;
     int chat, n_new, window, sinks, all_swa, special;
+    model_opts mo; /* --precision, --decode */
 } gen_opts;
 
 static int parse_args(int argc, char **argv, gen_opts *o) {
     memset(o, 0, sizeof *o);
     o->n_new = GEN_DEFAULT_N;
     o->window = o->sinks = -1;
+    o->mo.precision = PRECISION_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_val = i + 1 < argc;
@@ -82,6 +86,10 @@ static int parse_args(int argc, char **argv, gen_opts *o) {
             o->system = argv[++i];
         } else if (!strcmp(a, "--device") && has_val) {
             o->device = argv[++i];
+        } else if (!strcmp(a, "--precision") && has_val) {
+            if (cli_parse_precision("generate", argv[++i], &o->mo.precision)) return 2;
+        } else if (!strcmp(a, "--decode-weights") && has_val) {
+            if (cli_parse_decode("generate", argv[++i], &o->mo)) return 2;
         } else if (!strcmp(a, "--mask") && has_val) {
             o->mask_path = argv[++i];
         } else if (!strcmp(a, "-n") && has_val) {
@@ -190,10 +198,7 @@ int cmd_generate(int argc, char **argv) {
         return 2;
     }
     model *m = NULL;
-    if (model_load(&m, o.model_path, err, sizeof err) != 0) {
-        fprintf(stderr, "bosch generate: %s\n", err);
-        return 1;
-    }
+    if (cli_load_model("generate", o.model_path, &o.mo, &m) != 0) return 1;
     attn_mask mask = {0};
     int32_t *toks = NULL;
     size_t n_prompt = 0;
@@ -233,9 +238,11 @@ int cmd_generate(int argc, char **argv) {
     }
     fprintf(stderr,
             "bosch generate: %s, %zu prompt tokens, %d SWA KV heads of %d (window %d, sinks %d), "
-            "KV cache %.1f MiB, on %s\n",
+            "KV cache %.1f MiB, on %s%s%s%s\n",
             m->name, n_prompt, mask_count_swa(&mask), mask.n_layer * mask.n_head_kv, mask.window, mask.sinks,
-            kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, device_name(dev));
+            kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, device_name(dev),
+            gpu ? "" : " (", gpu ? "" : gemm_precision_name(m->precision),
+            gpu ? "" : (m->decode_blocks ? " GEMMs, decode from the file's blocks)" : " GEMMs and decode)"));
     double t0 = now_s();
     int last = (int)n_prompt - 1;
     int prc = gpu ? device_gpu_prefill(gpu, toks, (int)n_prompt, logits, err, sizeof err)

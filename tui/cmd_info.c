@@ -3,23 +3,28 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
+#include "qdot.h"
 #include "model.h"
 #include "quant.h"
 
 static void info_usage(FILE *f) {
-    fprintf(f, "usage: bosch info [MODEL]\n"
+    fprintf(f, "usage: bosch info [MODEL] [--precision P]\n"
                "  print the architecture, hyper-parameters, tensor types and bytes of a GGUF model\n"
-               "  (default model: %s)\n",
+               "  (default model: %s), and the CPU kernels the engine uses for it\n" CLI_PRECISION_HELP,
             cli_default_model());
 }
 
 int cmd_info(int argc, char **argv) {
     const char *path = NULL;
+    model_opts mo = {PRECISION_AUTO, 0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             info_usage(stdout);
             return 0;
+        } else if (!strcmp(argv[i], "--precision") && i + 1 < argc) {
+            if (cli_parse_precision("info", argv[++i], &mo.precision)) return 2;
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "bosch info: unknown option '%s'\n", argv[i]);
             info_usage(stderr);
@@ -32,12 +37,8 @@ int cmd_info(int argc, char **argv) {
         }
     }
     if (!path) path = cli_default_model();
-    char err[1024];
     model *m = NULL;
-    if (model_load(&m, path, err, sizeof err) != 0) {
-        fprintf(stderr, "bosch info: %s\n", err);
-        return 1;
-    }
+    if (cli_load_model("info", path, &mo, &m) != 0) return 1;
     const model_hparams *hp = &m->hp;
     printf("model: %s\n", m->path);
     printf("name: %s\n", m->name);
@@ -78,6 +79,15 @@ int cmd_info(int argc, char **argv) {
     printf("tensor_bytes: %llu\n", (unsigned long long)model_file_bytes(m));
     printf("file_bytes: %llu\n", (unsigned long long)g->file_size);
     printf("fp32_weight_bytes: %zu\n", m->arena_bytes);
+    char gd[160];
+    gemm_describe(gd, sizeof gd);
+    printf("gemm_library: %s\n", gd);
+    printf("gemm_precision: %s%s\n", gemm_precision_name(m->precision),
+           mo.precision == PRECISION_AUTO ? " (auto)" : "");
+    printf("gemm_weight_bytes: %llu\n", (unsigned long long)model_gemm_bytes(m));
+    printf("decode: %s (kernels %s)\n",
+           m->decode_blocks ? "from the file's blocks, 8-bit activations" : "through the GEMM weights",
+           qdot_level_name(qdot_level_best()));
     printf("load_s: %.3f\n", m->load_s);
     model_free(m);
     return 0;

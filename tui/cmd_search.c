@@ -30,6 +30,7 @@
 
 #include "commands.h"
 #include "csvio.h"
+#include "cli.h"
 #include "device.h"
 #include "device_eval.h"
 #include "model.h"
@@ -165,12 +166,16 @@ static void usage(FILE *f) {
                "            does not: it is a property of the run, taken from this command line, and must\n"
                "            be the one that saved the state (the resumed scores are checked bit for bit;\n"
                "            CPU fp32 and GPU bf16 scores differ in the last digits)\n"
-               "  --device: where the evaluator runs (default auto: cuda when a GPU is visible, else cpu)\n");
+               "  --device: where the evaluator runs (default auto: cuda when a GPU is visible, else cpu)\n"
+               "  --precision fp32|bf16|auto: the CPU evaluator's GEMM precision (default auto: bf16 where\n"
+               "            the CPU has bf16 hardware); like --device a property of the run, which a\n"
+               "            resumed search must repeat\n");
 }
 
 int cmd_search(int argc, char **argv) {
     const char *model_path = NULL, *out_dir = NULL, *resume = NULL, *preset = "default";
     const char *opt_method = NULL, *opt_device = "auto";
+    model_opts mo = {PRECISION_AUTO, 0};
     double ratio = NAN;
     long window = 0, sinks = 0, b1 = 0, b3 = 0, restarts = 0, buckets = 0, samples = 0, length = 0;
     int have_window = 0, have_sinks = 0, have_b1 = 0, have_b3 = 0, have_restarts = 0, have_buckets = 0,
@@ -200,7 +205,9 @@ int cmd_search(int argc, char **argv) {
         i++;
         char *end = NULL;
         int bad = 0;
-        if (strcmp(a, "--out") && strcmp(a, "--resume") && strcmp(a, "--device") && !shaping) shaping = a;
+        if (strcmp(a, "--out") && strcmp(a, "--resume") && strcmp(a, "--device") && strcmp(a, "--precision") &&
+            !shaping)
+            shaping = a;
         if (!strcmp(a, "--ratio"))
             ratio = strtod(v, &end);
         else if (!strcmp(a, "--out"))
@@ -209,6 +216,8 @@ int cmd_search(int argc, char **argv) {
             resume = v;
         else if (!strcmp(a, "--device"))
             opt_device = v;
+        else if (!strcmp(a, "--precision"))
+            bad = cli_parse_precision("search", v, &mo.precision);
         else if (!strcmp(a, "--preset"))
             preset = v;
         else if (!strcmp(a, "--method"))
@@ -313,10 +322,7 @@ int cmd_search(int argc, char **argv) {
     }
 
     model *m = NULL;
-    if (model_load(&m, model_path, err, sizeof err)) {
-        fprintf(stderr, "bosch search: %s\n", err);
-        return 1;
-    }
+    if (cli_load_model("search", model_path, &mo, &m)) return 1;
     if (!resume) {
         if (search_preset_apply(&cfg, preset, m->hp.n_ctx_train, err, sizeof err)) {
             fprintf(stderr, "bosch search: %s\n", err);
@@ -383,9 +389,9 @@ int cmd_search(int argc, char **argv) {
             if (strstr(err, "objective changed")) { /* the usual cause besides a new program version */
                 size_t len = strlen(err);
                 snprintf(err + len, sizeof err - len,
-                         "; or another device: this run evaluates on %s (--device), was the state saved "
-                         "on the other one?",
-                         device_name(device));
+                         "; or another device or precision: this run evaluates on %s (--device) in %s "
+                         "(--precision), was the state saved with others?",
+                         device_name(device), device == DEVICE_CPU ? gemm_precision_name(m->precision) : "bf16");
             }
             goto fail;
         }

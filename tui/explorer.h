@@ -114,6 +114,7 @@ typedef struct {
     int ascii;      /* 1: ASCII glyphs even in a UTF-8 locale */
     int mono;       /* 1: no colours even when the terminal has them */
     int device;     /* bosch_device (tui/device.h) of the worker's evaluators; 0 = DEVICE_CPU */
+    int precision;  /* engine_precision (gemm.h) of the CPU engine; 0 = PRECISION_FP32 */
 } explorer_opts;
 
 /* Run the explorer until the user quits. Returns the process exit status (0, or 1 after an error

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "mkmodel_cmd.h"
@@ -33,7 +34,22 @@ static void usage(FILE *f) {
     fprintf(f, "run 'bosch COMMAND --help' for a command's options\n");
 }
 
+/* OpenMP threads of this program wait passively (sleep) between parallel regions, so on a machine
+ * shared with other busy processes they do not hold cores that those processes, or our own other
+ * thread, need (measured in docs/engine.md: a 2k prefill beside one competing busy loop). libgomp
+ * reads OMP_WAIT_POLICY only when it starts, before main, so when the user has not chosen a policy
+ * the program sets it and executes itself again (once: BOSCH_REEXEC marks the second start). Decode,
+ * whose threads meet ~300 times per token, does not use libgomp's barriers (engine/team.h). */
+static void passive_openmp(char **argv) {
+    if (getenv("OMP_WAIT_POLICY") || getenv("BOSCH_REEXEC")) return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) || setenv("BOSCH_REEXEC", "1", 1)) return;
+    execv("/proc/self/exe", argv);
+    /* no /proc, or exec refused: run on with libgomp's default policy */
+    unsetenv("OMP_WAIT_POLICY");
+}
+
 int main(int argc, char **argv) {
+    passive_openmp(argv);
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))) {
         usage(stdout);
         return 0;

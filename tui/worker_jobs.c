@@ -32,7 +32,8 @@ static void set_busy(worker *w, const char *what) {
 int worker_job_load(worker *w) {
     char err[512] = "";
     double t0 = now_s();
-    if (model_load(&w->m, w->opts.model_path, err, sizeof err) != 0) {
+    model_opts mo = {(engine_precision)w->opts.precision, 0};
+    if (model_load_opts(&w->m, w->opts.model_path, &mo, err, sizeof err) != 0) {
         pthread_mutex_lock(&w->mu);
         w->snap.phase = EX_FAILED;
         snprintf(w->snap.status, sizeof w->snap.status, "%s", err);
