@@ -6,13 +6,16 @@
 
 #include "probes.h"
 
-/* Calibration and held-out depth grids interleave and share no value (tested); both stop below
+/* Calibration, held-out and validation depth grids interleave and share no value (tested); all stop below
  * 0.8 so the needle stays well before the question (outside any window much smaller than the
  * context). */
 const double probe_calib_depths[] = {0.00, 0.10, 0.20, 0.30, 0.40, 0.50, 0.60, 0.70};
 const int probe_n_calib_depths = (int)(sizeof probe_calib_depths / sizeof probe_calib_depths[0]);
 const double probe_heldout_depths[] = {0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75};
 const int probe_n_heldout_depths = (int)(sizeof probe_heldout_depths / sizeof probe_heldout_depths[0]);
+/* The validation grid sits between the other two (0.025 past each calibration depth). */
+const double probe_valid_depths[] = {0.025, 0.125, 0.225, 0.325, 0.425, 0.525, 0.625, 0.725};
+const int probe_n_valid_depths = (int)(sizeof probe_valid_depths / sizeof probe_valid_depths[0]);
 
 probe_config probe_config_default(void) {
     probe_config c;
@@ -51,7 +54,10 @@ const char *haystack_kind_name(haystack_kind h) {
 }
 
 const char *probe_split_name(probe_split s) {
-    return s == PROBE_SPLIT_CALIBRATION ? "calibration" : s == PROBE_SPLIT_HELDOUT ? "heldout" : "unknown";
+    return s == PROBE_SPLIT_CALIBRATION ? "calibration"
+           : s == PROBE_SPLIT_HELDOUT   ? "heldout"
+           : s == PROBE_SPLIT_VALIDATION ? "validation"
+                                         : "unknown";
 }
 
 int probe_task_parse(const char *s, probe_task *out) {

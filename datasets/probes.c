@@ -31,11 +31,13 @@ static const char *const nouns[] = {
 #define N_ADJ ((int)(sizeof adjectives / sizeof adjectives[0]))
 #define N_NOUN ((int)(sizeof nouns / sizeof nouns[0]))
 
-/* Mix the split (and the task) into the caller's seed so the two splits never share a stream and
+/* Mix the split (and the task) into the caller's seed so the splits never share a stream and
  * tasks do not share needles. Length and haystack are not mixed in: one seed gives the same needles
  * at every length, so a length curve compares like with like. */
 static uint64_t split_seed(uint64_t seed, probe_split split, probe_task task) {
-    uint64_t s = seed ^ (split == PROBE_SPLIT_CALIBRATION ? 0x63616C6962726174ull : 0x68656C646F75745full);
+    uint64_t s = seed ^ (split == PROBE_SPLIT_CALIBRATION  ? 0x63616C6962726174ull
+                         : split == PROBE_SPLIT_VALIDATION ? 0x76616C6964617465ull
+                                                           : 0x68656C646F75745full);
     s = probe_rng_next(&s) ^ (0x7461736B00000000ull + (uint64_t)task);
     (void)probe_rng_next(&s);
     return s;
@@ -303,7 +305,7 @@ static int check_config(const probe_config *cfg, probe_split split, char *err, s
 int probe_set_generate(probe_set *set, const tokenizer *tok, const probe_config *cfg, probe_split split,
                        uint64_t seed, char *err, size_t errlen) {
     memset(set, 0, sizeof *set);
-    if (split != PROBE_SPLIT_CALIBRATION && split != PROBE_SPLIT_HELDOUT) {
+    if (split != PROBE_SPLIT_CALIBRATION && split != PROBE_SPLIT_HELDOUT && split != PROBE_SPLIT_VALIDATION) {
         snprintf(err, errlen, "probes: split %d is unknown", (int)split);
         return -1;
     }
@@ -316,12 +318,14 @@ int probe_set_generate(probe_set *set, const tokenizer *tok, const probe_config 
         snprintf(err, errlen, "probes: out of memory for %d samples", cfg->n_samples);
         return -1;
     }
-    const double *grid = cfg->depths                        ? cfg->depths
-                         : split == PROBE_SPLIT_CALIBRATION ? probe_calib_depths
-                                                            : probe_heldout_depths;
-    int n_grid = cfg->depths                        ? cfg->n_depths
-                 : split == PROBE_SPLIT_CALIBRATION ? probe_n_calib_depths
-                                                    : probe_n_heldout_depths;
+    const double *grid = cfg->depths                         ? cfg->depths
+                         : split == PROBE_SPLIT_CALIBRATION  ? probe_calib_depths
+                         : split == PROBE_SPLIT_VALIDATION ? probe_valid_depths
+                                                             : probe_heldout_depths;
+    int n_grid = cfg->depths                         ? cfg->n_depths
+                 : split == PROBE_SPLIT_CALIBRATION  ? probe_n_calib_depths
+                 : split == PROBE_SPLIT_VALIDATION ? probe_n_valid_depths
+                                                     : probe_n_heldout_depths;
     set->cfg.depths = NULL; /* the caller's array need not outlive the set */
     set->cfg.n_depths = 0;
     uint64_t s = split_seed(seed, split, cfg->task);

@@ -38,7 +38,9 @@ typedef enum {
     HAYSTACK_KIND_COUNT
 } haystack_kind;
 
-typedef enum { PROBE_SPLIT_CALIBRATION = 0, PROBE_SPLIT_HELDOUT = 1 } probe_split;
+/* calibration: the only data a search sees; validation: what one looks at to choose options and
+ * defaults; held-out: only reported. Each has its own seed mix and depth grid. */
+typedef enum { PROBE_SPLIT_CALIBRATION = 0, PROBE_SPLIT_HELDOUT = 1, PROBE_SPLIT_VALIDATION = 2 } probe_split;
 
 #define PROBE_MAX_NEEDLES 8
 #define PROBE_KEY_CAP 48     /* bytes of a key string, NUL included */
@@ -55,13 +57,16 @@ typedef enum { PROBE_SPLIT_CALIBRATION = 0, PROBE_SPLIT_HELDOUT = 1 } probe_spli
 #define PROBE_DEFAULT_SAMPLES 8   /* calibration samples */
 #define PROBE_DEFAULT_CALIB_SEED 1234u
 #define PROBE_DEFAULT_HELDOUT_SEED 5678u
+#define PROBE_DEFAULT_VALID_SEED 9012u
 
 /* Needle depth grids (fraction of the haystack before the needle's first token, in [0,1]).
- * Sample i of a split uses grid[i % n]. The two grids share no value (tested). */
+ * Sample i of a split uses grid[i % n]. The three grids share no value (tested). */
 extern const double probe_calib_depths[];
 extern const int probe_n_calib_depths;
 extern const double probe_heldout_depths[];
 extern const int probe_n_heldout_depths;
+extern const double probe_valid_depths[];
+extern const int probe_n_valid_depths;
 
 typedef struct {
     probe_task task;

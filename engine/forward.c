@@ -112,9 +112,17 @@ static int gemm(const model *m, forward_ws *ws, const gemm_weight *w, float *Y, 
 
 void forward_qk_norm_rope(const model *m, const model_layer *L, int T, int pos0, forward_ws *ws) {
     const model_hparams *hp = &m->hp;
-    if (L->q_norm) ops_rmsnorm_rows(ws->q, ws->q, L->q_norm, T * hp->n_head, hp->head_dim, hp->rms_eps);
-    if (L->k_norm)
-        ops_rmsnorm_rows(ws->k, ws->k, L->k_norm, T * hp->n_head_kv, hp->head_dim, hp->rms_eps);
+    if (T == 1) { /* decode runs inside its own parallel region: no nested one per norm */
+        for (int h = 0; L->q_norm && h < hp->n_head; h++)
+            ops_rmsnorm(ws->q + (size_t)h * hp->head_dim, ws->q + (size_t)h * hp->head_dim, L->q_norm, hp->head_dim,
+                        hp->rms_eps);
+        for (int h = 0; L->k_norm && h < hp->n_head_kv; h++)
+            ops_rmsnorm(ws->k + (size_t)h * hp->head_dim, ws->k + (size_t)h * hp->head_dim, L->k_norm, hp->head_dim,
+                        hp->rms_eps);
+    } else {
+        if (L->q_norm) ops_rmsnorm_rows(ws->q, ws->q, L->q_norm, T * hp->n_head, hp->head_dim, hp->rms_eps);
+        if (L->k_norm) ops_rmsnorm_rows(ws->k, ws->k, L->k_norm, T * hp->n_head_kv, hp->head_dim, hp->rms_eps);
+    }
     /* the angle table is shared by every layer of a forward over the same positions */
     if (ws->rope_n == 0 || ws->rope_pos0 != pos0 || ws->rope_n < T) {
         ops_rope_table(pos0, T, hp->rope_dim, hp->rope_base, ws->rope_cos, ws->rope_sin);

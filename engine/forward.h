@@ -21,7 +21,8 @@ typedef struct forward_ws forward_ws; /* scratch buffers for up to max_tokens to
 /* Threads: all CPU parallelism of the forward pass, oneDNN's included, is one OpenMP pool
  * (OMP_NUM_THREADS). */
 
-/* Scratch for blocks of up to max_tokens tokens (about max_tokens * (4*n_embd + 3*(n_head +
+/* Scratch for blocks of up to max_tokens tokens (free it before the model it was used with: it
+ * keeps the model's GEMM scratch) (about max_tokens * (4*n_embd + 3*(n_head +
  * 2*n_head_kv)*head_dim) floats plus a 512-token FFN chunk). NULL on OOM or bad arguments. */
 forward_ws *forward_ws_create(const model_hparams *hp, int max_tokens);
 void forward_ws_free(forward_ws *ws);

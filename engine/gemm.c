@@ -155,9 +155,9 @@ gemm_precision gemm_ctx_precision(const gemm_ctx *c) {
 }
 
 void gemm_round_bf16(unsigned short *dst, const float *src, size_t n) {
-    const uint32_t *u = (const uint32_t *)(const void *)src;
     for (size_t i = 0; i < n; i++) {
-        uint32_t x = u[i];
+        uint32_t x;
+        memcpy(&x, src + i, sizeof x); /* the bits, without breaking aliasing rules */
         uint32_t r = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
         dst[i] = (unsigned short)((x & 0x7fffffffu) > 0x7f800000u ? (x >> 16) | 0x40u : r);
     }

@@ -3,6 +3,7 @@
 #include "qdot.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "qdot_internal.h"
@@ -23,6 +24,11 @@ void qdot_quantize_act(const float *x, int n, qdot_act_block *out) {
         for (int i = 0; i < QDOT_BLOCK; i++) {
             const float a = fabsf(v[i]);
             amax = a > amax ? a : amax;
+        }
+        if (!isfinite(amax)) { /* NaN or Inf in x: the block is unusable, and says so */
+            memset(o, 0, sizeof *o);
+            o->d = o->s = NAN;
+            continue;
         }
         const float d = amax / 127.0f, id = d > 0.0f ? 1.0f / d : 0.0f;
         int s0 = 0, s1 = 0;
@@ -191,7 +197,8 @@ static qdot_row_fn scalar_fn(uint32_t type) {
 /* ---- dispatch ------------------------------------------------------------------------------ */
 
 qdot_level qdot_level_best(void) {
-    static int level = -1;
+    static atomic_int cached = -1; /* CPUID is read once; racing first calls compute the same value */
+    int level = atomic_load_explicit(&cached, memory_order_relaxed);
     if (level < 0) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_cpu_init();
@@ -205,6 +212,7 @@ qdot_level qdot_level_best(void) {
         else
 #endif
             level = QDOT_SCALAR;
+        atomic_store_explicit(&cached, level, memory_order_relaxed);
     }
     return (qdot_level)level;
 }

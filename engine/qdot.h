@@ -16,7 +16,8 @@
  *
  * Kernels exist as portable C and, chosen at run time from CPUID, AVX2 (+FMA, F16C) and AVX-512
  * (F, BW, VL, VNNI) versions; all give the same integer block sums, so results differ between
- * kernels only by the order of the fp32 accumulation of block sums.
+ * kernels only by fp32 rounding of the scaling and accumulation of those sums. A block of x with a
+ * NaN or Inf gets d = NAN, so the products it enters are NaN (visible, not silently wrong).
  */
 #ifndef BOSCH_QDOT_H
 #define BOSCH_QDOT_H

@@ -39,8 +39,10 @@ void team_barrier_init(team_barrier *b, int n, atomic_int *spin_us);
  * barrier are visible after it). */
 void team_barrier_wait(team_barrier *b);
 
-/* Rows [*lo, *hi) of thread `tid` of `nt` when `total` rows are cut into contiguous ranges of a
- * multiple of `align` rows (the last range takes the rest; a range may be empty). */
+/* Rows [*lo, *hi) of thread `tid` of `nt` when `total` rows are cut into contiguous ranges of
+ * ceil(total/nt) rows rounded up to a multiple of `align` (the last range takes what is left, so a
+ * small total splits unevenly, e.g. 40 rows over 2 threads with align 16 give 32 and 8; a range
+ * may be empty). */
 void team_split(int total, int tid, int nt, int align, int *lo, int *hi);
 
 #endif

@@ -64,7 +64,15 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
     st->group_layers = calloc(L, sizeof(int));
     st->group_bucket = calloc(L, sizeof(int));
     st->importance = calloc(L * (size_t)n_head_kv, sizeof(double));
-    if (!st->opt_layers || !st->opt_sol || !st->probed || !st->stage1_bits || !st->s_best || !st->delta ||
+    st->sw_units = calloc(L * (size_t)n_head_kv, sizeof(int));
+    st->sw_sol = calloc(L * (size_t)n_head_kv, 1);
+    if (cfg->stage1_singles) {
+        st->head_drop = malloc(sizeof(double) * L * (size_t)n_head_kv);
+        st->head_fisher = malloc(sizeof(double) * L * (size_t)n_head_kv);
+        if (!st->head_drop || !st->head_fisher) goto oom;
+        for (size_t i = 0; i < L * (size_t)n_head_kv; i++) st->head_drop[i] = st->head_fisher[i] = NAN;
+    }
+    if (!st->sw_units || !st->sw_sol || !st->opt_layers || !st->opt_sol || !st->probed || !st->stage1_bits || !st->s_best || !st->delta ||
         !st->weight || !st->n_swa || !st->bucket || !st->group_start || !st->group_layers ||
         !st->group_bucket || !st->importance)
         goto oom;
@@ -101,6 +109,11 @@ void search_free(search_state *st) {
     free(st->group_layers);
     free(st->group_bucket);
     free(st->importance);
+    free(st->head_drop);
+    free(st->head_fisher);
+    free(st->sw_units);
+    free(st->sw_sol);
+    swap_free(st->sw);
     free(st->sample_nll_full);
     search_log_free(st->log, st->n_log);
     search_log_free(st->replay, st->n_replay);
@@ -243,7 +256,41 @@ static int step_stage2(search_state *st, char *err, size_t errlen) {
     return 0;
 }
 
+/* Stage 3 of one group with head scores: the guided swap search (search_heads.c). */
+static int step_stage3_group_heads(search_state *st, char *err, size_t errlen) {
+    const int g = st->cur_group;
+    int *layers = st->group_layers + st->group_start[g];
+    const int m = st->group_start[g + 1] - st->group_start[g];
+    if (!st->sw) {
+        if (search_heads_group_begin(st, g, err, errlen)) return -1;
+        st->best_norm = -INFINITY;
+        search_event ev = search_event_new(st, SEARCH_EV_GROUP_START, 3);
+        ev.group = st->group_bucket[g];
+        ev.n_layers_in_group = m;
+        ev.group_layers = layers;
+        ev.eval_budget = st->cfg.stage3_budget_per_group;
+        ev.mask = &st->result;
+        search_emit(st, &ev);
+    }
+    int r = search_heads_swap_step(st, 3, st->group_bucket[g], err, errlen);
+    if (r <= 0) return r;
+    st->final_known = 1;
+    st->final_raw = search_heads_swap_commit(st);
+    search_event ev = search_event_new(st, SEARCH_EV_GROUP_END, 3);
+    ev.group = st->group_bucket[g];
+    ev.n_layers_in_group = m;
+    ev.group_layers = layers;
+    ev.raw_score = st->final_raw;
+    ev.score = search_normalize(st, st->final_raw);
+    ev.mask = &st->result;
+    search_emit(st, &ev);
+    st->cur_group++;
+    st->phase = PH_S3_GROUP_BEGIN;
+    return 1;
+}
+
 static int step_stage3_group(search_state *st, char *err, size_t errlen) {
+    if (st->head_drop) return step_stage3_group_heads(st, err, errlen);
     int g = st->cur_group;
     int *layers = st->group_layers + st->group_start[g];
     int m = st->group_start[g + 1] - st->group_start[g];
@@ -381,6 +428,11 @@ int search_step(search_state *st, char *err, size_t errlen) {
             continue;
         case PH_S1_LAYER_BEGIN:
             if (st->cur_layer < 0) {
+                if (st->head_drop) { /* then every head alone (those the probes did not score) */
+                    st->single_pos = st->L * st->H - 1;
+                    st->phase = PH_S1_SINGLES;
+                    continue;
+                }
                 stage_event(st, SEARCH_EV_STAGE_END, 1);
                 st->phase = PH_S2;
                 continue;
@@ -390,6 +442,14 @@ int search_step(search_state *st, char *err, size_t errlen) {
         case PH_S1_LAYER:
             r = step_stage1(st, err, errlen);
             if (r == 1) continue;
+            break;
+        case PH_S1_SINGLES:
+            r = search_heads_singles_step(st, err, errlen);
+            if (r == 1) {
+                stage_event(st, SEARCH_EV_STAGE_END, 1);
+                st->phase = PH_S2;
+                continue;
+            }
             break;
         case PH_S2:
             r = step_stage2(st, err, errlen);
@@ -405,6 +465,11 @@ int search_step(search_state *st, char *err, size_t errlen) {
             continue;
         case PH_S3_GROUP_BEGIN:
             if (st->cur_group >= st->n_groups) {
+                if (st->head_drop && st->cfg.refine_budget > 0) {
+                    st->refine_inits = 0;
+                    st->phase = PH_REFINE_BEGIN;
+                    continue;
+                }
                 stage_event(st, SEARCH_EV_STAGE_END, 3);
                 st->phase = PH_FINAL;
                 continue;
@@ -414,6 +479,29 @@ int search_step(search_state *st, char *err, size_t errlen) {
         case PH_S3_GROUP:
             r = step_stage3_group(st, err, errlen);
             if (r == 1) continue;
+            break;
+        case PH_REFINE_BEGIN:
+            r = search_heads_refine_begin(st, err, errlen);
+            if (r == 1) {
+                st->phase = PH_REFINE;
+                continue;
+            }
+            break;
+        case PH_REFINE:
+            r = search_heads_swap_step(st, 3, -1, err, errlen);
+            if (r == 1) {
+                st->final_known = 1;
+                st->final_raw = search_heads_swap_commit(st);
+                search_event ev = search_event_new(st, SEARCH_EV_GROUP_END, 3);
+                ev.group = -1;
+                ev.raw_score = st->final_raw;
+                ev.score = search_normalize(st, st->final_raw);
+                ev.mask = &st->result;
+                search_emit(st, &ev);
+                stage_event(st, SEARCH_EV_STAGE_END, 3);
+                st->phase = PH_FINAL;
+                continue;
+            }
             break;
         case PH_BL_BEGIN:
         case PH_BL_EVAL:
@@ -510,9 +598,13 @@ int search_stage(const search_state *st) {
         return 1;
     case PH_S2:
         return 2;
+    case PH_S1_SINGLES:
+        return 1;
     case PH_S3_BEGIN:
     case PH_S3_GROUP_BEGIN:
     case PH_S3_GROUP:
+    case PH_REFINE_BEGIN:
+    case PH_REFINE:
         return 3;
     case PH_DONE:
         return 4;
@@ -537,6 +629,14 @@ long search_eval_budget(const search_state *st) {
     int groups =
         st->stage2_done ? st->n_groups : (st->cfg.n_buckets < st->H + 1 ? st->cfg.n_buckets : st->H + 1);
     b += (long)groups * st->cfg.stage3_budget_per_group;
+    if (st->cfg.stage1_singles) {
+        /* the singles the stage-1 probes do not already score (independent probes with k = 1 score
+         * all of them when the per-layer budget covers the H candidates), the refinement (per group,
+         * plus its start) and its up to four other starts */
+        if (!(st->cfg.stage1_independent && st->k1 == 1 && st->cfg.stage1_budget_per_layer >= st->H))
+            b += (long)st->L * st->H;
+        if (st->cfg.refine_budget > 0) b += st->cfg.refine_budget * (groups > 0 ? groups : 1) + 5;
+    }
     return b;
 }
 
@@ -561,6 +661,10 @@ const double *search_importance(const search_state *st, int *n) {
     const double *p = search_head_importance(st);
     if (p && n) *n = st->L * st->H;
     return p;
+}
+
+const double *search_head_scores(const search_state *st) {
+    return st->head_drop;
 }
 
 const double *search_head_importance(const search_state *st) {

@@ -91,14 +91,43 @@ typedef struct {
     int delta_marginal;           /* stage-2 drop: 0 (default) delta_l = S_full - s_best[l] as specified
                                      (cumulative: layers above l are SWA too in the cascade); 1: marginal
                                      delta_l = s_best[l+1] - s_best[l] with s_best[L] = S_full */
+    int stage1_singles;           /* 1: stage 1 also scores every KV head alone SWA (all else full), the
+                                     head scores h[l][g] = S_full - S(only (l,g) SWA); stage 3 and the
+                                     refinement then start from them and try swaps in their order
+                                     (swap_search.h). Free when the stage-1 probes are single heads
+                                     (independent probes with k = 1) */
+    int stage3_scope;             /* 0: each layer keeps its stage-2 SWA count (the paper); 1: each
+                                     stage-2 bucket keeps its total, heads move between its layers
+                                     (needs stage1_singles) */
+    long refine_budget;           /* > 0: after stage 3, a refinement over all layers at the fixed total
+                                     ratio (swaps of any SWA head with any full head, in head-score order)
+                                     for this many evaluations per stage-3 group that ran (at least
+                                     once this many when none ran), starting from the best of the stage-3
+                                     mask and the cuts at the ratio of the static head rankings: the
+                                     head scores' drop and Fisher forms and, when the model is given,
+                                     locality and echo (needs stage1_singles). 0: none (the paper) */
     /* Calibration split the caller should build for this preset (the search itself only sees the
      * objective): number of samples and prompt length in tokens. */
     int calib_samples;
     int calib_tokens;
 } search_config;
 
-/* Defaults = preset "default". */
+/* Defaults = preset "default", with the project's default BOSCH options (docs/search.md says which
+ * and why, chosen on the validation split). */
 void search_config_default(search_config *cfg);
+/* The paper's structure as DESIGN.md §6 describes it (the method `bosch_paper` of `bosch compare`):
+ * cascaded stage 1, cumulative drop, proportional stage 2, per-layer stage 3, no head scores, no
+ * refinement. Changes only those options of cfg. */
+void search_config_paper_options(search_config *cfg);
+/* Split the stage-3 budget: half of each group's budget goes to the refinement (refine_budget is
+ * per group), so stage 3 plus the refinement plan as many evaluations as stage 3 alone did. */
+void search_config_refine_share(search_config *cfg);
+/* A method or BOSCH variant by name (the rows of `bosch compare`, `bosch search --method`):
+ * a baseline name sets cfg->method; "bosch" the default options; "bosch_paper" the paper's;
+ * bosch_indep / _marginal / _ranks / _heads / _bucket / _plus the paper's plus one option each
+ * (docs/search.md). Budgets must be set first (the refinement takes its share of them).
+ * 0, or -1 with a message listing the names. */
+int search_variant_apply(search_config *cfg, const char *name, char *err, size_t errlen);
 /* Apply a preset's window, budgets and calibration size (ratio, method, seed, sinks untouched):
  *   tiny:    4 samples x 512 tokens, window 64, stage-1 budget 3/layer, stage-3 budget 16/group,
  *            1 restart — a rho=0.5 search on SmolLM2-135M fits in ~10 min on 2 CPU cores.
@@ -224,6 +253,10 @@ typedef struct {
 
 /* Per-layer stats; 0, or -1 when layer is out of range. Fields not yet known are NAN / -1. */
 int search_layer_stats(const search_state *st, int layer, search_layer_info *out);
+
+/* BOSCH with stage1_singles: the head scores S_full - S(only this KV head SWA), [n_layer][n_head_kv]
+ * (NAN where not measured yet); NULL without stage1_singles. */
+const double *search_head_scores(const search_state *st);
 
 /* Head-level baselines: importance [n_layer][n_head_kv] (higher = keep full), NULL for other
  * methods or before the ranking is complete. Cutting it at any ratio is search_cut_heads(). */

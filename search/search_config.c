@@ -30,6 +30,15 @@ int search_method_needs_model(search_method m) {
     return m == SEARCH_METHOD_LOCALITY || m == SEARCH_METHOD_ECHO;
 }
 
+/* The project's default BOSCH options (docs/search.md: chosen on the validation split). */
+static void default_options(search_config *cfg) {
+    search_config_paper_options(cfg);
+    cfg->stage1_independent = 1;
+    cfg->stage1_singles = 1;
+    cfg->stage3_scope = 1;
+    search_config_refine_share(cfg);
+}
+
 void search_config_default(search_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->method = SEARCH_METHOD_BOSCH;
@@ -38,9 +47,77 @@ void search_config_default(search_config *cfg) {
     cfg->seed = 1;
     cfg->n_buckets = 4;
     search_preset_apply(cfg, "default", 0, NULL, 0);
+    default_options(cfg);
+}
+
+void search_config_refine_share(search_config *cfg) {
+    const long b3 = cfg->stage3_budget_per_group;
+    if (b3 < 2) return; /* nothing to share: no refinement */
+    cfg->stage3_budget_per_group = b3 - b3 / 2;
+    cfg->refine_budget = b3 / 2;
+}
+
+static const struct {
+    const char *name, *what;
+} variants[] = {
+    {"bosch", "the project's default options (docs/search.md)"},
+    {"bosch_paper", "the paper's structure (DESIGN.md section 6)"},
+    {"bosch_indep", "paper + independent stage-1 probes"},
+    {"bosch_marginal", "paper + marginal stage-2 drop"},
+    {"bosch_ranks", "paper + rank-ladder stage 2"},
+    {"bosch_heads", "paper + stage-1 head scores guiding stage 3"},
+    {"bosch_bucket", "paper + head scores + stage 3 per bucket"},
+    {"bosch_plus", "paper + head scores + final refinement (same total budget)"},
+};
+
+int search_variant_apply(search_config *cfg, const char *name, char *err, size_t errlen) {
+    if (name && strncasecmp(name, "bosch", 5) == 0) {
+        int k = -1;
+        for (int i = 0; i < (int)(sizeof variants / sizeof variants[0]); i++)
+            if (!strcasecmp(name, variants[i].name)) k = i;
+        if (k < 0) {
+            snprintf(err, errlen,
+                     "unknown BOSCH variant '%s' (valid: bosch, bosch_paper, bosch_indep, bosch_marginal, "
+                     "bosch_ranks, bosch_heads, bosch_bucket, bosch_plus)",
+                     name);
+            return -1;
+        }
+        cfg->method = SEARCH_METHOD_BOSCH;
+        if (k == 0) {
+            default_options(cfg);
+            return 0;
+        }
+        search_config_paper_options(cfg);
+        switch (k) {
+        case 2: cfg->stage1_independent = 1; break;
+        case 3: cfg->delta_marginal = 1; break;
+        case 4: cfg->stage2_ranks = 1; break;
+        case 5: cfg->stage1_singles = 1; break;
+        case 6: cfg->stage1_singles = 1, cfg->stage3_scope = 1; break;
+        case 7: cfg->stage1_singles = 1, search_config_refine_share(cfg); break;
+        }
+        return 0;
+    }
+    if (search_method_parse(name, &cfg->method, NULL, 0) == 0) return 0;
+    snprintf(err, errlen,
+             "unknown method '%s' (valid: bosch, bosch_paper, bosch_indep, bosch_marginal, bosch_ranks, "
+             "bosch_heads, bosch_bucket, bosch_plus, rand, bme, intr, nll, locality, echo, ablation, fisher)",
+             name ? name : "");
+    return -1;
+}
+
+void search_config_paper_options(search_config *cfg) {
+    cfg->stage1_independent = 0;
+    cfg->delta_marginal = 0;
+    cfg->stage2_ranks = 0;
+    cfg->stage1_singles = 0;
+    if (cfg->refine_budget > 0) cfg->stage3_budget_per_group += cfg->refine_budget; /* its share back */
+    cfg->stage3_scope = 0;
+    cfg->refine_budget = 0;
 }
 
 int search_preset_apply(search_config *cfg, const char *preset, int n_ctx_train, char *err, size_t errlen) {
+    const int want_refine = cfg->refine_budget > 0; /* the options keep their refinement share */
     if (!strcmp(preset, "tiny")) {
         cfg->calib_samples = 4;
         cfg->calib_tokens = 512;
@@ -68,6 +145,8 @@ int search_preset_apply(search_config *cfg, const char *preset, int n_ctx_train,
         return -1;
     }
     snprintf(cfg->preset, sizeof cfg->preset, "%s", preset);
+    cfg->refine_budget = 0;
+    if (want_refine) search_config_refine_share(cfg);
     return 0;
 }
 
@@ -77,6 +156,10 @@ int search_config_check(const search_config *cfg, char *err, size_t errlen) {
         what = "method";
     else if (!(cfg->ratio >= 0 && cfg->ratio <= 1))
         what = "ratio (must be in [0,1])";
+    else if ((cfg->stage3_scope || cfg->refine_budget > 0) && !cfg->stage1_singles)
+        what = "stage3_scope / refine_budget (they need stage1_singles)";
+    else if (cfg->refine_budget < 0)
+        what = "refine_budget (must be >= 0)";
     else if (cfg->window < 1)
         what = "window (must be >= 1)";
     else if (cfg->sinks < 0)

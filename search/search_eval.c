@@ -69,8 +69,21 @@ void search_log_free(search_log_entry *log, long n) {
 int search_eval_cand(search_state *st, int make_base, int stage, int group, int layer, search_eval *out,
                      char *err, size_t errlen) {
     uint64_t h = mask_hash(&st->cand);
+    const int dedup = make_base & SEARCH_EVAL_DEDUP;
+    make_base &= 1;
     memset(out, 0, sizeof *out);
-    if (st->replay_pos < st->n_replay) {
+    /* a mask already in the log: answered from it without moving the base. The log up to here is
+     * the same live and replayed, so both take this branch at the same calls and end with the same
+     * base. */
+    long seen = -1;
+    if (dedup)
+        for (long i = st->n_log - 1; i >= 0 && seen < 0; i--)
+            if (st->log[i].hash == h) seen = i;
+    if (seen >= 0) make_base = 0;
+    if (seen >= 0 && st->replay_pos >= st->n_replay) {
+        const search_log_entry *le = &st->log[seen];
+        *out = (search_eval){le->score, le->accuracy, le->nll, 0.0, le->n_samples, le->sample_nll};
+    } else if (st->replay_pos < st->n_replay) {
         const search_log_entry *le = &st->replay[st->replay_pos];
         if (le->hash != h) {
             snprintf(err, errlen,
@@ -94,6 +107,7 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
         return -1;
     }
     out->sample_nll = st->log[st->n_log - 1].sample_nll;
+    search_heads_note(st, out);
     memcpy(st->last.z, st->cand.z, (size_t)st->L * st->H);
     st->have_last = 1;
     st->stage_evals++;

@@ -6,6 +6,7 @@
 
 #include "optimizer.h"
 #include "search.h"
+#include "swap_search.h"
 
 typedef enum {
     PH_START = 0,
@@ -18,6 +19,9 @@ typedef enum {
     PH_S3_BEGIN,
     PH_S3_GROUP_BEGIN,
     PH_S3_GROUP,
+    PH_S1_SINGLES,
+    PH_REFINE_BEGIN,
+    PH_REFINE,
     PH_BL_BEGIN,
     PH_BL_EVAL,
     PH_BL_END,
@@ -75,6 +79,18 @@ struct search_state {
     int *group_layers; /* [L] */
     int *group_bucket; /* [L] */
 
+    /* head scores (stage1_singles) */
+    double *head_drop;   /* [L*H] S_full - S(only this head SWA); NAN = not measured */
+    double *head_fisher; /* [L*H] mean_s (NLL_s(single) - NLL_s(full))^2; NAN = not measured */
+    int single_pos;      /* next unit of the singles pass (counts down from L*H-1) */
+
+    /* guided swap sub-search (stage 3 with head scores, refinement) */
+    swap_search *sw;
+    int sw_n;          /* units of the sub-search */
+    int *sw_units;     /* [L*H] unit index l*H + h of each sub-search unit */
+    uint8_t *sw_sol;   /* [L*H] */
+    int refine_inits;  /* refinement: start candidates still to score (0..2) */
+
     /* baselines */
     double *importance; /* [L*H] head-level, or [L] layer-level (NLL) */
     int importance_ready;
@@ -101,9 +117,20 @@ void search_log_free(search_log_entry *log, long n);
  * convention as search_step. */
 int search_baseline_step(search_state *st, char *err, size_t errlen);
 
-/* Evaluate st->cand (search.c): logs, emits SEARCH_EV_EVAL, fills *out. 0 or -1. */
+/* Evaluate st->cand (search_eval.c): logs, emits SEARCH_EV_EVAL, fills *out. make_base is 0 or 1,
+ * or'ed with SEARCH_EVAL_DEDUP to answer a mask this search already scored from its log (logged
+ * again; no objective call). Also notes single-head masks' scores (search_heads_note). 0 or -1. */
+#define SEARCH_EVAL_DEDUP 2
 int search_eval_cand(search_state *st, int make_base, int stage, int group, int layer, search_eval *out,
                      char *err, size_t errlen);
+
+/* search_heads.c (the head-score options of search.h); return conventions in that file. */
+void search_heads_note(search_state *st, const search_eval *e);
+int search_heads_singles_step(search_state *st, char *err, size_t errlen);
+int search_heads_group_begin(search_state *st, int g, char *err, size_t errlen);
+int search_heads_swap_step(search_state *st, int stage, int group, char *err, size_t errlen);
+double search_heads_swap_commit(search_state *st);
+int search_heads_refine_begin(search_state *st, char *err, size_t errlen);
 /* Normalized score of a raw score. */
 double search_normalize(const search_state *st, double raw);
 void search_emit(search_state *st, search_event *ev);

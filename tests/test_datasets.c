@@ -215,32 +215,47 @@ static void test_plain_prompt(void **state) {
     probe_set_free(&s);
 }
 
-/* Calibration and held-out: disjoint depth grids, no shared needle, no shared sample. */
+/* Calibration, validation and held-out: pairwise disjoint depth grids, no shared needle, no
+ * shared sample. */
+static void check_disjoint(const probe_set *x, const probe_set *y, int task) {
+    for (int i = 0; i < x->n; i++) {
+        const probe_sample *a = &x->samples[i];
+        for (int j = 0; j < y->n; j++) {
+            const probe_sample *b = &y->samples[j];
+            assert_true(a->depth_target != b->depth_target);
+            assert_memory_not_equal(a->tokens, b->tokens, 256 * sizeof(int32_t));
+            /* 7-digit needles never repeat across splits here (5-digit pass keys could by chance,
+             * harmlessly: their samples still differ) */
+            for (int u = 0; task != PROBE_PASSKEY && u < a->n_needles; u++)
+                for (int v = 0; v < b->n_needles; v++) assert_string_not_equal(a->value[u], b->value[v]);
+        }
+    }
+}
+
 static void test_splits_disjoint(void **state) {
     const fixture *f = *state;
     for (int i = 0; i < probe_n_calib_depths; i++)
-        for (int j = 0; j < probe_n_heldout_depths; j++)
-            assert_true(probe_calib_depths[i] != probe_heldout_depths[j]);
+        for (int j = 0; j < probe_n_heldout_depths; j++) assert_true(probe_calib_depths[i] != probe_heldout_depths[j]);
+    for (int i = 0; i < probe_n_valid_depths; i++) {
+        for (int j = 0; j < probe_n_heldout_depths; j++) assert_true(probe_valid_depths[i] != probe_heldout_depths[j]);
+        for (int j = 0; j < probe_n_calib_depths; j++) assert_true(probe_valid_depths[i] != probe_calib_depths[j]);
+    }
     for (int task = 0; task < PROBE_TASK_COUNT; task++) {
-        probe_set cal, held;
+        probe_set cal, held, val;
         /* same caller seed on purpose: the split itself must separate them */
         gen(f, &cal, (probe_task)task, HAYSTACK_NOISE, 256, 16, PROBE_SPLIT_CALIBRATION, 99);
         gen(f, &held, (probe_task)task, HAYSTACK_NOISE, 256, 16, PROBE_SPLIT_HELDOUT, 99);
-        for (int i = 0; i < cal.n; i++) {
-            const probe_sample *a = &cal.samples[i];
-            assert_true(a->depth_target == probe_calib_depths[i % probe_n_calib_depths]);
-            for (int j = 0; j < held.n; j++) {
-                const probe_sample *b = &held.samples[j];
-                assert_true(a->depth_target != b->depth_target);
-                assert_memory_not_equal(a->tokens, b->tokens, 256 * sizeof(int32_t));
-                /* 7-digit needles never repeat across splits here (5-digit pass keys could by chance,
-                 * harmlessly: their samples still differ) */
-                for (int x = 0; task != PROBE_PASSKEY && x < a->n_needles; x++)
-                    for (int y = 0; y < b->n_needles; y++) assert_string_not_equal(a->value[x], b->value[y]);
-            }
-        }
+        gen(f, &val, (probe_task)task, HAYSTACK_NOISE, 256, 16, PROBE_SPLIT_VALIDATION, 99);
+        for (int i = 0; i < cal.n; i++)
+            assert_true(cal.samples[i].depth_target == probe_calib_depths[i % probe_n_calib_depths]);
+        for (int i = 0; i < val.n; i++)
+            assert_true(val.samples[i].depth_target == probe_valid_depths[i % probe_n_valid_depths]);
+        check_disjoint(&cal, &held, task);
+        check_disjoint(&cal, &val, task);
+        check_disjoint(&val, &held, task);
         probe_set_free(&cal);
         probe_set_free(&held);
+        probe_set_free(&val);
     }
 }
 

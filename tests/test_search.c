@@ -4,7 +4,11 @@
  * so S_full = 1, dropping a head costs its own a, and the best mask with n_l SWA heads in layer l
  * puts SWA on the n_l heads of smallest a. The test computes that optimum itself (independent
  * of the search code) and checks: event order, stage-1 s_best values, stage-2 budget, the final
- * mask, determinism, and that pause/save/resume reaches the same final mask and trace. */
+ * mask, determinism, and that pause/save/resume reaches the same final mask and trace.
+ * The options built on head scores (stage1_singles, stage3_scope, refine_budget) are checked on the
+ * same objective, whose optimum at any ratio is then the global cut of a (the target number of
+ * heads of smallest a), and with a pairwise interaction that makes the cut suboptimal. The other
+ * tests run the paper's options (search_config_paper_options). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +29,8 @@
 typedef struct {
     double a[L][H];
     long calls;
+    int pair[2];    /* units l*H+h penalized when both are SWA (-1: none) */
+    double penalty; /* cost added then */
 } synth;
 
 static int synth_score(void *ctx, const attn_mask *m, int make_base, search_eval *out, char *err,
@@ -35,6 +41,7 @@ static int synth_score(void *ctx, const attn_mask *m, int make_base, search_eval
     for (int l = 0; l < L; l++)
         for (int h = 0; h < H; h++)
             if (mask_get(m, l, h) == ATTN_SWA) cost += s->a[l][h];
+    if (s->pair[0] >= 0 && m->z[s->pair[0]] == ATTN_SWA && m->z[s->pair[1]] == ATTN_SWA) cost += s->penalty;
     s->calls++;
     *out = (search_eval){exp(-cost), cost < 1.0, cost, 0.001, 0, NULL};
     return 0;
@@ -42,6 +49,7 @@ static int synth_score(void *ctx, const attn_mask *m, int make_base, search_eval
 
 static void synth_init(synth *s, search_objective *obj) {
     memset(s, 0, sizeof *s);
+    s->pair[0] = s->pair[1] = -1;
     uint64_t x = 99;
     for (int l = 0; l < L; l++)
         for (int h = 0; h < H; h++) {
@@ -93,6 +101,7 @@ static void record(const search_event *ev, void *user) {
 
 static void config(search_config *cfg, double ratio) {
     search_config_default(cfg);
+    search_config_paper_options(cfg);
     cfg->ratio = ratio;
     cfg->window = 16;
     cfg->seed = 7;
@@ -400,12 +409,136 @@ static void test_stage1_independent(void **state) {
     search_free(st);
 }
 
+/* ---- head-score options ---- */
+
+static void heads_config(search_config *cfg, double ratio, int scope) {
+    config(cfg, ratio);
+    cfg->stage1_independent = 1;
+    cfg->stage1_singles = 1;
+    cfg->stage3_scope = scope;
+    cfg->refine_budget = 60;
+    cfg->stage3_budget_per_group = 12;
+}
+
+/* The n heads of smallest a (ties: lower unit), as a mask body; returns their total a. */
+static double global_cut(const synth *s, int n, uint8_t *z) {
+    memset(z, ATTN_FULL, L * H);
+    double sum = 0;
+    for (int c = 0; c < n; c++) {
+        int best = -1;
+        for (int u = 0; u < L * H; u++)
+            if (z[u] == ATTN_FULL && (best < 0 || s->a[u / H][u % H] < s->a[best / H][best % H])) best = u;
+        z[best] = ATTN_SWA;
+        sum += s->a[best / H][best % H];
+    }
+    return sum;
+}
+
+static void test_heads_separable(void **state) {
+    (void)state;
+    const double ratios[] = {0.25, 0.5, 0.75, 0.875};
+    for (int scope = 0; scope <= 1; scope++)
+        for (size_t i = 0; i < sizeof ratios / sizeof ratios[0]; i++) {
+            static recorder r;
+            memset(&r, 0, sizeof r);
+            synth s;
+            search_objective obj;
+            search_config cfg;
+            heads_config(&cfg, ratios[i], scope);
+            search_state *st = run_full(&cfg, &s, &obj, &r);
+            const int n = (int)lround(ratios[i] * L * H);
+            uint8_t want[L * H];
+            double cost = global_cut(&s, n, want);
+            assert_int_equal(mask_count_swa(search_result_mask(st)), n);
+            assert_memory_equal(search_result_mask(st)->z, want, L * H);
+            assert_true(fabs(search_best_score(st) - exp(-cost)) < 1e-12); /* S_full = 1, S_swa ~ 0 */
+            /* the head scores are the single-head drops 1 - exp(-a) */
+            const double *hs = search_head_scores(st);
+            assert_non_null(hs);
+            for (int u = 0; u < L * H; u++) assert_true(fabs(hs[u] - (1.0 - exp(-s.a[u / H][u % H]))) < 1e-12);
+            assert_true(search_n_evals(st) <= search_eval_budget(st));
+            search_free(st);
+        }
+}
+
+/* Two cheap heads that cost a lot together: the cut of the single-head scores takes both; the
+ * refinement must trade one of them for the next cheapest head. */
+static void test_heads_refinement_beats_cut(void **state) {
+    (void)state;
+    static recorder r;
+    memset(&r, 0, sizeof r);
+    search_config cfg;
+    heads_config(&cfg, 0.5, 1);
+    synth s;
+    search_objective obj;
+    synth_init(&s, &obj);
+    uint8_t cut[L * H];
+    const int n = (int)lround(0.5 * L * H);
+    global_cut(&s, n, cut);
+    int k = 0;
+    for (int u = 0; u < L * H && k < 2; u++)
+        if (cut[u] == ATTN_SWA) s.pair[k++] = u;
+    s.penalty = 2.0;
+    search_state *st;
+    char err[256];
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, NULL, record, &r, err, sizeof err), 0);
+    assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
+    const attn_mask *res = search_result_mask(st);
+    assert_int_equal(mask_count_swa(res), n);
+    assert_false(res->z[s.pair[0]] == ATTN_SWA && res->z[s.pair[1]] == ATTN_SWA);
+    attn_mask cm = {L, H, cfg.window, cfg.sinks, cut};
+    search_eval e;
+    synth_score(&s, &cm, 0, &e, err, sizeof err);
+    assert_true(search_best_score(st) > e.score); /* S_swa is ~0 here: normalized ~ raw */
+    search_free(st);
+}
+
+static void test_heads_resume(void **state) {
+    (void)state;
+    const int cuts[] = {0, 3, 20, 40, 70, 1000};
+    for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+        static recorder ref, rest;
+        memset(&ref, 0, sizeof ref);
+        memset(&rest, 0, sizeof rest);
+        search_config cfg;
+        heads_config(&cfg, 0.75, 1);
+        synth s0;
+        search_objective o0;
+        search_state *full = run_full(&cfg, &s0, &o0, &ref);
+        char err[256], path[] = "/tmp/test_search_stateXXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        synth s1;
+        search_objective o1;
+        synth_init(&s1, &o1);
+        search_state *st;
+        assert_int_equal(search_create(&st, &cfg, L, H, &o1, NULL, NULL, NULL, err, sizeof err), 0);
+        for (int i = 0; i < cuts[c] && !search_is_done(st); i++) assert_true(search_step(st, err, sizeof err) >= 0);
+        assert_int_equal(search_save(st, path, err, sizeof err), 0);
+        search_free(st);
+        synth s2;
+        search_objective o2;
+        synth_init(&s2, &o2);
+        assert_int_equal(search_load(&st, path, L, H, &o2, NULL, record, &rest, err, sizeof err), 0);
+        assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
+        assert_memory_equal(search_result_mask(st)->z, search_result_mask(full)->z, L * H);
+        assert_int_equal(search_n_evals(st), search_n_evals(full));
+        assert_int_equal(rest.n, ref.n);
+        assert_memory_equal(rest.hash, ref.hash, sizeof(ref.hash[0]) * (size_t)ref.n);
+        search_free(st);
+        search_free(full);
+        remove(path);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_event_order_and_optimum),  cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_save_resume_same_result),  cmocka_unit_test(test_resume_mismatch),
         cmocka_unit_test(test_resume_changed_objective), cmocka_unit_test(test_stage1_k_cap),
-        cmocka_unit_test(test_stage1_independent),
+        cmocka_unit_test(test_stage1_independent),       cmocka_unit_test(test_heads_separable),
+        cmocka_unit_test(test_heads_refinement_beats_cut), cmocka_unit_test(test_heads_resume),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

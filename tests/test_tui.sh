@@ -130,6 +130,32 @@ wait_cells $S '^.29  ░░░ ███ ███ ' 5 && pass "query-head view 
 T send-keys -t $S g
 wait_cells $S '^.29  ░░ ██ ██ ' 5 || fail "back to the KV-head view"
 
+# 4b. Comparison view: a compare folder (results.csv + mask files) at rho 0.5: the two methods with
+# their accuracy and interval; Enter diffs ablation's all-full mask against the working mask (one
+# SWA head: 1 differs, marked in the grid); D turns the diff off; L loads bosch's mask (3 SWA heads).
+mkdir -p "$WORK/cmp"
+{
+    echo "split,method,ratio,task,haystack,length,n,hits,accuracy,ci_lo,ci_hi,score,kv_bytes"
+    echo "heldout,bosch,0.5000,all,all,0,96,90,0.9375,0.8701,0.9710,0.910000,1"
+    echo "heldout,ablation,0.5000,all,all,0,96,60,0.6250,0.5251,0.7154,0.600000,1"
+} >"$WORK/cmp/results.csv"
+sed -e 's/,swa$/,full/' -e 's/,0\.011111,/,0.000000,/' "$WORK/m1.csv" >"$WORK/cmp/mask_ablation_0.500.csv"
+sed -E 's/(,2[78],[0-9],[0-9;]+,)full$/\1swa/' "$WORK/cmp/mask_ablation_0.500.csv" | sed 's/,0.000000,/,0.066667,/' >"$WORK/cmp/mask_bosch_0.500.csv"
+T send-keys -t $S C C-u "$WORK/cmp" Enter
+wait_for $S 'Comparison at rho 0.500' 5 && pass "comparison view opens" || fail "comparison view"
+screen $S | grep -Eq 'bosch +0\.938  \[0\.870, 0\.971\]' && screen $S | grep -Eq 'ablation +0\.625' &&
+    pass "methods with accuracy and interval" || fail "comparison rows"
+T send-keys -t $S Down Enter
+wait_for $S 'vs ablation: 1 differ' 5 && pass "diff against ablation: 1 head differs" || fail "diff title"
+screen $S | grep -Eq '^.29  ◆' && pass "the differing head is marked" || fail "diff mark"
+T send-keys -t $S D
+wait_for $S 'diff against ablation off' 5 && pass "D turns the diff off" || fail "diff off"
+T send-keys -t $S D Up L
+wait_for $S 'working mask = bosch' 5 && wait_for $S '6/90 KV heads SWA' 5 && pass "L loads the method's mask" ||
+    fail "load from the comparison"
+T send-keys -t $S u
+wait_for $S '1/90 KV heads SWA' 5 && pass "u undoes the load" || fail "undo after load"
+
 # 5. Search: start (defaults: ratio 0.5, tiny preset), let it evaluate, pause, check the counter.
 T send-keys -t $S s
 wait_for $S 'Start a BOSCH search' 5 || fail "start form"

@@ -155,7 +155,8 @@ static int write_layers(const char *dir, const search_state *st, int n_layer, ch
 
 static void usage(FILE *f) {
     fprintf(f, "usage: bosch search [MODEL] --ratio R --out DIR [--preset tiny|default|paper]\n"
-               "         [--method bosch|rand|bme|intr|nll|ablation|fisher|locality|echo]\n"
+               "         [--method bosch|bosch_paper|bosch_indep|bosch_marginal|bosch_ranks|bosch_heads|\n"
+               "                   bosch_bucket|bosch_plus|rand|bme|intr|nll|ablation|fisher|locality|echo]\n"
                "         [--window W] [--sinks S] [--seed N] [--budget1 B] [--budget3 B]\n"
                "         [--restarts K] [--buckets N] [--samples N] [--length T]\n"
                "         [--delta cumulative|marginal] [--stage1-k capped|spec]\n"
@@ -181,7 +182,7 @@ int cmd_search(int argc, char **argv) {
     int have_window = 0, have_sinks = 0, have_b1 = 0, have_b3 = 0, have_restarts = 0, have_buckets = 0,
         have_samples = 0, have_length = 0;
     unsigned long long seed = 1;
-    int have_seed = 0, delta_marginal = 0, k_spec = 0, ranks = 0, indep = 0;
+    int have_seed = 0, delta_marginal = -1, k_spec = -1, ranks = -1, indep = -1; /* -1: not given */
     const char *shaping = NULL; /* first search-shaping option given (rejected with --resume) */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -319,6 +320,7 @@ int cmd_search(int argc, char **argv) {
         }
     } else {
         search_config_default(&cfg);
+        search_config_paper_options(&cfg); /* budgets are totals until the variant splits them */
     }
 
     model *m = NULL;
@@ -330,11 +332,6 @@ int cmd_search(int argc, char **argv) {
             return 2;
         }
         cfg.ratio = ratio;
-        if (opt_method && search_method_parse(opt_method, &cfg.method, err, sizeof err)) {
-            fprintf(stderr, "bosch search: %s\n", err);
-            model_free(m);
-            return 2;
-        }
         if (have_window) cfg.window = (int)window;
         if (have_sinks) cfg.sinks = (int)sinks;
         if (have_seed) cfg.seed = seed;
@@ -344,10 +341,16 @@ int cmd_search(int argc, char **argv) {
         if (have_buckets) cfg.n_buckets = (int)buckets;
         if (have_samples) cfg.calib_samples = (int)samples;
         if (have_length) cfg.calib_tokens = (int)length;
-        cfg.delta_marginal = delta_marginal;
-        cfg.stage1_k_spec = k_spec;
-        cfg.stage2_ranks = ranks;
-        cfg.stage1_independent = indep;
+        /* the method or BOSCH variant after the budgets: a refinement takes its share of them */
+        if (search_variant_apply(&cfg, opt_method ? opt_method : "bosch", err, sizeof err)) {
+            fprintf(stderr, "bosch search: %s\n", err);
+            model_free(m);
+            return 2;
+        }
+        if (delta_marginal >= 0) cfg.delta_marginal = delta_marginal;
+        if (k_spec >= 0) cfg.stage1_k_spec = k_spec;
+        if (ranks >= 0) cfg.stage2_ranks = ranks;
+        if (indep >= 0) cfg.stage1_independent = indep;
         if (search_config_check(&cfg, err, sizeof err)) {
             fprintf(stderr, "bosch search: %s\n", err);
             model_free(m);

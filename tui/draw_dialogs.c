@@ -21,6 +21,7 @@ static const char *const help_lines[] = {
     "  v                 score the mask on held-out probes",
     "  a                 ask the model a held-out question with this mask",
     "  x then m, t, l    export the mask, trace or layers CSV;  o  load a mask",
+    "  C / D             open a compare folder (methods at this ratio) / diff on-off",
     "  g / c             cells per query head / KV-cache context length",
     "  ? / q             this help / quit",
     "Colours",
@@ -93,9 +94,10 @@ static void draw_start(ui_state *u) {
 static void draw_prompt(ui_state *u) {
     lay_rect r = layout_center(u->rows, u->cols, 6, 70);
     static const char *const titles[] = {"Export the mask (CSV)", "Export the search trace (CSV)",
-                                         "Export the per-layer table (CSV)", "Load a mask (CSV)"};
+                                         "Export the per-layer table (CSV)", "Load a mask (CSV)",
+                                         "Open a bosch compare folder"};
     draw_box(&r, u, titles[u->prompt]);
-    draw_text(r.y + 2, r.x + 2, r.w - 4, A_NORMAL, "file: ");
+    draw_text(r.y + 2, r.x + 2, r.w - 4, A_NORMAL, u->prompt == PROMPT_COMPARE_DIR ? "dir:  " : "file: ");
     int fw = r.w - 4 - 6;
     const char *shown = u->input;
     if (u->input_len > fw - 1) shown = u->input + (u->input_len - (fw - 1));
@@ -146,6 +148,9 @@ void draw_dialogs(ui_state *u) {
         break;
     case UI_CONFIRM_QUIT:
         draw_confirm(u);
+        break;
+    case UI_COMPARE:
+        draw_compare(u);
         break;
     case UI_ASK:
         draw_ask(u);

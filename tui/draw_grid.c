@@ -47,6 +47,10 @@ void draw_grid(ui_state *u) {
                  u->follow && s->have_search ? "live" : "edit", u->top, u->top + lay->visible_layers - 1, L);
     else if (n > 0)
         snprintf(title + n, sizeof title - (size_t)n, " %s", u->follow && s->have_search ? "live" : "edit");
+    if (u->have_cmp) {
+        size_t k = strlen(title);
+        snprintf(title + k, sizeof title - k, " | vs %s: %d differ", u->cmp_name, ui_compare_n_diff(u));
+    }
     draw_panel_title(&r, u, title);
 
     /* column header */
@@ -65,6 +69,7 @@ void draw_grid(ui_state *u) {
                   u->utf8 ? "     \u03b4" : " delta", "w", "r", "g", "swa");
 
     int full_attr = ui_attr(u, PAIR_FULL, A_BOLD);
+    const int diff = ui_compare_n_diff(u) > 0 || (u->have_cmp && u->cmp_mask.n_layer == L);
     int swa_attr = ui_attr(u, PAIR_SWA, A_NORMAL);
     for (int i = 0; i < lay->visible_layers; i++) {
         int l = u->top + i;
@@ -84,6 +89,8 @@ void draw_grid(ui_state *u) {
             int full = m->z[l * H + h] == ATTN_FULL;
             const char *gl = full ? g->full : g->swa;
             int attr = full ? full_attr : swa_attr;
+            /* comparison diff: the other method decides differently here */
+            if (diff && u->cmp_mask.z[l * H + h] != m->z[l * H + h]) gl = g->diff, attr |= A_REVERSE | A_BOLD;
             attron(attr);
             for (int k = 0; k < lay->cell_glyph_w; k++) mvaddstr(y, x0 + 1 + k, gl);
             attroff(attr);

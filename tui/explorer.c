@@ -273,6 +273,7 @@ int explorer_run(const explorer_opts *opts) {
     if (u->snap.have_search && ui_search_unsaved(u))
         fprintf(stderr, "bosch: left a search of %ld evaluations unsaved\n", u->snap.n_evals);
     worker_stop(u->w, 3000);
+    free(u->cmp_rows);
     free(undo);
     free(u);
     return failed ? 1 : 0;

@@ -52,7 +52,7 @@ static void push_undo(ui_state *u) {
         u->undo_head = (u->undo_head + 1) % UI_UNDO;
 }
 
-static void begin_edit(ui_state *u) {
+void ui_begin_edit(ui_state *u) {
     push_undo(u);
     if (u->follow && u->snap.have_search && u->snap.phase == EX_RUNNING)
         ui_message(u, "editing: the grid stops following the search (p pauses it)");
@@ -65,13 +65,13 @@ static uint8_t *cell(ui_state *u, int l, int h) {
 }
 
 static void toggle_head(ui_state *u) {
-    begin_edit(u);
+    ui_begin_edit(u);
     uint8_t *c = cell(u, u->cur_layer, u->cur_head);
     *c = *c == ATTN_FULL ? ATTN_SWA : ATTN_FULL;
 }
 
 static void toggle_layer(ui_state *u) {
-    begin_edit(u);
+    ui_begin_edit(u);
     int any_full = 0;
     for (int h = 0; h < u->mask.n_head_kv; h++) any_full |= *cell(u, u->cur_layer, h) == ATTN_FULL;
     for (int h = 0; h < u->mask.n_head_kv; h++) *cell(u, u->cur_layer, h) = any_full ? ATTN_SWA : ATTN_FULL;
@@ -82,7 +82,7 @@ static void toggle_layer(ui_state *u) {
 static void fill_layer(ui_state *u, int k) {
     int H = u->mask.n_head_kv, l = u->cur_layer, n = 0;
     if (k > H) k = H;
-    begin_edit(u);
+    ui_begin_edit(u);
     for (int h = 0; h < H; h++) n += *cell(u, l, h) == ATTN_SWA;
     for (int h = 0; h < H && n < k; h++)
         if (*cell(u, l, h) == ATTN_FULL) {
@@ -113,8 +113,10 @@ static void undo(ui_state *u) {
 
 static void default_path(ui_state *u, prompt_kind k) {
     static const char *const names[] = {"bosch-mask.csv", "bosch-trace.csv", "bosch-layers.csv",
-                                        "bosch-mask.csv"};
-    const char *p = k == PROMPT_LOAD_MASK && u->last_path[0] ? u->last_path : names[k];
+                                        "bosch-mask.csv", "runs/compare"};
+    const char *p = k == PROMPT_LOAD_MASK && u->last_path[0] ? u->last_path
+                    : k == PROMPT_COMPARE_DIR && u->cmp_dir[0] ? u->cmp_dir
+                                                               : names[k];
     snprintf(u->input, sizeof u->input, "%s", p);
     u->input_len = (int)strlen(u->input);
     u->prompt = k;
@@ -161,6 +163,9 @@ static void run_prompt(ui_state *u) {
     }
     attn_mask am;
     switch (u->prompt) {
+    case PROMPT_COMPARE_DIR:
+        ui_compare_open(u, path);
+        return;
     case PROMPT_EXPORT_MASK:
         ex_mask_view(&u->mask, &am);
         rc = csv_mask_save(path, &am, u->snap.model_name, u->snap.hp.n_head, err, sizeof err);
@@ -180,7 +185,7 @@ static void run_prompt(ui_state *u) {
         rc = csv_mask_load_for(path, &loaded, &u->snap.hp, u->snap.model_name, warn, sizeof warn, err,
                                sizeof err);
         if (rc == 0) {
-            begin_edit(u);
+            ui_begin_edit(u);
             ex_mask_from(&u->mask, &loaded);
             if (warn[0]) /* another model's mask of the same shape: say so instead of the summary */
                 ui_message(u, "warning: %s", warn);
@@ -399,6 +404,19 @@ static void normal_key(ui_state *u, int ch) {
     case 'o':
         default_path(u, PROMPT_LOAD_MASK);
         break;
+    case 'C':
+        default_path(u, PROMPT_COMPARE_DIR);
+        break;
+    case 'D':
+        if (u->have_cmp) {
+            u->have_cmp = 0;
+            ui_message(u, "diff against %s off", u->cmp_name);
+        } else if (u->cmp_n > 0) {
+            u->mode = UI_COMPARE;
+        } else {
+            ui_message(u, "no comparison loaded: C opens a compare folder");
+        }
+        break;
     case 'g':
         u->query_view = !u->query_view;
         break;
@@ -458,6 +476,9 @@ void ui_handle_key(ui_state *u, int ch) {
     case UI_ASK:
         u->mode = UI_NORMAL;
         if (ch == 'a') normal_key(u, ch);
+        break;
+    case UI_COMPARE:
+        ui_compare_key(u, ch);
         break;
     default:
         normal_key(u, ch);

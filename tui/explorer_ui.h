@@ -2,6 +2,7 @@
 #ifndef BOSCH_EXPLORER_UI_H
 #define BOSCH_EXPLORER_UI_H
 
+#include "compare.h"
 #include "explorer.h"
 #include "layout.h"
 #include "worker.h"
@@ -17,9 +18,16 @@ typedef enum {
     UI_FILL,         /* fill the cursor's layer: digit = SWA KV heads */
     UI_CONFIRM_QUIT, /* unsaved search: y / n */
     UI_ASK,          /* ask-the-model result */
+    UI_COMPARE,      /* comparison view: each method's held-out accuracy at the ratio, load / diff */
 } ui_mode;
 
-typedef enum { PROMPT_EXPORT_MASK, PROMPT_EXPORT_TRACE, PROMPT_EXPORT_LAYERS, PROMPT_LOAD_MASK } prompt_kind;
+typedef enum {
+    PROMPT_EXPORT_MASK,
+    PROMPT_EXPORT_TRACE,
+    PROMPT_EXPORT_LAYERS,
+    PROMPT_LOAD_MASK,
+    PROMPT_COMPARE_DIR
+} prompt_kind;
 
 /* Colour pairs / attributes used by the draw code. */
 enum { PAIR_FULL = 1, PAIR_SWA, PAIR_PROBE, PAIR_TITLE, PAIR_GOOD, PAIR_BAD, PAIR_DIM, PAIR_ACCENT };
@@ -55,12 +63,22 @@ typedef struct {
     int quit;
     int rows, cols;
     layout lay;
+
+    /* comparison view (explorer_compare.c) */
+    compare_row *cmp_rows; /* [COMPARE_MAX_METHODS] held-out rows of a compare folder at cmp_ratio */
+    int cmp_n, cmp_cur;
+    double cmp_ratio;
+    char cmp_dir[256];
+    ex_mask cmp_mask;  /* a method's mask, diffed against the working mask in the grid */
+    int have_cmp;      /* cmp_mask is shown as a diff */
+    char cmp_name[32]; /* its method */
 } ui_state;
 
 /* glyphs (UTF-8 or ASCII) */
 typedef struct {
     const char *full, *swa;    /* one column each */
     const char *probe, *group; /* row markers */
+    const char *diff;          /* a head where the diffed method's mask differs */
     const char *spark[8];      /* sparkline levels, low to high */
     const char *bar_on, *bar_off;
     const char *vline, *hline;
@@ -71,6 +89,8 @@ const ui_glyphs *ui_glyphs_get(int utf8);
 void ui_handle_key(ui_state *u, int ch);
 void ui_on_snapshot(ui_state *u);
 void ui_request_quit(ui_state *u); /* asks first when a search is unsaved */
+/* Before a hand edit of the working mask: push it on the undo ring, stop following the search. */
+void ui_begin_edit(ui_state *u);
 void ui_message(ui_state *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int ui_search_unsaved(const ui_state *u);
 double ui_now(void);
@@ -85,6 +105,15 @@ void draw_mask(ui_state *u);
 void draw_teach(ui_state *u);
 void draw_log(ui_state *u);
 void draw_footer(ui_state *u);
+/* explorer_compare.c */
+/* Load the held-out rows of compare folder `dir` at the ratio nearest the working mask's; opens the
+ * view (UI_COMPARE) or says why not. */
+void ui_compare_open(ui_state *u, const char *dir);
+void ui_compare_key(ui_state *u, int ch);
+void draw_compare(ui_state *u);
+/* Heads where the working mask and the diffed method's mask differ (0 without a diff). */
+int ui_compare_n_diff(const ui_state *u);
+
 /* draw_dialogs.c */
 void draw_dialogs(ui_state *u);
 void draw_too_small(ui_state *u);

@@ -41,11 +41,16 @@ static void usage(FILE *f) {
  * the program sets it and executes itself again (once: BOSCH_REEXEC marks the second start). Decode,
  * whose threads meet ~300 times per token, does not use libgomp's barriers (engine/team.h). */
 static void passive_openmp(char **argv) {
-    if (getenv("OMP_WAIT_POLICY") || getenv("BOSCH_REEXEC")) return;
+    if (getenv("BOSCH_REEXEC")) { /* the second start: leave no marker for child processes */
+        unsetenv("BOSCH_REEXEC");
+        return;
+    }
+    if (getenv("OMP_WAIT_POLICY")) return;
     if (setenv("OMP_WAIT_POLICY", "passive", 1) || setenv("BOSCH_REEXEC", "1", 1)) return;
     execv("/proc/self/exe", argv);
     /* no /proc, or exec refused: run on with libgomp's default policy */
     unsetenv("OMP_WAIT_POLICY");
+    unsetenv("BOSCH_REEXEC");
 }
 
 int main(int argc, char **argv) {

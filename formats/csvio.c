@@ -210,6 +210,40 @@ void csv_out_abort(csv_out *w) {
     free(w);
 }
 
+int csv_write_text(const char *path, const char *text, char *err, size_t errlen) {
+    char *tmp = NULL;
+    if (!path || !*path || asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
+        snprintf(err, errlen, "%s: out of memory or no path", path ? path : "(null)");
+        return -1;
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot create temporary file %s: %s", path, tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    mode_t um = umask(0);
+    umask(um);
+    (void)fchmod(fd, 0666 & ~um);
+    size_t n = strlen(text), done = 0;
+    while (done < n) {
+        ssize_t k = write(fd, text + done, n - done);
+        if (k <= 0) break;
+        done += (size_t)k;
+    }
+    int ok = done == n && fsync(fd) == 0;
+    ok &= close(fd) == 0;
+    if (!ok || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%s: writing %s: %s", path, tmp, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return -1;
+    }
+    fsync_parent_dir(path);
+    free(tmp);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- reading */
 
 typedef struct {

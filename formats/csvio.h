@@ -24,6 +24,10 @@ int csv_out_commit(csv_out *w, char *err, size_t errlen);
 /* Remove the temporary file and free. */
 void csv_out_abort(csv_out *w);
 
+/* Write a whole text file atomically (the same temporary file, fsync and rename as csv_out).
+ * 0, or -1 with a message naming the file. */
+int csv_write_text(const char *path, const char *text, char *err, size_t errlen);
+
 /* Read a whole CSV file: rows[n_rows][n_cols[row]] of malloc'd strings (row 0 = header).
  * Blank lines are skipped; a UTF-8 byte-order mark is ignored; quoting is strict (RFC 4180).
  * Returns 0, or -1 naming the file and line (e.g. "t.csv: line 3: unterminated quoted field").

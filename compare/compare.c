@@ -1,0 +1,502 @@
+/* compare.c — the comparison protocol (compare.h): presets, the memoized calibration objective,
+ * every method's masks, the A' masks, then the splits' scores (compare_eval.c) and the reports
+ * (compare_report.c). */
+#include "compare.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "compare_internal.h"
+#include "rng.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void say(compare_progress progress, void *user, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(compare_progress progress, void *user, const char *fmt, ...) {
+    if (!progress) return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    progress(line, user);
+}
+
+/* ---- presets ------------------------------------------------------------------------------- */
+
+static void set_cells(compare_cell *cells, int *n, const probe_task *tasks, const haystack_kind *hay,
+                      int n_tasks, const int *lengths, int n_lengths, int samples) {
+    *n = 0;
+    for (int t = 0; t < n_tasks; t++)
+        for (int l = 0; l < n_lengths; l++)
+            cells[(*n)++] = (compare_cell){tasks[t], hay[t], lengths[l], samples};
+}
+
+int compare_plan_preset(compare_plan *p, const char *preset, const model *m, char *err, size_t errlen) {
+    memset(p, 0, sizeof *p);
+    search_config_default(&p->cfg);
+    /* budgets below are totals; each method's variant takes its split of them (search_variant_apply) */
+    search_config_paper_options(&p->cfg);
+    const int n_ctx = m ? m->hp.n_ctx_train : 0;
+    static const probe_task tasks3[] = {PROBE_NIAH_SINGLE, PROBE_NIAH_MULTIKEY, PROBE_PASSKEY};
+    /* niah_multikey on prose: the haystack where the full model finds the key (docs/probes.md) */
+    static const haystack_kind hay3[] = {HAYSTACK_NOISE, HAYSTACK_TEXT, HAYSTACK_NOISE};
+    static const char *const all_methods[] = {
+        "bosch", "bosch_paper", "bosch_indep", "bosch_heads", "bosch_bucket", "bosch_plus", "rand",
+        "bme",   "intr",        "nll",         "ablation",    "fisher",       "locality",   "echo"};
+    const int n_all = (int)(sizeof all_methods / sizeof all_methods[0]);
+    const double ratios[] = {0.25, 0.5, 0.75, 0.875};
+    if (!strcmp(preset, "bench")) {
+        if (search_preset_apply(&p->cfg, "tiny", n_ctx, err, errlen)) return -1;
+        p->cfg.calib_samples = 8;
+        p->cfg.calib_tokens = 256;
+        p->cfg.window = 32;
+        p->cfg.stage1_budget_per_layer = 3;
+        p->cfg.stage3_budget_per_group = 16;
+        p->cfg.restarts = 1;
+        const int lengths[] = {256, 512};
+        set_cells(p->heldout, &p->n_heldout, tasks3, hay3, 3, lengths, 2, 16);
+        set_cells(p->valid, &p->n_valid, tasks3, hay3, 3, lengths, 1, 16);
+        p->aprime_seeds = 3;
+    } else if (!strcmp(preset, "ci")) {
+        if (search_preset_apply(&p->cfg, "tiny", n_ctx, err, errlen)) return -1;
+        p->cfg.calib_samples = 2;
+        p->cfg.calib_tokens = 192;
+        p->cfg.window = 16;
+        p->cfg.stage1_budget_per_layer = 3;
+        p->cfg.stage3_budget_per_group = 4;
+        p->cfg.restarts = 0;
+        const int lengths[] = {192, 256};
+        set_cells(p->heldout, &p->n_heldout, tasks3, hay3, 3, lengths, 2, 2);
+        set_cells(p->valid, &p->n_valid, tasks3, hay3, 1, lengths, 1, 2);
+        p->aprime_seeds = 1;
+        static const char *const ci_methods[] = {"bosch", "bosch_paper", "intr", "ablation"};
+        for (int i = 0; i < 4; i++) snprintf(p->methods[i], sizeof p->methods[i], "%s", ci_methods[i]);
+        p->n_methods = 4;
+        p->ratios[0] = 0.5, p->ratios[1] = 0.875;
+        p->n_ratios = 2;
+        snprintf(p->preset, sizeof p->preset, "%s", preset);
+        return 0;
+    } else if (!strcmp(preset, "quick")) {
+        if (search_preset_apply(&p->cfg, "tiny", n_ctx, err, errlen)) return -1;
+        p->cfg.calib_samples = 2;
+        p->cfg.calib_tokens = 256;
+        p->cfg.window = 32;
+        p->cfg.stage3_budget_per_group = 8;
+        static const probe_task t2[] = {PROBE_NIAH_SINGLE, PROBE_PASSKEY};
+        static const haystack_kind h2[] = {HAYSTACK_NOISE, HAYSTACK_NOISE};
+        const int lengths[] = {256};
+        set_cells(p->heldout, &p->n_heldout, t2, h2, 2, lengths, 1, 4);
+    } else {
+        snprintf(err, errlen, "unknown comparison preset '%s' (valid: bench, ci, quick)", preset);
+        return -1;
+    }
+    for (int i = 0; i < n_all; i++) snprintf(p->methods[i], sizeof p->methods[i], "%s", all_methods[i]);
+    p->n_methods = n_all;
+    memcpy(p->ratios, ratios, sizeof ratios);
+    p->n_ratios = 4;
+    snprintf(p->preset, sizeof p->preset, "%s", preset);
+    return 0;
+}
+
+int compare_method_index(const compare_plan *p, const char *name) {
+    for (int i = 0; i < p->n_methods; i++)
+        if (!strcmp(p->methods[i], name)) return i;
+    return -1;
+}
+
+/* ---- the memoized calibration objective ------------------------------------------------------ */
+
+typedef struct {
+    const search_objective *inner;
+    compare_cache *cache;
+    volatile int *stop;
+    long misses;
+} memo;
+
+static int memo_score(void *ctx, const attn_mask *mask, int make_base, search_eval *out, char *err,
+                      size_t errlen) {
+    memo *mo = ctx;
+    const uint64_t h = mask_hash(mask);
+    const cache_calib *c = cache_get_calib(mo->cache, h);
+    if (c) {
+        mo->cache->calib_hits++;
+        *out = c->e;
+        out->seconds = 0;
+        return 0;
+    }
+    if (mo->stop && *mo->stop) {
+        snprintf(err, errlen, "stopped");
+        return -1;
+    }
+    if (mo->inner->score(mo->inner->ctx, mask, make_base, out, err, errlen)) return -1;
+    mo->cache->calib_misses++;
+    mo->misses++;
+    return cache_put_calib(mo->cache, h, out, err, errlen);
+}
+
+/* ---- the methods' masks ----------------------------------------------------------------------- */
+
+typedef struct {
+    compare_progress progress;
+    void *user;
+    const char *label;
+} listen_ctx;
+
+static void on_event(const search_event *ev, void *user) {
+    const listen_ctx *lc = user;
+    if (ev->kind == SEARCH_EV_STAGE_END && !ev->replayed)
+        say(lc->progress, lc->user, "%s: stage %d done, %ld evaluations", lc->label, ev->stage,
+            ev->eval_index);
+    else if (ev->kind == SEARCH_EV_DONE)
+        say(lc->progress, lc->user, "%s: %s", lc->label, ev->message ? ev->message : "done");
+}
+
+/* Run one search to the end; *out owns the state. 0, 1 stopped, -1 error. */
+static int run_search(const search_config *cfg, const model *m, const search_objective *obj, listen_ctx *lc,
+                      volatile int *stop, search_state **out, char *err, size_t errlen) {
+    if (search_create(out, cfg, m->hp.n_layer, m->hp.n_head_kv, obj, m, on_event, lc, err, errlen)) return -1;
+    int r = search_run(*out, NULL, err, errlen);
+    if (r == 1) return 0;
+    return stop && *stop ? 1 : -1;
+}
+
+static int is_layer_pattern(search_method me) {
+    return me == SEARCH_METHOD_RAND || me == SEARCH_METHOD_BME || me == SEARCH_METHOD_INTR;
+}
+
+/* Masks of method mi at every ratio into r->masks[mi * n_ratios + ri]. 0, 1 stopped, -1. */
+static int method_masks(compare_result *r, int mi, const model *m, const search_objective *obj,
+                        volatile int *stop, compare_progress progress, void *user, char *err, size_t errlen) {
+    const compare_plan *p = &r->plan;
+    const int L = r->L, H = r->H, nr = p->n_ratios;
+    search_config base = p->cfg;
+    if (search_variant_apply(&base, p->methods[mi], err, errlen)) return -1;
+    char label[64];
+    if (is_layer_pattern(base.method)) {
+        uint8_t swa[1024];
+        for (int ri = 0; ri < nr; ri++) {
+            if (search_layer_pattern(base.method, L, p->ratios[ri], base.seed, NULL, swa)) {
+                snprintf(err, errlen, "compare: %s: no layer pattern", p->methods[mi]);
+                return -1;
+            }
+            for (int l = 0; l < L; l++)
+                for (int h = 0; h < H; h++)
+                    mask_set(&r->masks[mi * nr + ri], l, h, swa[l] ? ATTN_SWA : ATTN_FULL);
+            r->evals[mi * nr + ri] = 0;
+        }
+        return 0;
+    }
+    search_state *st = NULL;
+    listen_ctx lc = {progress, user, label};
+    if (base.method != SEARCH_METHOD_BOSCH) { /* a static ranking: computed once, cut at each ratio */
+        search_config c = base;
+        c.ratio = p->ratios[0];
+        snprintf(label, sizeof label, "%s", p->methods[mi]);
+        int rc = run_search(&c, m, obj, &lc, stop, &st, err, errlen);
+        if (rc) {
+            search_free(st);
+            return rc;
+        }
+        int n_imp = 0;
+        const double *imp = search_importance(st, &n_imp);
+        uint8_t swa[1024];
+        for (int ri = 0; imp && ri < nr; ri++) {
+            attn_mask *mk = &r->masks[mi * nr + ri];
+            if (base.method == SEARCH_METHOD_NLL) {
+                search_layer_pattern(base.method, L, p->ratios[ri], base.seed, imp, swa);
+                for (int l = 0; l < L; l++)
+                    for (int h = 0; h < H; h++) mask_set(mk, l, h, swa[l] ? ATTN_SWA : ATTN_FULL);
+            } else {
+                search_cut_heads(imp, p->ratios[ri], mk);
+            }
+            r->evals[mi * nr + ri] = search_n_evals(st);
+        }
+        search_free(st);
+        return 0;
+    }
+    for (int ri = 0; ri < nr; ri++) {
+        search_config c = base;
+        c.ratio = p->ratios[ri];
+        snprintf(label, sizeof label, "%s@%.3g", p->methods[mi], p->ratios[ri]);
+        int rc = run_search(&c, m, obj, &lc, stop, &st, err, errlen);
+        if (rc) {
+            search_free(st);
+            return rc;
+        }
+        memcpy(r->masks[mi * nr + ri].z, search_result_mask(st)->z, (size_t)L * H);
+        r->evals[mi * nr + ri] = search_n_evals(st);
+        search_free(st);
+        st = NULL;
+    }
+    return 0;
+}
+
+/* ---- A' ------------------------------------------------------------------------------------- */
+
+double compare_turnover(const attn_mask *lo, const attn_mask *hi, int *t_raw) {
+    int t = 0, n_swa_lo = 0, n_full_hi = 0, n = lo->n_layer * lo->n_head_kv;
+    for (int i = 0; i < n; i++) {
+        t += lo->z[i] == ATTN_SWA && hi->z[i] == ATTN_FULL;
+        n_swa_lo += lo->z[i] == ATTN_SWA;
+        n_full_hi += hi->z[i] == ATTN_FULL;
+    }
+    if (t_raw) *t_raw = t;
+    return n_swa_lo && n_full_hi ? t / sqrt((double)n_swa_lo * n_full_hi) : 0.0;
+}
+
+/* BOSCH's mask at ratios[ri+1] with k random SWA heads made full and k random heads that were full
+ * at both ratios made SWA (k = the turnover T, at least 1): the literal reading of the paper's A'
+ * (docs/search.md). -1 when no such trade exists. */
+static int make_aprime(const attn_mask *lo, const attn_mask *hi, uint64_t seed, attn_mask *out, int *k_out) {
+    const int n = lo->n_layer * lo->n_head_kv;
+    int t = 0;
+    compare_turnover(lo, hi, &t);
+    int swa[4096], keep[4096], n_swa = 0, n_keep = 0;
+    if (n > 4096) return -1;
+    for (int i = 0; i < n; i++) {
+        if (hi->z[i] == ATTN_SWA)
+            swa[n_swa++] = i;
+        else if (lo->z[i] == ATTN_FULL)
+            keep[n_keep++] = i;
+    }
+    int k = t > 0 ? t : 1;
+    if (k > n_swa) k = n_swa;
+    if (k > n_keep) k = n_keep;
+    if (k < 1) return -1;
+    if (mask_copy(out, hi)) return -1;
+    rng_state rng;
+    rng_seed(&rng, seed);
+    for (int j = 0; j < k; j++) { /* partial Fisher-Yates on both lists */
+        int a = j + (int)rng_below(&rng, (uint64_t)(n_swa - j)),
+            b = j + (int)rng_below(&rng, (uint64_t)(n_keep - j));
+        int x = swa[a];
+        swa[a] = swa[j], swa[j] = x;
+        x = keep[b];
+        keep[b] = keep[j], keep[j] = x;
+        out->z[swa[j]] = ATTN_FULL;
+        out->z[keep[j]] = ATTN_SWA;
+    }
+    *k_out = k;
+    return 0;
+}
+
+/* ---- the run --------------------------------------------------------------------------------- */
+
+static uint64_t fingerprint(const compare_plan *p, const model *m, const eval_backend *be) {
+    char buf[1024];
+    probe_config pc = probe_config_default();
+    snprintf(buf, sizeof buf, "%s|%llu|%d|%d|%s|%s|calib %d %d %d %d %d|w %d s %d", m->name,
+             (unsigned long long)model_file_bytes(m), m->hp.n_layer, m->hp.n_head_kv, be ? be->name : "cpu",
+             be ? "bf16" : gemm_precision_name(m->precision), p->cfg.calib_samples, p->cfg.calib_tokens,
+             (int)pc.task, (int)pc.haystack, (int)PROBE_DEFAULT_CALIB_SEED, p->cfg.window, p->cfg.sinks);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *s = buf; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+int compare_plan_check(const compare_plan *p, char *err, size_t errlen) {
+    if (p->n_methods < 1 || p->n_methods > COMPARE_MAX_METHODS || p->n_ratios < 1 ||
+        p->n_ratios > COMPARE_MAX_RATIOS || p->n_heldout < 1 || p->n_heldout > COMPARE_MAX_CELLS ||
+        p->n_valid < 0 || p->n_valid > COMPARE_MAX_CELLS) {
+        snprintf(err, errlen, "compare: a plan needs 1..%d methods, 1..%d ratios, 1..%d held-out cells",
+                 COMPARE_MAX_METHODS, COMPARE_MAX_RATIOS, COMPARE_MAX_CELLS);
+        return -1;
+    }
+    for (int i = 1; i < p->n_ratios; i++)
+        if (!(p->ratios[i] > p->ratios[i - 1])) {
+            snprintf(err, errlen, "compare: ratios must increase (%g after %g)", p->ratios[i],
+                     p->ratios[i - 1]);
+            return -1;
+        }
+    for (int i = 0; i < p->n_methods; i++) {
+        search_config c = p->cfg;
+        if (search_variant_apply(&c, p->methods[i], err, errlen)) return -1;
+        for (const char *q = p->methods[i]; *q; q++)
+            if (*q >= 'A' && *q <= 'Z') {
+                snprintf(err, errlen, "compare: method '%s': names are lower case", p->methods[i]);
+                return -1;
+            }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(p->methods[i], p->methods[j])) {
+                snprintf(err, errlen, "compare: method '%s' is listed twice", p->methods[i]);
+                return -1;
+            }
+    }
+    if (p->aprime_seeds < 0 || (long)(p->n_ratios - 1) * p->aprime_seeds > COMPARE_MAX_RATIOS * 8 ||
+        p->aprime_seeds > 16) {
+        snprintf(err, errlen, "compare: %d A' seeds at %d ratios is more than %d masks (at most 16 seeds)",
+                 p->aprime_seeds, p->n_ratios, COMPARE_MAX_RATIOS * 8);
+        return -1;
+    }
+    return search_config_check(&p->cfg, err, errlen);
+}
+
+static int check_plan(const compare_plan *p, const model *m, char *err, size_t errlen) {
+    if (compare_plan_check(p, err, errlen)) return -1;
+    if (m->hp.n_layer * m->hp.n_head_kv > 4096 || m->hp.n_layer > 1024) {
+        snprintf(err, errlen, "compare: %d x %d KV heads is more than this protocol handles", m->hp.n_layer,
+                 m->hp.n_head_kv);
+        return -1;
+    }
+    return 0;
+}
+
+void compare_result_free(compare_result *r) {
+    if (!r) return;
+    if (r->cache_open) cache_close(&r->cache);
+    for (int i = 0; i < r->n_masks; i++) mask_free(&r->masks[i]);
+    for (int i = 0; i < r->n_aprime; i++) mask_free(&r->aprime[i].mask);
+    free(r);
+}
+
+const attn_mask *compare_result_mask(const compare_result *r, const char *method, double ratio) {
+    int mi = compare_method_index(&r->plan, method);
+    for (int ri = 0; mi >= 0 && ri < r->plan.n_ratios; ri++)
+        if (fabs(r->plan.ratios[ri] - ratio) < 1e-9) return &r->masks[mi * r->plan.n_ratios + ri];
+    return NULL;
+}
+
+/* Normalized calibration score of a mask through the memo (scores it when the cache lacks it). */
+static int calib_norm(const compare_result *r, const search_objective *obj, const attn_mask *mk, double *out,
+                      char *err, size_t errlen) {
+    search_eval e;
+    if (obj->score(obj->ctx, mk, 0, &e, err, errlen)) return -1;
+    double d = r->s_full - r->s_swa;
+    *out = d != 0 ? (e.score - r->s_swa) / d : e.score - r->s_swa;
+    return 0;
+}
+
+int compare_run(const compare_plan *p, const model *m, const eval_backend *be, const char *out_dir,
+                volatile int *stop, compare_progress progress, void *user, compare_result **out, char *err,
+                size_t errlen) {
+    *out = NULL;
+    if (check_plan(p, m, err, errlen)) return -1;
+    if (mkdir(out_dir, 0777) && errno != EEXIST) {
+        snprintf(err, errlen, "compare: %s: cannot create: %s", out_dir, strerror(errno));
+        return -1;
+    }
+    struct stat sb;
+    if (stat(out_dir, &sb) || !S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "compare: %s: not a directory", out_dir);
+        return -1;
+    }
+    const double t0 = now_s();
+    compare_result *r = calloc(1, sizeof *r);
+    calib_set *cs = NULL;
+    search_objective calib = {0}, memo_obj = {0};
+    int rc = -1;
+    if (!r) {
+        snprintf(err, errlen, "compare: out of memory");
+        return -1;
+    }
+    r->plan = *p;
+    snprintf(r->model_name, sizeof r->model_name, "%s", m->name);
+    r->hp = m->hp;
+    r->L = m->hp.n_layer, r->H = m->hp.n_head_kv;
+    r->n_masks = p->n_methods * p->n_ratios;
+    for (int i = 0; i < r->n_masks; i++)
+        if (mask_init(&r->masks[i], r->L, r->H, p->cfg.window, p->cfg.sinks, ATTN_FULL)) goto oom;
+    if (cache_open(&r->cache, out_dir, fingerprint(p, m, be), err, errlen)) goto done;
+    r->cache_open = 1;
+    say(progress, user, "cache %s: %ld calibration evaluations, %ld split scores already there",
+        r->cache.path, r->cache.calib_n, r->cache.cells_n);
+    if (search_calib_generate(&cs, m, &p->cfg, err, errlen) ||
+        search_objective_calib_on(&calib, m, be, cs, err, errlen))
+        goto done;
+    memo mo = {&calib, &r->cache, stop, 0};
+    memo_obj = (search_objective){memo_score, NULL, &mo, calib.samples, calib.n_samples};
+
+    /* 1. masks from the calibration split */
+    for (int mi = 0; mi < p->n_methods; mi++) {
+        say(progress, user, "%s (%.0f s, %ld new calibration evaluations so far)", p->methods[mi],
+            now_s() - t0, mo.misses);
+        int s = method_masks(r, mi, m, &memo_obj, stop, progress, user, err, errlen);
+        if (s) {
+            rc = s;
+            goto done;
+        }
+    }
+    /* normalizers and every final mask's calibration score (patterns were never scored) */
+    {
+        attn_mask full, swa;
+        if (mask_init(&full, r->L, r->H, p->cfg.window, p->cfg.sinks, ATTN_FULL)) goto oom;
+        if (mask_init(&swa, r->L, r->H, p->cfg.window, p->cfg.sinks, ATTN_SWA)) {
+            mask_free(&full);
+            goto oom;
+        }
+        search_eval ef, es;
+        int e1 = memo_obj.score(memo_obj.ctx, &full, 0, &ef, err, errlen) ||
+                 memo_obj.score(memo_obj.ctx, &swa, 0, &es, err, errlen);
+        mask_free(&full), mask_free(&swa);
+        if (e1) goto done;
+        r->s_full = ef.score, r->s_swa = es.score;
+        for (int k = 0; k < r->n_masks; k++)
+            if (calib_norm(r, &memo_obj, &r->masks[k], &r->calib_norm[k], err, errlen)) goto done;
+    }
+    say(progress, user, "masks done (%.0f s; %ld calibration evaluations made, %ld answered by the cache)",
+        now_s() - t0, r->cache.calib_misses, r->cache.calib_hits);
+
+    /* 2. A': BOSCH's masks at adjacent ratios */
+    const int bi = compare_method_index(p, "bosch");
+    for (int ri = 0; bi >= 0 && ri + 1 < p->n_ratios; ri++)
+        for (int sd = 0; sd < p->aprime_seeds && r->n_aprime < COMPARE_MAX_RATIOS * 8; sd++) {
+            aprime_mask *a = &r->aprime[r->n_aprime];
+            const attn_mask *lo = &r->masks[bi * p->n_ratios + ri],
+                            *hi = &r->masks[bi * p->n_ratios + ri + 1];
+            if (make_aprime(lo, hi, rng_derive(p->cfg.seed, 4000 + (uint64_t)(ri * 16 + sd)), &a->mask,
+                            &a->n_traded))
+                continue;
+            a->ri = ri, a->seed = sd;
+            r->n_aprime++;
+            if (calib_norm(r, &memo_obj, &a->mask, &a->calib_norm, err, errlen)) goto done;
+        }
+
+    /* 3. validation and held-out scores */
+    {
+        const attn_mask *all[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS + COMPARE_MAX_RATIOS * 8];
+        int n = 0;
+        for (int k = 0; k < r->n_masks; k++) all[n++] = &r->masks[k];
+        for (int k = 0; k < r->n_aprime; k++) all[n++] = &r->aprime[k].mask;
+        const attn_mask *valid[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS + COMPARE_MAX_RATIOS * 8];
+        for (int k = 0; k < n; k++) /* validation chooses among BOSCH variants: only they need it */
+            valid[k] = k < r->n_masks && !strncmp(p->methods[k / p->n_ratios], "bosch", 5) ? all[k] : NULL;
+        for (int split = 0; split < N_SPLITS; split++) {
+            int s = compare_score_split(p, split, m, be, &r->cache, split == SPLIT_VALID ? valid : all, n,
+                                        r->scores[split], stop, progress, user, err, errlen);
+            if (s) {
+                rc = s;
+                goto done;
+            }
+        }
+    }
+    r->seconds = now_s() - t0;
+    if (compare_write_reports(r, out_dir, err, errlen)) goto done;
+    say(progress, user, "done in %.0f s (%ld calibration evaluations made, %ld split scores made)",
+        r->seconds, r->cache.calib_misses, r->cache.cell_misses);
+    rc = 0;
+    goto done;
+oom:
+    snprintf(err, errlen, "compare: out of memory");
+done:
+    if (rc == 1) snprintf(err, errlen, "stopped; %s keeps everything so far", out_dir);
+    search_objective_free(&calib);
+    calib_set_free(cs);
+    if (rc == 0) {
+        *out = r;
+    } else {
+        compare_result_free(r);
+    }
+    return rc;
+}

@@ -1,0 +1,119 @@
+/* compare_eval.c — every mask of a comparison on every cell of a validation or held-out split
+ * (compare_internal.h: compare_score_split). Per cell: the samples (probe_set_generate with the
+ * split's default seed), then the masks the cache does not know yet, in lexicographic order of
+ * their rows, each made the evaluator's prefix-reuse base in turn, so consecutive masks that share
+ * their first layers recompute only the rest (results are bitwise those of a from-scratch
+ * evaluation, eval.h). Each mask's per-sample scores go to the cache as soon as they exist. */
+#define _GNU_SOURCE /* qsort_r */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare_internal.h"
+
+void compare_cell_key(int split, const compare_cell *c, char *buf, size_t cap) {
+    snprintf(buf, cap, "%s:%s:%s:%d:%d", split == SPLIT_VALID ? "validation" : "heldout",
+             probe_task_name(c->task), haystack_kind_name(c->haystack), c->length, c->n_samples);
+}
+
+/* qsort_r order of mask indexes: lexicographic rows, then index (masks = the context). */
+static int cmp_rows(const void *a, const void *b, void *ctx) {
+    const attn_mask *const *masks = ctx;
+    const attn_mask *x = masks[*(const int *)a], *y = masks[*(const int *)b];
+    int c = memcmp(x->z, y->z, (size_t)x->n_layer * x->n_head_kv);
+    return c ? c : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+int compare_score_split(const compare_plan *p, int split, const model *m, const eval_backend *be,
+                        compare_cache *cache, const attn_mask *const *masks, int n,
+                        cell_scores (*out)[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS + COMPARE_MAX_RATIOS * 8],
+                        volatile int *stop, compare_progress progress, void *user, char *err, size_t errlen) {
+    const compare_cell *cells = split == SPLIT_VALID ? p->valid : p->heldout;
+    const int n_cells = split == SPLIT_VALID ? p->n_valid : p->n_heldout;
+    const probe_split ps_split = split == SPLIT_VALID ? PROBE_SPLIT_VALIDATION : PROBE_SPLIT_HELDOUT;
+    const uint64_t seed = split == SPLIT_VALID ? PROBE_DEFAULT_VALID_SEED : PROBE_DEFAULT_HELDOUT_SEED;
+    int *order = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (!order) {
+        snprintf(err, errlen, "compare: out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (int ci = 0; ci < n_cells && rc == 0; ci++) {
+        char key[128];
+        compare_cell_key(split, &cells[ci], key, sizeof key);
+        int todo = 0;
+        for (int k = 0; k < n; k++) {
+            if (!masks[k]) continue; /* not scored on this split */
+            uint64_t h = mask_hash(masks[k]);
+            int dup = 0; /* the same mask twice in the list: score it once */
+            for (int j = 0; j < todo && !dup; j++) dup = mask_hash(masks[order[j]]) == h;
+            if (!cache_get_cell(cache, key, h) && !dup) order[todo++] = k;
+        }
+        if (todo > 0) {
+            if (progress) {
+                char line[256];
+                snprintf(line, sizeof line, "%s: %d masks to score (%d cached)", key, todo, n - todo);
+                progress(line, user);
+            }
+            probe_config pc = probe_config_default();
+            pc.task = cells[ci].task;
+            pc.haystack = cells[ci].haystack;
+            pc.length_tokens = cells[ci].length;
+            pc.n_samples = cells[ci].n_samples;
+            probe_set ps;
+            eval_sample *es = NULL;
+            evaluator *ev = NULL;
+            eval_sample_result *res = malloc(sizeof *res * (size_t)cells[ci].n_samples);
+            uint8_t *bits = malloc((size_t)cells[ci].n_samples);
+            double *pa = malloc(sizeof(double) * (size_t)cells[ci].n_samples);
+            memset(&ps, 0, sizeof ps);
+            if (!res || !bits || !pa) {
+                snprintf(err, errlen, "compare: out of memory");
+                rc = -1;
+            } else if (probe_set_generate(&ps, m->tok, &pc, ps_split, seed, err, errlen)) {
+                rc = -1;
+            } else if (!(es = calloc((size_t)ps.n, sizeof *es))) {
+                snprintf(err, errlen, "compare: out of memory");
+                rc = -1;
+            } else {
+                probe_set_eval_samples(&ps, es);
+                if (evaluator_create_on(&ev, m, be, es, ps.n, 1, err, errlen)) rc = -1;
+            }
+            qsort_r(order, (size_t)todo, sizeof *order, cmp_rows, (void *)masks);
+            for (int j = 0; rc == 0 && j < todo; j++) {
+                if (stop && *stop) {
+                    rc = 1;
+                    break;
+                }
+                const attn_mask *mk = masks[order[j]];
+                eval_result er;
+                if (evaluator_set_base(ev, mk, &er, res, err, errlen)) {
+                    rc = -1;
+                    break;
+                }
+                for (int s = 0; s < ps.n; s++) bits[s] = (uint8_t)res[s].exact, pa[s] = res[s].p_answer;
+                if (cache_put_cell(cache, key, mask_hash(mk), ps.n, bits, pa, err, errlen)) rc = -1;
+                cache->cell_misses++;
+            }
+            evaluator_free(ev);
+            free(es);
+            probe_set_free(&ps);
+            free(res), free(bits), free(pa);
+        }
+        for (int k = 0; rc == 0 && k < n; k++) {
+            if (!masks[k]) {
+                out[ci][k] = (cell_scores){0, NULL, NULL};
+                continue;
+            }
+            const cache_cell *c = cache_get_cell(cache, key, mask_hash(masks[k]));
+            if (!c) {
+                snprintf(err, errlen, "compare: %s: a score is missing after scoring (cache)", key);
+                rc = -1;
+                break;
+            }
+            out[ci][k] = (cell_scores){c->n, c->exact, c->p};
+        }
+    }
+    free(order);
+    return rc;
+}

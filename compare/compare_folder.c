@@ -1,0 +1,77 @@
+/* compare_folder.c — read back a finished comparison folder (compare.h: compare_folder_rows). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "compare.h"
+#include "csvio.h"
+
+/* results.csv of a comparison is a few hundred rows; anything far larger is not one */
+#define FOLDER_MAX_BYTES (16L << 20)
+
+int compare_folder_rows(const char *dir, double ratio, compare_row *rows, int cap, int *n_rows,
+                        double *ratio_used, char *err, size_t errlen) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+    struct stat sb;
+    *n_rows = 0;
+    if (stat(path, &sb) != 0) {
+        snprintf(err, errlen, "%s: no results.csv (run `bosch compare --out %s` first)", dir, dir);
+        return -1;
+    }
+    if (sb.st_size > FOLDER_MAX_BYTES) {
+        snprintf(err, errlen, "%s: %lld bytes, more than a comparison's results (%ld)", path,
+                 (long long)sb.st_size, FOLDER_MAX_BYTES);
+        return -1;
+    }
+    csv_table t;
+    if (csv_read(path, &t, err, errlen)) return -1;
+    const char *need[] = {"split", "method",   "ratio", "task",  "n",
+                          "hits",  "accuracy", "ci_lo", "ci_hi", "score"};
+    int col[10];
+    for (int i = 0; i < 10; i++)
+        if ((col[i] = csv_table_column(&t, need[i])) < 0) {
+            snprintf(err, errlen, "%s: no column '%s' (a results.csv of an older program?)", path, need[i]);
+            csv_table_free(&t);
+            return -1;
+        }
+    /* the folder's ratio closest to the one asked for */
+    double best = NAN;
+    for (int r = 1; r < t.n_rows; r++) {
+        if (t.n_cols[r] <= col[2]) continue;
+        double x = strtod(t.cells[r][col[2]], NULL);
+        if (isnan(best) || fabs(x - ratio) < fabs(best - ratio)) best = x;
+    }
+    if (isnan(best)) {
+        snprintf(err, errlen, "%s: no rows", path);
+        csv_table_free(&t);
+        return -1;
+    }
+    for (int r = 1; r < t.n_rows && *n_rows < cap; r++) {
+        char **c = t.cells[r];
+        int bad = 0;
+        for (int i = 0; i < 10; i++) bad |= t.n_cols[r] <= col[i];
+        if (bad || strcmp(c[col[0]], "heldout") || strcmp(c[col[3]], "all") ||
+            fabs(strtod(c[col[2]], NULL) - best) > 1e-6)
+            continue;
+        compare_row *o = &rows[(*n_rows)++];
+        snprintf(o->method, sizeof o->method, "%.31s", c[col[1]]);
+        o->ratio = best;
+        o->n = strtol(c[col[4]], NULL, 10);
+        o->hits = strtol(c[col[5]], NULL, 10);
+        o->accuracy = strtod(c[col[6]], NULL);
+        o->ci_lo = strtod(c[col[7]], NULL);
+        o->ci_hi = strtod(c[col[8]], NULL);
+        o->score = strtod(c[col[9]], NULL);
+        snprintf(o->mask_path, sizeof o->mask_path, "%s/mask_%s_%.3f.csv", dir, o->method, best);
+    }
+    csv_table_free(&t);
+    *ratio_used = best;
+    if (*n_rows == 0) {
+        snprintf(err, errlen, "%s: no held-out rows at ratio %.3f", path, best);
+        return -1;
+    }
+    return 0;
+}

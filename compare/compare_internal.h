@@ -1,0 +1,65 @@
+/* compare_internal.h — what compare.c (the protocol), compare_eval.c (scoring splits) and
+ * compare_report.c (outputs) share. Not an interface for front ends: they use compare.h. */
+#ifndef BOSCH_COMPARE_INTERNAL_H
+#define BOSCH_COMPARE_INTERNAL_H
+
+#include "compare.h"
+#include "compare_cache.h"
+
+enum { SPLIT_VALID = 0, SPLIT_HELDOUT = 1, N_SPLITS = 2 };
+
+/* Per-sample scores of one mask on one cell (pointers into the cache, which outlives them). */
+typedef struct {
+    int n;
+    const uint8_t *exact;
+    const double *p;
+} cell_scores;
+
+/* One A' mask (docs/search.md): BOSCH at ratios[ri + 1] perturbed with seed `seed`. */
+typedef struct {
+    int ri, seed, n_traded;
+    attn_mask mask;
+    double calib_norm;
+} aprime_mask;
+
+struct compare_result {
+    compare_plan plan;
+    char model_name[128];
+    model_hparams hp;
+    int L, H;
+    int n_masks; /* n_methods * n_ratios, method-major */
+    attn_mask masks[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS];
+    long evals[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS];        /* calibration evaluations of the search */
+    double calib_norm[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS]; /* S^ of the final mask */
+    double s_full, s_swa; /* raw calibration scores of the normalizers */
+    aprime_mask aprime[COMPARE_MAX_RATIOS * 8];
+    int n_aprime;
+    /* scores[split][cell][mask]: masks first, then the A' masks */
+    cell_scores scores[N_SPLITS][COMPARE_MAX_CELLS]
+                      [COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS + COMPARE_MAX_RATIOS * 8];
+    double seconds;
+    compare_cache cache; /* the scores above point into it; closed by compare_result_free */
+    int cache_open;
+};
+
+/* The cell's key in the cache and the files: "heldout:niah_single:noise:512:16". */
+void compare_cell_key(int split, const compare_cell *c, char *buf, size_t cap);
+
+/* Score `n` masks on every cell of `split` (cache first; the rest in lexicographic order of their
+ * rows with prefix reuse), filling out[cell][i]. stop checked between masks (1 = stopped). 0, 1
+ * or -1 with a message. */
+int compare_score_split(const compare_plan *p, int split, const model *m, const eval_backend *be,
+                        compare_cache *cache, const attn_mask *const *masks, int n,
+                        cell_scores (*out)[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS + COMPARE_MAX_RATIOS * 8],
+                        volatile int *stop, compare_progress progress, void *user, char *err, size_t errlen);
+
+/* Write every output file of a finished result into dir (compare.h). 0 or -1 with a message. */
+int compare_write_reports(const compare_result *r, const char *dir, char *err, size_t errlen);
+
+/* Accuracy and hits of mask k on a split ("all" cells when cell < 0). */
+void compare_hits(const compare_result *r, int split, int cell, int k, long *hits, long *n, double *score);
+
+/* Index of the method called `name` in the plan, or -1. */
+int compare_method_index(const compare_plan *p, const char *name);
+
+#endif

@@ -1,0 +1,274 @@
+/* search_heads.c — the BOSCH options built on head scores (search.h: stage1_singles, stage3_scope,
+ * refine_budget): the singles pass of stage 1, stage 3 as a guided swap search (swap_search.h) per
+ * layer or per bucket, and the final refinement over all layers. Phases PH_S1_SINGLES, PH_S3_GROUP
+ * (with head scores) and PH_REFINE_*; the state machine is search.c's.
+ *
+ * Head scores come from masks with exactly one SWA KV head (all others full), whatever phase scored
+ * them (stage-1 independent probes with k = 1 are such masks): drop = S_full - S(mask), Fisher =
+ * mean over samples of (NLL_s(mask) - NLL_s(full))^2, as the ablation and fisher baselines define
+ * them (search_baseline.c), on the same calibration objective.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "search_internal.h"
+
+void search_heads_note(search_state *st, const search_eval *e) {
+    if (!st->head_drop || isnan(st->s_full)) return;
+    int unit = -1, n = st->L * st->H;
+    for (int i = 0; i < n; i++)
+        if (st->cand.z[i] == ATTN_SWA) {
+            if (unit >= 0) return; /* more than one SWA head */
+            unit = i;
+        }
+    if (unit < 0) return;
+    st->head_drop[unit] = st->s_full - e->score;
+    double f = NAN;
+    if (e->sample_nll && st->sample_nll_full && e->n_samples == st->n_sample_nll && e->n_samples > 0) {
+        f = 0;
+        for (int s = 0; s < e->n_samples; s++) {
+            double d = e->sample_nll[s] - st->sample_nll_full[s];
+            f += d * d;
+        }
+        f /= e->n_samples;
+    }
+    st->head_fisher[unit] = f;
+}
+
+/* search_eval_cand, except that a mask this search has already scored is answered from its log
+ * (and logged again, so a replay sees the same sequence), without calling the objective. */
+static int eval_dedup(search_state *st, int make_base, int stage, int group, int layer, search_eval *out,
+                      char *err, size_t errlen) {
+    return search_eval_cand(st, make_base | SEARCH_EVAL_DEDUP, stage, group, layer, out, err, errlen);
+}
+
+/* ---- stage 1: the singles pass ------------------------------------------------------------- */
+
+int search_heads_singles_step(search_state *st, char *err, size_t errlen) {
+    while (st->single_pos >= 0 && !isnan(st->head_drop[st->single_pos])) st->single_pos--;
+    if (st->single_pos < 0) return 1; /* every head scored */
+    const int u = st->single_pos, l = u / st->H;
+    memset(st->cand.z, ATTN_FULL, (size_t)st->L * st->H);
+    st->cand.z[u] = ATTN_SWA;
+    search_eval e;
+    /* the all-full base stays: this single recomputes only layers l.. */
+    if (eval_dedup(st, 0, 1, -1, l, &e, err, errlen)) return -1;
+    if (isnan(st->head_drop[u])) st->head_drop[u] = st->s_full - e.score; /* a degenerate note */
+    st->single_pos--;
+    return 0;
+}
+
+/* ---- cutting the head scores at the ratio --------------------------------------------------- */
+
+/* z (an L*H mask body) <- the target_swa heads of lowest score SWA (search_cut_heads's tie rule). */
+static int cut_scores(search_state *st, const double *score, uint8_t *z) {
+    attn_mask m = {st->L, st->H, st->cfg.window, st->cfg.sinks, z};
+    double *imp = malloc(sizeof(double) * (size_t)st->L * st->H);
+    if (!imp) return -1;
+    for (int i = 0; i < st->L * st->H; i++) imp[i] = isnan(score[i]) ? INFINITY : score[i];
+    int rc = search_cut_heads(imp, st->cfg.ratio, &m);
+    free(imp);
+    return rc;
+}
+
+/* ---- stage 3 as a guided swap search ------------------------------------------------------- */
+
+int search_heads_group_begin(search_state *st, int g, char *err, size_t errlen) {
+    const int *layers = st->group_layers + st->group_start[g];
+    const int m = st->group_start[g + 1] - st->group_start[g], H = st->H;
+    int *block = malloc(sizeof(int) * (size_t)m * H);
+    uint8_t *init = malloc((size_t)m * H);
+    double *prio = malloc(sizeof(double) * (size_t)m * H);
+    if (!block || !init || !prio) goto oom;
+    st->sw_n = m * H;
+    for (int i = 0; i < m; i++) {
+        const int l = layers[i];
+        /* the layer's n_swa least important heads go SWA (ties: lower head) */
+        uint8_t taken[64] = {0};
+        for (int c = 0; c < st->n_swa[l]; c++) {
+            int best = -1;
+            for (int h = 0; h < H; h++)
+                if (!taken[h] && (best < 0 || st->head_drop[l * H + h] < st->head_drop[l * H + best]))
+                    best = h;
+            taken[best] = 1;
+        }
+        for (int h = 0; h < H; h++) {
+            const int k = i * H + h;
+            st->sw_units[k] = l * H + h;
+            block[k] = st->cfg.stage3_scope ? 0 : l;
+            init[k] = taken[h];
+            prio[k] = isnan(st->head_drop[l * H + h]) ? 0.0 : st->head_drop[l * H + h];
+        }
+    }
+    st->sw = swap_create(st->sw_n, block, init, prio, st->cfg.stage3_budget_per_group,
+                         rng_derive(st->cfg.seed, 2000 + (uint64_t)g));
+    free(block), free(init), free(prio);
+    if (!st->sw) goto oom;
+    return 0;
+oom:
+    free(block), free(init), free(prio);
+    snprintf(err, errlen, "search: stage 3: cannot create the swap search for group %d", g);
+    return -1;
+}
+
+/* Put the sub-search's solution sw_sol into cand (on top of result). */
+static void sol_to_cand(search_state *st) {
+    memcpy(st->cand.z, st->result.z, (size_t)st->L * st->H);
+    for (int k = 0; k < st->sw_n; k++) st->cand.z[st->sw_units[k]] = st->sw_sol[k] ? ATTN_SWA : ATTN_FULL;
+}
+
+/* One evaluation of the swap sub-search: 0 evaluated, 1 the sub-search is over, -1 error. */
+int search_heads_swap_step(search_state *st, int stage, int group, char *err, size_t errlen) {
+    if (!swap_ask(st->sw, st->sw_sol)) return 1;
+    sol_to_cand(st);
+    search_eval e;
+    /* every candidate becomes the prefix-reuse base: the next one is a swap away from the current
+     * solution, usually the last one evaluated */
+    if (eval_dedup(st, 1, stage, group, -1, &e, err, errlen)) return -1;
+    swap_tell(st->sw, e.score);
+    double norm = search_normalize(st, e.score);
+    if (norm > st->best_norm) {
+        st->best_norm = norm;
+        search_event ev = search_event_new(st, SEARCH_EV_INCUMBENT, stage);
+        ev.group = group;
+        ev.mask = &st->cand;
+        ev.raw_score = e.score;
+        ev.score = norm;
+        ev.best_score = norm;
+        search_emit(st, &ev);
+    }
+    return 0;
+}
+
+/* Commit the swap sub-search's best solution into result; returns its raw score. */
+double search_heads_swap_commit(search_state *st) {
+    memcpy(st->sw_sol, swap_best(st->sw), (size_t)st->sw_n);
+    for (int k = 0; k < st->sw_n; k++) st->result.z[st->sw_units[k]] = st->sw_sol[k] ? ATTN_SWA : ATTN_FULL;
+    double s = swap_best_score(st->sw);
+    swap_free(st->sw);
+    st->sw = NULL;
+    return s;
+}
+
+/* ---- the refinement over all layers --------------------------------------------------------- */
+
+int search_attn_importance(search_state *st, char *err, size_t errlen); /* search_attn_stats.c */
+
+/* The locality (which = 0) or echo (1) ranking of the model into imp[L*H] (search_attn_stats.c,
+ * computed from the weights and the calibration tokens, no objective evaluation). 0, 1 when it is
+ * not available (no model, no calibration tokens), -1 error. */
+static int attn_ranking(search_state *st, int which, double *imp, char *err, size_t errlen) {
+    if (!st->mdl || (which == 0 && (!st->obj->samples || st->obj->n_samples < 1))) return 1;
+    const search_method keep = st->cfg.method;
+    st->cfg.method = which == 0 ? SEARCH_METHOD_LOCALITY : SEARCH_METHOD_ECHO;
+    int rc = search_attn_importance(st, err, errlen);
+    st->cfg.method = keep;
+    if (rc) return -1;
+    memcpy(imp, st->importance, sizeof(double) * (size_t)st->L * st->H);
+    return 0;
+}
+
+/* Steps of PH_REFINE_BEGIN: score the start candidates (the stage-3 mask when unknown, then the
+ * cuts of the head-score drop, of the head-score Fisher form, and of the locality and echo
+ * rankings when the model is at hand), keep the best in sw_sol, then create the sub-search. So the
+ * refinement, which only accepts improvements, never ends below any static head ranking on the
+ * calibration objective. 0 an evaluation was made, 1 ready (phase PH_REFINE), -1 error. */
+int search_heads_refine_begin(search_state *st, char *err, size_t errlen) {
+    const int n = st->L * st->H;
+    search_eval e;
+    /* the state moves on only after a step's evaluation succeeded, so a failed step can be retried
+     * (search_step's contract) and a replay sees the same sequence */
+    if (st->refine_inits == 0) { /* candidate 0: the mask stages 1-3 produced */
+        st->best_norm = -INFINITY;
+        memcpy(st->cand.z, st->result.z, (size_t)n);
+        if (!st->final_known) {
+            if (eval_dedup(st, 1, 3, -1, -1, &e, err, errlen)) return -1;
+            st->final_raw = e.score, st->final_known = 1;
+            st->refine_inits = 1;
+            return 0;
+        }
+        st->refine_inits = 1;
+    }
+    if (st->refine_inits == 1) { /* the stage-3 mask is the incumbent start */
+        for (int u = 0; u < n; u++) st->sw_sol[u] = st->result.z[u] == ATTN_SWA;
+        st->best_norm = search_normalize(st, st->final_raw);
+        st->refine_inits = 2;
+    }
+    while (st->refine_inits <= 5) { /* 2: drop cut, 3: Fisher cut, 4: locality, 5: echo */
+        const int which = st->refine_inits;
+        double *attn = NULL;
+        const double *score = which == 2 ? st->head_drop : st->head_fisher;
+        if (which >= 4) {
+            if (!(attn = malloc(sizeof(double) * (size_t)n))) {
+                snprintf(err, errlen, "search: out of memory");
+                return -1;
+            }
+            int a = attn_ranking(st, which - 4, attn, err, errlen);
+            if (a) {
+                free(attn);
+                if (a < 0) return -1;
+                st->refine_inits++;
+                continue;
+            }
+            score = attn;
+        }
+        int usable = 1;
+        for (int u = 0; u < n; u++) usable &= !isnan(score[u]);
+        if (!usable) {
+            free(attn);
+            st->refine_inits++;
+            continue;
+        }
+        int cut = cut_scores(st, score, st->cand.z);
+        free(attn);
+        if (cut) {
+            snprintf(err, errlen, "search: out of memory");
+            return -1;
+        }
+        if (!memcmp(st->cand.z, st->result.z, (size_t)n)) {
+            st->refine_inits++;
+            continue;
+        }
+        if (eval_dedup(st, 0, 3, -1, -1, &e, err, errlen)) return -1;
+        st->refine_inits++;
+        if (search_normalize(st, e.score) > st->best_norm) { /* a better start */
+            st->best_norm = search_normalize(st, e.score);
+            for (int u = 0; u < n; u++) st->sw_sol[u] = st->cand.z[u] == ATTN_SWA;
+        }
+        return 0;
+    }
+    /* the sub-search over every unit, one block, from the best start */
+    double *prio = malloc(sizeof(double) * (size_t)n);
+    if (!prio) {
+        snprintf(err, errlen, "search: out of memory");
+        return -1;
+    }
+    for (int u = 0; u < n; u++) {
+        st->sw_units[u] = u;
+        prio[u] = isnan(st->head_drop[u]) ? 0.0 : st->head_drop[u];
+    }
+    st->sw_n = n;
+    /* the budget: refine_budget per stage-3 group that ran, plus one for the start (already scored:
+     * its ask is answered from the log) */
+    const long budget = st->cfg.refine_budget * (st->n_groups > 0 ? st->n_groups : 1) + 1;
+    st->sw = swap_create(n, NULL, st->sw_sol, prio, budget, rng_derive(st->cfg.seed, 3000));
+    free(prio);
+    if (!st->sw) {
+        snprintf(err, errlen, "search: refinement: cannot create the swap search");
+        return -1;
+    }
+    /* the start's body is in result: candidates are built on it */
+    for (int u = 0; u < n; u++) st->result.z[u] = st->sw_sol[u] ? ATTN_SWA : ATTN_FULL;
+    st->best_norm = -INFINITY;
+    search_event ev = search_event_new(st, SEARCH_EV_GROUP_START, 3);
+    ev.group = -1;
+    ev.n_layers_in_group = 0;
+    ev.eval_budget = budget;
+    ev.mask = &st->result;
+    ev.message = "refinement over all layers (swaps at the fixed ratio)";
+    search_emit(st, &ev);
+    return 1;
+}

@@ -1,0 +1,81 @@
+/* test_compare.c — the comparison's pieces that do not need the model: the persistent cache
+ * (compare/compare_cache.h) written, read back bit for bit, a truncated last line (a killed run)
+ * ignored, another plan's fingerprint refused; the turnover T and T~ of compare.h worked by hand.
+ * (The whole protocol on the real model runs in tests/test_compare.sh.) */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "compare.h"
+#include "compare_cache.h"
+
+static void test_cache_roundtrip(void **state) {
+    (void)state;
+    char dir[] = "/tmp/test_compare_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char err[512];
+    compare_cache c;
+    assert_int_equal(cache_open(&c, dir, 0xabcdef0123456789ull, err, sizeof err), 0);
+    double nll[3] = {0.1, 1.0 / 3.0, 2.5e-17};
+    search_eval e = {0.123456789012345678, 0.5, 1.25, 3.0, 3, nll};
+    assert_int_equal(cache_put_calib(&c, 0x1111, &e, err, sizeof err), 0);
+    uint8_t bits[4] = {1, 0, 1, 1};
+    double p[4] = {0.9, 0.01, 0.75, 1.0 / 7.0};
+    assert_int_equal(cache_put_cell(&c, "heldout:passkey:noise:256:4", 0x2222, 4, bits, p, err, sizeof err),
+                     0);
+    cache_close(&c);
+    /* a killed run: half a record at the end */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/cache.tsv", dir);
+    FILE *f = fopen(path, "a");
+    fputs("C 0000000000003333 0.5 1 0.2 2 0.1", f); /* no second NLL, no newline */
+    fclose(f);
+    assert_int_equal(cache_open(&c, dir, 0xabcdef0123456789ull, err, sizeof err), 0);
+    assert_int_equal(c.calib_n, 1);
+    assert_int_equal(c.cells_n, 1);
+    const cache_calib *k = cache_get_calib(&c, 0x1111);
+    assert_non_null(k);
+    assert_true(k->e.score == e.score && k->e.accuracy == e.accuracy && k->e.nll == e.nll);
+    assert_int_equal(k->e.n_samples, 3);
+    for (int i = 0; i < 3; i++) assert_true(k->e.sample_nll[i] == nll[i]); /* %.17g is exact */
+    assert_null(cache_get_calib(&c, 0x3333));
+    const cache_cell *cc = cache_get_cell(&c, "heldout:passkey:noise:256:4", 0x2222);
+    assert_non_null(cc);
+    assert_int_equal(cc->n, 4);
+    assert_memory_equal(cc->exact, bits, 4);
+    for (int i = 0; i < 4; i++) assert_true(cc->p[i] == p[i]);
+    assert_null(cache_get_cell(&c, "heldout:passkey:noise:512:4", 0x2222));
+    cache_close(&c);
+    /* another plan in the same folder */
+    assert_int_equal(cache_open(&c, dir, 0x1ull, err, sizeof err), -1);
+    assert_non_null(strstr(err, "other settings"));
+    unlink(path);
+    rmdir(dir);
+}
+
+/* lo: SWA {0,1,2,3}; hi: SWA {2,3,4,5,6} of 8 heads. T = |{0,1}| = 2 (SWA at lo, full at hi);
+ * |SWA_lo| = 4, |FULL_hi| = 3, T~ = 2 / sqrt(12) = 0.577350. */
+static void test_turnover(void **state) {
+    (void)state;
+    uint8_t zl[8] = {0, 0, 0, 0, 1, 1, 1, 1}, zh[8] = {1, 1, 0, 0, 0, 0, 0, 1};
+    attn_mask lo = {4, 2, 8, 0, zl}, hi = {4, 2, 8, 0, zh};
+    int t = -1;
+    double tn = compare_turnover(&lo, &hi, &t);
+    assert_int_equal(t, 2);
+    assert_true(fabs(tn - 2.0 / sqrt(12.0)) < 1e-12);
+    assert_true(compare_turnover(&lo, &lo, &t) == 0.0 && t == 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_cache_roundtrip),
+                                       cmocka_unit_test(test_turnover)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

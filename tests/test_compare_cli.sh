@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# test_compare_cli.sh — `bosch compare --preset ci` on the real model: the documented protocol scaled
+# down to minutes (compare/compare.c: 2 x 192-token calibration samples, bosch / bosch_paper / intr /
+# ablation at rho 0.5 and 0.875, held-out niah_single, niah_multikey (prose) and passkey at 192 and
+# 256 tokens). Checks:
+#  1. a run stopped by SIGINT exits 130 and keeps its evaluations in DIR/cache.tsv;
+#  2. the same command continues from the cache and finishes; a third run makes no evaluation at
+#     all and writes byte-identical results.csv, tests.csv, calibration.csv (deterministic);
+#  3. results.csv: the columns of docs/search.md; accuracy = hits/n; ci_lo <= accuracy <= ci_hi;
+#     held-out rows for every (method, ratio, task, length) and "all"; validation rows for BOSCH only;
+#  4. tests.csv: one McNemar row per ratio and split with bosch against a baseline, p in [0, 1];
+#  5. another plan in the same folder is refused (nothing mixed in).
+# Env: BOSCH_BIN, BOSCH_MODEL (skips with 77 without the model).
+set -u
+BIN=${BOSCH_BIN:-build/bosch}
+MODEL=${BOSCH_MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}
+[[ -f "$MODEL" ]] || { echo "skip: model $MODEL not found"; exit 77; }
+WORK=$(mktemp -d /tmp/test_compare.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+fails=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fails=$((fails + 1)); }
+D=$WORK/cmp
+
+"$BIN" compare "$MODEL" --preset ci --out "$D" >"$WORK/o1" 2>"$WORK/e1" &
+pid=$!
+# stop once some calibration evaluations are in the cache
+for _ in $(seq 1 600); do
+  [[ -f "$D/cache.tsv" ]] && [[ $(wc -l <"$D/cache.tsv") -gt 40 ]] && break
+  sleep 0.2
+done
+kill -INT $pid
+wait $pid
+rc=$?
+n1=$(($(wc -l <"$D/cache.tsv") - 1))
+[[ $rc -eq 130 && $n1 -gt 0 ]] && ok "stopped: exit 130, $n1 evaluations kept" || bad "stop: exit $rc, $n1 cached"
+
+"$BIN" compare "$MODEL" --preset ci --out "$D" >"$WORK/o2" 2>"$WORK/e2"
+rc=$?
+grep -q "cache $D/cache.tsv: $n1 calibration evaluations" "$WORK/e2" && [[ $rc -eq 0 ]] &&
+  ok "resumed from $n1 cached evaluations and finished" || bad "resume: exit $rc: $(tail -2 "$WORK/e2")"
+for f in results.csv tests.csv calibration.csv turnover.csv aprime.csv table.md mask_bosch_0.500.csv; do
+  [[ -s "$D/$f" ]] || bad "missing $f"
+done
+mkdir -p "$WORK/first" && cp "$D"/results.csv "$D"/tests.csv "$D"/calibration.csv "$WORK/first/"
+"$BIN" compare "$MODEL" --preset ci --out "$D" >"$WORK/o3" 2>"$WORK/e3"
+grep -q "(0 calibration evaluations made, 0 split scores made)" "$WORK/e3" && ok "third run: nothing recomputed" ||
+  bad "third run recomputed: $(grep 'done in' "$WORK/e3")"
+for f in results.csv tests.csv calibration.csv; do
+  cmp -s "$D/$f" "$WORK/first/$f" && ok "$f identical on a rerun" || bad "$f differs on a rerun"
+done
+
+head -1 "$D/results.csv" | grep -qx 'split,method,ratio,task,haystack,length,n,hits,accuracy,ci_lo,ci_hi,score,kv_bytes' &&
+  ok "results.csv header" || bad "results.csv header: $(head -1 "$D/results.csv")"
+awk -F, 'NR > 1 {
+    if ($7 <= 0 || ($8 / $7 - $9) > 1e-4 || ($9 - $8 / $7) > 1e-4) { print "hits/n " $0; bad++ }
+    if ($10 > $9 + 1e-9 || $11 < $9 - 1e-9 || $10 < 0 || $11 > 1) { print "interval " $0; bad++ }
+    if ($1 == "validation" && $2 !~ /^bosch/) { print "validation of a baseline " $0; bad++ }
+    if ($1 == "heldout") n[$2 "," $3]++
+  } END { for (k in n) if (n[k] != 7) { print "cells of " k ": " n[k]; bad++ }  exit bad > 0 }' "$D/results.csv" \
+  && ok "results.csv rows: hits/n, Wilson bounds, 6 cells + all per method and ratio" || bad "results.csv rows"
+rows=$(awk -F, 'NR > 1 && $3 == "bosch" && $4 != "" && $10 >= 0 && $10 <= 1' "$D/tests.csv" | wc -l)
+[[ $rows -eq 2 ]] && ok "tests.csv: $rows held-out McNemar rows" || bad "tests.csv rows: $rows"
+
+"$BIN" compare "$MODEL" --preset ci --samples 3 --out "$D" >"$WORK/o4" 2>"$WORK/e4"
+rc=$?
+[[ $rc -eq 1 ]] && grep -q "other settings" "$WORK/e4" && ok "another plan refused" || bad "other plan: exit $rc"
+exit $((fails > 0))
