@@ -59,8 +59,9 @@ int compare_plan_preset(compare_plan *p, const char *preset, const model *m, cha
     const double ratios[] = {0.25, 0.5, 0.75, 0.875};
     if (!strcmp(preset, "bench")) {
         if (search_preset_apply(&p->cfg, "tiny", n_ctx, err, errlen)) return -1;
-        p->cfg.calib_samples = 8;
+        p->cfg.calib_samples = 9; /* 3 of each held-out task */
         p->cfg.calib_tokens = 256;
+        p->cfg.calib_mix = 1;
         p->cfg.window = 32;
         p->cfg.stage1_budget_per_layer = 3;
         p->cfg.stage3_budget_per_group = 16;
@@ -71,8 +72,9 @@ int compare_plan_preset(compare_plan *p, const char *preset, const model *m, cha
         p->aprime_seeds = 3;
     } else if (!strcmp(preset, "ci")) {
         if (search_preset_apply(&p->cfg, "tiny", n_ctx, err, errlen)) return -1;
-        p->cfg.calib_samples = 2;
+        p->cfg.calib_samples = 3;
         p->cfg.calib_tokens = 192;
+        p->cfg.calib_mix = 1;
         p->cfg.window = 16;
         p->cfg.stage1_budget_per_layer = 3;
         p->cfg.stage3_budget_per_group = 4;
@@ -297,10 +299,11 @@ static int make_aprime(const attn_mask *lo, const attn_mask *hi, uint64_t seed, 
 static uint64_t fingerprint(const compare_plan *p, const model *m, const eval_backend *be) {
     char buf[1024];
     probe_config pc = probe_config_default();
-    snprintf(buf, sizeof buf, "%s|%llu|%d|%d|%s|%s|calib %d %d %d %d %d|w %d s %d", m->name,
+    snprintf(buf, sizeof buf, "%s|%llu|%d|%d|%s|%s|calib %d %d %d %d %d%s|w %d s %d", m->name,
              (unsigned long long)model_file_bytes(m), m->hp.n_layer, m->hp.n_head_kv, be ? be->name : "cpu",
              be ? "bf16" : gemm_precision_name(m->precision), p->cfg.calib_samples, p->cfg.calib_tokens,
-             (int)pc.task, (int)pc.haystack, (int)PROBE_DEFAULT_CALIB_SEED, p->cfg.window, p->cfg.sinks);
+             (int)pc.task, (int)pc.haystack, (int)PROBE_DEFAULT_CALIB_SEED, p->cfg.calib_mix ? " mix" : "",
+             p->cfg.window, p->cfg.sinks);
     uint64_t h = 0xcbf29ce484222325ull;
     for (const char *s = buf; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
     return h;

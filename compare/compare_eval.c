@@ -41,9 +41,10 @@ int compare_score_split(const compare_plan *p, int split, const model *m, const 
     for (int ci = 0; ci < n_cells && rc == 0; ci++) {
         char key[128];
         compare_cell_key(split, &cells[ci], key, sizeof key);
-        int todo = 0;
+        int todo = 0, active = 0;
         for (int k = 0; k < n; k++) {
             if (!masks[k]) continue; /* not scored on this split */
+            active++;
             uint64_t h = mask_hash(masks[k]);
             int dup = 0; /* the same mask twice in the list: score it once */
             for (int j = 0; j < todo && !dup; j++) dup = mask_hash(masks[order[j]]) == h;
@@ -52,7 +53,7 @@ int compare_score_split(const compare_plan *p, int split, const model *m, const 
         if (todo > 0) {
             if (progress) {
                 char line[256];
-                snprintf(line, sizeof line, "%s: %d masks to score (%d cached)", key, todo, n - todo);
+                snprintf(line, sizeof line, "%s: %d masks to score (%d cached)", key, todo, active - todo);
                 progress(line, user);
             }
             probe_config pc = probe_config_default();

@@ -374,6 +374,53 @@ int probe_calib_generate(calib_set **out, const tokenizer *tok, const probe_conf
     return 0;
 }
 
+int probe_calib_generate_mix(calib_set **out, const tokenizer *tok, const probe_config *cfgs, int n_cfgs,
+                             uint64_t seed, char *err, size_t errlen) {
+    *out = NULL;
+    if (n_cfgs < 1) {
+        snprintf(err, errlen, "probes: a calibration mix needs at least one task");
+        return -1;
+    }
+    calib_set *cs = calloc(1, sizeof *cs);
+    probe_set *parts = calloc((size_t)n_cfgs, sizeof *parts);
+    int total = 0, rc = -1;
+    if (!cs || !parts) {
+        snprintf(err, errlen, "probes: out of memory");
+        goto done;
+    }
+    for (int i = 0; i < n_cfgs; i++) {
+        if (cfgs[i].depths) {
+            snprintf(err, errlen, "probes: the calibration split uses its own depth grid (depths must be NULL)");
+            goto done;
+        }
+        if (probe_set_generate(&parts[i], tok, &cfgs[i], PROBE_SPLIT_CALIBRATION, seed, err, errlen)) goto done;
+        total += parts[i].n;
+    }
+    cs->set = parts[0]; /* its config and split describe the set; the samples are all the parts' */
+    cs->set.samples = calloc((size_t)total, sizeof *cs->set.samples);
+    if (!cs->set.samples) {
+        snprintf(err, errlen, "probes: out of memory");
+        memset(&cs->set, 0, sizeof cs->set);
+        goto done;
+    }
+    cs->set.n = 0;
+    for (int i = 0; i < n_cfgs; i++) { /* move the samples (and their tokens) over */
+        memcpy(cs->set.samples + cs->set.n, parts[i].samples, sizeof *parts[i].samples * (size_t)parts[i].n);
+        cs->set.n += parts[i].n;
+        free(parts[i].samples);
+        memset(&parts[i], 0, sizeof parts[i]);
+    }
+    cs->magic = CALIB_MAGIC;
+    *out = cs;
+    cs = NULL;
+    rc = 0;
+done:
+    for (int i = 0; parts && i < n_cfgs; i++) probe_set_free(&parts[i]);
+    free(parts);
+    if (cs) calib_set_free(cs);
+    return rc;
+}
+
 void calib_set_free(calib_set *cs) {
     if (!cs) return;
     probe_set_free(&cs->set);

@@ -130,6 +130,11 @@ typedef struct calib_set calib_set; /* opaque; made only by probe_calib_generate
  * message. Free with calib_set_free. */
 int probe_calib_generate(calib_set **out, const tokenizer *tok, const probe_config *cfg, uint64_t seed,
                          char *err, size_t errlen);
+/* A calibration set of several tasks: cfgs[i] (depths NULL) gives task i's samples (its n_samples,
+ * the calibration split from `seed`), concatenated in order. The set's config is cfgs[0]'s. 0, or
+ * -1 with a message (as probe_calib_generate). */
+int probe_calib_generate_mix(calib_set **out, const tokenizer *tok, const probe_config *cfgs, int n_cfgs,
+                             uint64_t seed, char *err, size_t errlen);
 void calib_set_free(calib_set *cs);
 int calib_set_n(const calib_set *cs);
 const probe_config *calib_set_config(const calib_set *cs);

@@ -85,5 +85,14 @@ int search_calib_generate(calib_set **out, const model *m, const search_config *
     probe_config pc = probe_config_default();
     if (cfg->calib_samples > 0) pc.n_samples = cfg->calib_samples;
     if (cfg->calib_tokens > 0) pc.length_tokens = cfg->calib_tokens;
-    return probe_calib_generate(out, m->tok, &pc, PROBE_DEFAULT_CALIB_SEED, err, errlen);
+    if (!cfg->calib_mix) return probe_calib_generate(out, m->tok, &pc, PROBE_DEFAULT_CALIB_SEED, err, errlen);
+    /* the mix: niah_single on noise, niah_multikey on prose, passkey on noise, samples shared out */
+    probe_config mix[3] = {pc, pc, pc};
+    mix[1].task = PROBE_NIAH_MULTIKEY, mix[1].haystack = HAYSTACK_TEXT;
+    mix[2].task = PROBE_PASSKEY, mix[2].haystack = HAYSTACK_NOISE;
+    int n = pc.n_samples, k = 0;
+    for (int t = 0; t < 3; t++) mix[t].n_samples = n / 3 + (t < n % 3);
+    for (int t = 0; t < 3; t++)
+        if (mix[t].n_samples > 0) mix[k++] = mix[t];
+    return probe_calib_generate_mix(out, m->tok, mix, k, PROBE_DEFAULT_CALIB_SEED, err, errlen);
 }

@@ -256,6 +256,21 @@ static int step_stage2(search_state *st, char *err, size_t errlen) {
     return 0;
 }
 
+/* End of stage-3 group g (its m layers): GROUP_END with the group's final score, next group. */
+static int stage3_group_end(search_state *st, int g, int *layers, int m) {
+    search_event ev = search_event_new(st, SEARCH_EV_GROUP_END, 3);
+    ev.group = st->group_bucket[g];
+    ev.n_layers_in_group = m;
+    ev.group_layers = layers;
+    ev.raw_score = st->final_raw;
+    ev.score = search_normalize(st, st->final_raw);
+    ev.mask = &st->result;
+    search_emit(st, &ev);
+    st->cur_group++;
+    st->phase = PH_S3_GROUP_BEGIN;
+    return 1;
+}
+
 /* Stage 3 of one group with head scores: the guided swap search (search_heads.c). */
 static int step_stage3_group_heads(search_state *st, char *err, size_t errlen) {
     const int g = st->cur_group;
@@ -276,17 +291,7 @@ static int step_stage3_group_heads(search_state *st, char *err, size_t errlen) {
     if (r <= 0) return r;
     st->final_known = 1;
     st->final_raw = search_heads_swap_commit(st);
-    search_event ev = search_event_new(st, SEARCH_EV_GROUP_END, 3);
-    ev.group = st->group_bucket[g];
-    ev.n_layers_in_group = m;
-    ev.group_layers = layers;
-    ev.raw_score = st->final_raw;
-    ev.score = search_normalize(st, st->final_raw);
-    ev.mask = &st->result;
-    search_emit(st, &ev);
-    st->cur_group++;
-    st->phase = PH_S3_GROUP_BEGIN;
-    return 1;
+    return stage3_group_end(st, g, layers, m);
 }
 
 static int step_stage3_group(search_state *st, char *err, size_t errlen) {
@@ -338,17 +343,7 @@ static int step_stage3_group(search_state *st, char *err, size_t errlen) {
     st->final_raw = opt_best_score(st->opt);
     opt_free(st->opt);
     st->opt = NULL;
-    search_event ev = search_event_new(st, SEARCH_EV_GROUP_END, 3);
-    ev.group = st->group_bucket[g];
-    ev.n_layers_in_group = m;
-    ev.group_layers = layers;
-    ev.raw_score = st->final_raw;
-    ev.score = search_normalize(st, st->final_raw);
-    ev.mask = &st->result;
-    search_emit(st, &ev);
-    st->cur_group++;
-    st->phase = PH_S3_GROUP_BEGIN;
-    return 1;
+    return stage3_group_end(st, g, layers, m);
 }
 
 /* ---- the step ----------------------------------------------------------------------------- */

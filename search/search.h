@@ -107,9 +107,12 @@ typedef struct {
                                      head scores' drop and Fisher forms and, when the model is given,
                                      locality and echo (needs stage1_singles). 0: none (the paper) */
     /* Calibration split the caller should build for this preset (the search itself only sees the
-     * objective): number of samples and prompt length in tokens. */
+     * objective): number of samples and prompt length in tokens, and the tasks: calib_mix 0 =
+     * niah_single on noise only; 1 = the samples shared out between niah_single (noise),
+     * niah_multikey (prose) and passkey (noise), the tasks the held-out split reports on. */
     int calib_samples;
     int calib_tokens;
+    int calib_mix;
 } search_config;
 
 /* Defaults = preset "default", with the project's default BOSCH options (docs/search.md says which
@@ -183,7 +186,8 @@ int search_objective_calib_on(search_objective *obj, const model *m, const eval_
 
 /* The calibration split a config asks for: probe_config_default() (task, haystack, chat) with
  * cfg->calib_samples samples of cfg->calib_tokens tokens, seed PROBE_DEFAULT_CALIB_SEED, made
- * with m's tokenizer. 0, or -1 with a message. Free with calib_set_free. */
+ * with m's tokenizer; with calib_mix, those samples shared out between the three tasks (the first
+ * tasks get the remainder). 0, or -1 with a message. Free with calib_set_free. */
 int search_calib_generate(calib_set **out, const model *m, const search_config *cfg, char *err,
                           size_t errlen);
 

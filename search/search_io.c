@@ -37,12 +37,12 @@ int search_save(const search_state *st, const char *path, char *err, size_t errl
             "seed %" PRIu64 "\nstage1_budget %ld\nstage3_budget %ld\nrestarts %d\nn_buckets %d\n"
             "delta_marginal %d\nstage1_k_spec %d\nstage2_ranks %d\nstage1_independent %d\n"
             "stage1_singles %d\nstage3_scope %d\nrefine_budget %ld\n"
-            "calib_samples %d\ncalib_tokens %d\nn_layer %d\nn_head_kv %d\nn_evals %ld\n",
+            "calib_samples %d\ncalib_tokens %d\ncalib_mix %d\nn_layer %d\nn_head_kv %d\nn_evals %ld\n",
             search_method_name(c->method), c->ratio, c->preset[0] ? c->preset : "-", c->window, c->sinks,
             c->seed, c->stage1_budget_per_layer, c->stage3_budget_per_group, c->restarts, c->n_buckets,
             c->delta_marginal, c->stage1_k_spec, c->stage2_ranks, c->stage1_independent, c->stage1_singles,
             c->stage3_scope, c->refine_budget, c->calib_samples,
-            c->calib_tokens, st->L, st->H, st->n_log);
+            c->calib_tokens, c->calib_mix, st->L, st->H, st->n_log);
     for (long i = 0; i < st->n_log; i++) {
         const search_log_entry *e = &st->log[i];
         fprintf(f, "eval %016" PRIx64 " %.17g %.17g %.17g %.17g %d", e->hash, e->score, e->accuracy, e->nll,
@@ -66,7 +66,7 @@ int search_save(const search_state *st, const char *path, char *err, size_t errl
 /* Parse the header: "key value" lines up to and including n_evals, in any order. Required keys:
  * method ratio window sinks seed stage1_budget stage3_budget restarts n_buckets n_layer n_head_kv
  * n_evals; optional (defaults): preset (-), delta_marginal (0), stage1_k_spec (0), stage2_ranks (0),
- * stage1_independent (0), stage1_singles (0), stage3_scope (0), refine_budget (0),
+ * stage1_independent (0), stage1_singles (0), stage3_scope (0), refine_budget (0), calib_mix (0),
  * calib_samples / calib_tokens (the
  * default preset's). Leaves f after the n_evals line. 0 or -1 naming the line. */
 static int read_header(FILE *f, const char *path, int *line, search_config *c, int *L, int *H, long *n_evals,
@@ -80,6 +80,7 @@ static int read_header(FILE *f, const char *path, int *line, search_config *c, i
     search_config_default(c);
     /* a key a file does not have means the behaviour before it existed: the paper's options */
     search_config_paper_options(c);
+    c->calib_mix = 0;
     *line = 1;
     if (!fgets(buf, sizeof buf, f) || strncmp(buf, "bosch-search-state 1", 20)) {
         snprintf(err, errlen, "%s: line 1: not a search state file (version 1)", path);
@@ -135,6 +136,8 @@ static int read_header(FILE *f, const char *path, int *line, search_config *c, i
             c->calib_samples = atoi(v);
         else if (!strcmp(k, "calib_tokens"))
             c->calib_tokens = atoi(v);
+        else if (!strcmp(k, "calib_mix"))
+            c->calib_mix = atoi(v) != 0;
         else if (!strcmp(k, "n_layer"))
             *L = atoi(v);
         else if (!strcmp(k, "n_head_kv"))

@@ -118,6 +118,9 @@ expect 2 "--tasks: bad list 'passkey,nope' (item 'nope' is not a task" eval "$NO
 expect 2 "--ratios: bad list '0.5,2' (item '2' is not a number in [0, 1])" bench "$NOMODEL" --ratios 0.5,2
 expect 2 "--methods: bad list 'bosch,nope' (unknown method 'nope'" compare "$NOMODEL" --out "$WORK/c" \
     --methods bosch,nope
+expect 2 "bosch compare: --calib: bad value 'both' (need single or mix)" compare "$NOMODEL" --out "$WORK/c" \
+    --calib both
+expect 2 "bosch search: --calib: bad value 'Mix' (need single or mix)" search "$NOMODEL" --calib Mix
 
 # ---- 4. a mask CSV of another model --------------------------------------------------------
 # write_mask FILE MODEL_FIELD N_LAYER: all-full mask of N_LAYER x 3 KV heads (GQA groups of 3).

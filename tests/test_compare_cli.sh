@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_compare_cli.sh — `bosch compare --preset ci` on the real model: the documented protocol scaled
-# down to minutes (compare/compare.c: 2 x 192-token calibration samples, bosch / bosch_paper / intr /
+# down to minutes (compare/compare.c: 3 x 192-token calibration samples of mixed tasks, bosch / bosch_paper / intr /
 # ablation at rho 0.5 and 0.875, held-out niah_single, niah_multikey (prose) and passkey at 192 and
 # 256 tokens). Checks:
 #  1. a run stopped by SIGINT exits 130 and keeps its evaluations in DIR/cache.tsv;
@@ -62,7 +62,7 @@ awk -F, 'NR > 1 {
 rows=$(awk -F, 'NR > 1 && $3 == "bosch" && $4 != "" && $10 >= 0 && $10 <= 1' "$D/tests.csv" | wc -l)
 [[ $rows -eq 2 ]] && ok "tests.csv: $rows held-out McNemar rows" || bad "tests.csv rows: $rows"
 
-"$BIN" compare "$MODEL" --preset ci --samples 3 --out "$D" >"$WORK/o4" 2>"$WORK/e4"
+"$BIN" compare "$MODEL" --preset ci --samples 2 --out "$D" >"$WORK/o4" 2>"$WORK/e4"
 rc=$?
 [[ $rc -eq 1 ]] && grep -q "other settings" "$WORK/e4" && ok "another plan refused" || bad "other plan: exit $rc"
 exit $((fails > 0))

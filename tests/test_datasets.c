@@ -259,6 +259,37 @@ static void test_splits_disjoint(void **state) {
     }
 }
 
+/* A calibration mix: each task's calibration samples, in order, as the single-task sets make them. */
+static void test_calib_mix(void **state) {
+    const fixture *f = *state;
+    probe_config c[3] = {probe_config_default(), probe_config_default(), probe_config_default()};
+    c[1].task = PROBE_NIAH_MULTIKEY, c[1].haystack = HAYSTACK_TEXT;
+    c[2].task = PROBE_PASSKEY;
+    const int n[3] = {2, 2, 1};
+    for (int t = 0; t < 3; t++) c[t].length_tokens = 256, c[t].n_samples = n[t];
+    char err[512] = "";
+    calib_set *cs = NULL;
+    assert_int_equal(probe_calib_generate_mix(&cs, f->tok, c, 3, PROBE_DEFAULT_CALIB_SEED, err, sizeof err), 0);
+    assert_int_equal(calib_set_split(cs), PROBE_SPLIT_CALIBRATION);
+    assert_int_equal(calib_set_n(cs), 5);
+    int k = 0;
+    for (int t = 0; t < 3; t++) {
+        probe_set one;
+        assert_int_equal(probe_set_generate(&one, f->tok, &c[t], PROBE_SPLIT_CALIBRATION, PROBE_DEFAULT_CALIB_SEED,
+                                            err, sizeof err),
+                         0);
+        for (int i = 0; i < one.n; i++, k++) {
+            assert_int_equal(calib_set_sample(cs, k)->n_tokens, 256);
+            assert_memory_equal(calib_set_sample(cs, k)->tokens, one.samples[i].tokens, 256 * sizeof(int32_t));
+        }
+        probe_set_free(&one);
+    }
+    calib_set_free(cs);
+    c[1].depths = probe_calib_depths, c[1].n_depths = 1;
+    assert_int_equal(probe_calib_generate_mix(&cs, f->tok, c, 3, PROBE_DEFAULT_CALIB_SEED, err, sizeof err), -1);
+    assert_null(cs);
+}
+
 /* The search's only input type: made only from the calibration split. */
 static void test_calib_set_guard(void **state) {
     const fixture *f = *state;
@@ -385,6 +416,7 @@ int main(void) {
         cmocka_unit_test(test_same_seed_same_samples), cmocka_unit_test(test_samples_well_formed),
         cmocka_unit_test(test_plain_prompt),           cmocka_unit_test(test_splits_disjoint),
         cmocka_unit_test(test_calib_set_guard),        cmocka_unit_test(test_bad_configs),
+        cmocka_unit_test(test_calib_mix),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

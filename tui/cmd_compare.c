@@ -32,6 +32,8 @@ static void usage(FILE *f) {
             "  --heldout N      samples per held-out (task, length) cell\n"
             "  --valid N        samples per validation cell (0: no validation split)\n"
             "  --samples N --length T   calibration split size\n"
+            "  --calib single|mix       calibration tasks: niah_single only, or shared out between\n"
+            "                   niah_single, niah_multikey (prose) and passkey\n"
             "  --window W --sinks S --seed N --budget1 B --budget3 B   search settings\n"
             "  --aprime N       seeds of the A' experiment (0: skip)\n"
             "  --device D       cpu, cuda or auto: where every evaluator runs\n"
@@ -104,7 +106,7 @@ int cmd_compare(int argc, char **argv) {
     long window = -1, sinks = -1, heldout = -1, valid = -1, samples = -1, length = -1, b1 = -1, b3 = -1,
          aprime = -1;
     unsigned long long seed = 0;
-    int have_seed = 0;
+    int have_seed = 0, calib_mix = -1;
     model_opts mopts = {PRECISION_AUTO, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -162,6 +164,8 @@ int cmd_compare(int argc, char **argv) {
             bad = cli_parse_int("compare", a, v, 1, &b3);
         else if (!strcmp(a, "--aprime"))
             bad = cli_parse_int("compare", a, v, 0, &aprime);
+        else if (!strcmp(a, "--calib"))
+            bad = cli_parse_choice("compare", a, v, "single", "mix", &calib_mix);
         else {
             fprintf(stderr, "bosch compare: unknown option '%s'\n", a);
             usage(stderr);
@@ -220,6 +224,7 @@ int cmd_compare(int argc, char **argv) {
     if (b1 > 0) plan.cfg.stage1_budget_per_layer = b1;
     if (b3 > 0) plan.cfg.stage3_budget_per_group = b3;
     if (aprime >= 0) plan.aprime_seeds = (int)aprime;
+    if (calib_mix >= 0) plan.cfg.calib_mix = calib_mix;
     if ((tasks_s || lengths_s || heldout > 0) &&
         reshape_cells(plan.heldout, &plan.n_heldout, tasks_s, lengths_s, heldout, &plan.heldout[0]))
         return 2;

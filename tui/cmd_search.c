@@ -159,7 +159,7 @@ static void usage(FILE *f) {
                "                   bosch_bucket|bosch_plus|rand|bme|intr|nll|ablation|fisher|locality|echo]\n"
                "         [--window W] [--sinks S] [--seed N] [--budget1 B] [--budget3 B]\n"
                "         [--restarts K] [--buckets N] [--samples N] [--length T]\n"
-               "         [--delta cumulative|marginal] [--stage1-k capped|spec]\n"
+               "         [--delta cumulative|marginal] [--stage1-k capped|spec] [--calib single|mix]\n"
                "         [--stage2 proportional|ranks] [--stage1 cascade|independent]\n"
                "         [--device cpu|cuda|auto]\n"
                "       bosch search [MODEL] --resume DIR [--device cpu|cuda|auto]\n"
@@ -182,7 +182,7 @@ int cmd_search(int argc, char **argv) {
     int have_window = 0, have_sinks = 0, have_b1 = 0, have_b3 = 0, have_restarts = 0, have_buckets = 0,
         have_samples = 0, have_length = 0;
     unsigned long long seed = 1;
-    int have_seed = 0, delta_marginal = -1, k_spec = -1, ranks = -1, indep = -1; /* -1: not given */
+    int have_seed = 0, delta_marginal = -1, k_spec = -1, ranks = -1, indep = -1, calib_mix = -1; /* -1: not given */
     const char *shaping = NULL; /* first search-shaping option given (rejected with --resume) */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -261,6 +261,8 @@ int cmd_search(int argc, char **argv) {
                 return 2;
             }
             indep = !strcmp(v, "independent");
+        } else if (!strcmp(a, "--calib")) {
+            if (cli_parse_choice("search", a, v, "single", "mix", &calib_mix)) return 2;
         } else if (!strcmp(a, "--samples"))
             bad = cli_parse_int("search", a, v, 1, &samples), have_samples = 1;
         else if (!strcmp(a, "--length")) {
@@ -341,6 +343,7 @@ int cmd_search(int argc, char **argv) {
         if (have_buckets) cfg.n_buckets = (int)buckets;
         if (have_samples) cfg.calib_samples = (int)samples;
         if (have_length) cfg.calib_tokens = (int)length;
+        if (calib_mix >= 0) cfg.calib_mix = calib_mix;
         /* the method or BOSCH variant after the budgets: a refinement takes its share of them */
         if (search_variant_apply(&cfg, opt_method ? opt_method : "bosch", err, sizeof err)) {
             fprintf(stderr, "bosch search: %s\n", err);
