@@ -361,6 +361,7 @@ void compare_result_free(compare_result *r) {
     if (r->cache_open) cache_close(&r->cache);
     for (int i = 0; i < r->n_masks; i++) mask_free(&r->masks[i]);
     for (int i = 0; i < r->n_aprime; i++) mask_free(&r->aprime[i].mask);
+    for (int j = 0; r->have_ref && j < N_REFS; j++) mask_free(&r->ref[j]);
     free(r);
 }
 
@@ -433,17 +434,16 @@ int compare_run(const compare_plan *p, const model *m, const eval_backend *be, c
     }
     /* normalizers and every final mask's calibration score (patterns were never scored) */
     {
-        attn_mask full, swa;
-        if (mask_init(&full, r->L, r->H, p->cfg.window, p->cfg.sinks, ATTN_FULL)) goto oom;
-        if (mask_init(&swa, r->L, r->H, p->cfg.window, p->cfg.sinks, ATTN_SWA)) {
-            mask_free(&full);
+        if (mask_init(&r->ref[REF_FULL], r->L, r->H, p->cfg.window, p->cfg.sinks, ATTN_FULL)) goto oom;
+        if (mask_init(&r->ref[REF_SWA], r->L, r->H, p->cfg.window, p->cfg.sinks, ATTN_SWA)) {
+            mask_free(&r->ref[REF_FULL]);
             goto oom;
         }
+        r->have_ref = 1;
         search_eval ef, es;
-        int e1 = memo_obj.score(memo_obj.ctx, &full, 0, &ef, err, errlen) ||
-                 memo_obj.score(memo_obj.ctx, &swa, 0, &es, err, errlen);
-        mask_free(&full), mask_free(&swa);
-        if (e1) goto done;
+        if (memo_obj.score(memo_obj.ctx, &r->ref[REF_FULL], 0, &ef, err, errlen) ||
+            memo_obj.score(memo_obj.ctx, &r->ref[REF_SWA], 0, &es, err, errlen))
+            goto done;
         r->s_full = ef.score, r->s_swa = es.score;
         for (int k = 0; k < r->n_masks; k++)
             if (calib_norm(r, &memo_obj, &r->masks[k], &r->calib_norm[k], err, errlen)) goto done;
@@ -468,13 +468,18 @@ int compare_run(const compare_plan *p, const model *m, const eval_backend *be, c
 
     /* 3. validation and held-out scores */
     {
-        const attn_mask *all[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS + COMPARE_MAX_RATIOS * 8];
+        const attn_mask *all[COMPARE_MAX_SCORED];
         int n = 0;
         for (int k = 0; k < r->n_masks; k++) all[n++] = &r->masks[k];
         for (int k = 0; k < r->n_aprime; k++) all[n++] = &r->aprime[k].mask;
-        const attn_mask *valid[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS + COMPARE_MAX_RATIOS * 8];
-        for (int k = 0; k < n; k++) /* validation chooses among BOSCH variants: only they need it */
-            valid[k] = k < r->n_masks && !strncmp(p->methods[k / p->n_ratios], "bosch", 5) ? all[k] : NULL;
+        for (int j = 0; j < N_REFS; j++) all[n++] = &r->ref[j]; /* at compare_ref_index(r, j) */
+        const attn_mask *valid[COMPARE_MAX_SCORED];
+        for (int k = 0; k < n; k++) /* validation chooses among BOSCH variants: only they (and the
+                                       references) need it */
+            valid[k] = k >= compare_ref_index(r, 0) ||
+                               (k < r->n_masks && !strncmp(p->methods[k / p->n_ratios], "bosch", 5))
+                           ? all[k]
+                           : NULL;
         for (int split = 0; split < N_SPLITS; split++) {
             int s = compare_score_split(p, split, m, be, &r->cache, split == SPLIT_VALID ? valid : all, n,
                                         r->scores[split], stop, progress, user, err, errlen);

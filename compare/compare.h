@@ -16,6 +16,8 @@
  * Outputs (all written atomically, formats/csvio.h; columns in docs/search.md):
  *   results.csv   split,method,ratio,task,haystack,length,n,hits,accuracy,ci_lo,ci_hi,score,kv_bytes
  *                 per cell and "all" (task/haystack "all", length 0) per split, method and ratio;
+ *   references.csv  all full and all SWA on every cell of each split, with the window check (full
+ *                 >= 0.9 and all-SWA <= 0.1 exact: "ok", else what fails; docs/search.md);
  *   tests.csv     per split and ratio: BOSCH against the best other method (highest accuracy on that
  *                 split), discordant counts and the exact McNemar p-value;
  *   calibration.csv  every final mask's normalized calibration score S^ and evaluations spent;

@@ -26,8 +26,8 @@ static int cmp_rows(const void *a, const void *b, void *ctx) {
 
 int compare_score_split(const compare_plan *p, int split, const model *m, const eval_backend *be,
                         compare_cache *cache, const attn_mask *const *masks, int n,
-                        cell_scores (*out)[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS + COMPARE_MAX_RATIOS * 8],
-                        volatile int *stop, compare_progress progress, void *user, char *err, size_t errlen) {
+                        cell_scores (*out)[COMPARE_MAX_SCORED], volatile int *stop, compare_progress progress,
+                        void *user, char *err, size_t errlen) {
     const compare_cell *cells = split == SPLIT_VALID ? p->valid : p->heldout;
     const int n_cells = split == SPLIT_VALID ? p->n_valid : p->n_heldout;
     const probe_split ps_split = split == SPLIT_VALID ? PROBE_SPLIT_VALIDATION : PROBE_SPLIT_HELDOUT;

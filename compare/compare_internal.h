@@ -8,6 +8,12 @@
 
 enum { SPLIT_VALID = 0, SPLIT_HELDOUT = 1, N_SPLITS = 2 };
 
+/* The references scored beside the methods: all full and all SWA (the window check). */
+enum { REF_FULL = 0, REF_SWA = 1, N_REFS = 2 };
+
+/* Room for every scored mask: the methods', the A' masks, the references. */
+#define COMPARE_MAX_SCORED (COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS + COMPARE_MAX_RATIOS * 8 + N_REFS)
+
 /* Per-sample scores of one mask on one cell (pointers into the cache, which outlives them). */
 typedef struct {
     int n;
@@ -34,9 +40,11 @@ struct compare_result {
     double s_full, s_swa; /* raw calibration scores of the normalizers */
     aprime_mask aprime[COMPARE_MAX_RATIOS * 8];
     int n_aprime;
-    /* scores[split][cell][mask]: masks first, then the A' masks */
-    cell_scores scores[N_SPLITS][COMPARE_MAX_CELLS]
-                      [COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS + COMPARE_MAX_RATIOS * 8];
+    attn_mask ref[N_REFS]; /* all full, all SWA (the plan's window and sinks) */
+    int have_ref;
+    /* scores[split][cell][mask]: masks first, then the A' masks, then the references
+     * (compare_ref_index) */
+    cell_scores scores[N_SPLITS][COMPARE_MAX_CELLS][COMPARE_MAX_SCORED];
     double seconds;
     compare_cache cache; /* the scores above point into it; closed by compare_result_free */
     int cache_open;
@@ -50,14 +58,19 @@ void compare_cell_key(int split, const compare_cell *c, char *buf, size_t cap);
  * or -1 with a message. */
 int compare_score_split(const compare_plan *p, int split, const model *m, const eval_backend *be,
                         compare_cache *cache, const attn_mask *const *masks, int n,
-                        cell_scores (*out)[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS + COMPARE_MAX_RATIOS * 8],
-                        volatile int *stop, compare_progress progress, void *user, char *err, size_t errlen);
+                        cell_scores (*out)[COMPARE_MAX_SCORED], volatile int *stop, compare_progress progress,
+                        void *user, char *err, size_t errlen);
 
 /* Write every output file of a finished result into dir (compare.h). 0 or -1 with a message. */
 int compare_write_reports(const compare_result *r, const char *dir, char *err, size_t errlen);
 
 /* Accuracy and hits of mask k on a split ("all" cells when cell < 0). */
 void compare_hits(const compare_result *r, int split, int cell, int k, long *hits, long *n, double *score);
+
+/* Index of reference j (REF_FULL, REF_SWA) in scores[split][cell]. */
+static inline int compare_ref_index(const compare_result *r, int j) {
+    return r->n_masks + r->n_aprime + j;
+}
 
 /* Index of the method called `name` in the plan, or -1. */
 int compare_method_index(const compare_plan *p, const char *name);

@@ -131,6 +131,52 @@ static int write_results(const compare_result *r, const char *dir, char *err, si
     return csv_out_commit(w, err, errlen);
 }
 
+/* The window check of the protocol (docs/search.md): the full model at least 90 % exact, all-SWA
+ * at most 10 %, per cell. */
+#define CHECK_FULL_MIN 0.90
+#define CHECK_SWA_MAX 0.10
+static const char *ref_check(int j, long hits, long n) {
+    if (!n) return "-";
+    const double a = (double)hits / n;
+    if (j == REF_FULL) return a >= CHECK_FULL_MIN - 1e-12 ? "ok" : "full below 0.90";
+    return a <= CHECK_SWA_MAX + 1e-12 ? "ok" : "all-SWA above 0.10";
+}
+
+static int write_references(const compare_result *r, const char *dir, char *err, size_t errlen) {
+    const compare_plan *p = &r->plan;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/references.csv", dir);
+    const char *hdr[] = {"split", "reference", "task",  "haystack", "length", "n",
+                         "hits",  "accuracy",  "ci_lo", "ci_hi",    "score",  "check"};
+    csv_out *w = csv_out_open(path, hdr, 12, err, errlen);
+    if (!w) return -1;
+    static const char *const names[N_REFS] = {"full", "all_swa"};
+    int bad = 0;
+    for (int split = 0; split < N_SPLITS; split++) {
+        int n_cells;
+        const compare_cell *cells = split_cells(p, split, &n_cells);
+        for (int j = 0; j < N_REFS; j++)
+            for (int c = -1; c < n_cells; c++) {
+                long h, n;
+                double sc, lo, hi;
+                compare_hits(r, split, c, compare_ref_index(r, j), &h, &n, &sc);
+                if (!n) continue;
+                stats_wilson95(h, n, &lo, &hi);
+                bad |= csv_out_rowf(
+                    w, "%s\x1f%s\x1f%s\x1f%s\x1f%d\x1f%ld\x1f%ld\x1f%.4f\x1f%.4f\x1f%.4f\x1f%.6f\x1f%s",
+                    split_name(split), names[j], c >= 0 ? probe_task_name(cells[c].task) : "all",
+                    c >= 0 ? haystack_kind_name(cells[c].haystack) : "all", c >= 0 ? cells[c].length : 0, n,
+                    h, (double)h / n, lo, hi, sc, ref_check(j, h, n));
+            }
+    }
+    if (bad) {
+        csv_out_abort(w);
+        snprintf(err, errlen, "%s: write failed", path);
+        return -1;
+    }
+    return csv_out_commit(w, err, errlen);
+}
+
 static int write_tests(const compare_result *r, const char *dir, char *err, size_t errlen) {
     const compare_plan *p = &r->plan;
     char path[4200];
@@ -300,6 +346,35 @@ static size_t split_table(const compare_result *r, int split, char *buf, size_t 
         }
         o = cat(buf, cap, o, "\n");
     }
+    /* the window check: the references on every cell */
+    const compare_cell *cells = split_cells(p, split, &n_cells);
+    o = cat(buf, cap, o,
+            "\nwindow check (%s, window %d): full model >= %.2f and all-SWA <= %.2f exact per cell\n\n"
+            "| cell | full | all-SWA | check |\n|---|---|---|---|\n",
+            split_name(split), p->cfg.window, CHECK_FULL_MIN, CHECK_SWA_MAX);
+    for (int c = -1; c < n_cells; c++) {
+        long hf, nf, hs, ns;
+        double sf, ss;
+        compare_hits(r, split, c, compare_ref_index(r, REF_FULL), &hf, &nf, &sf);
+        compare_hits(r, split, c, compare_ref_index(r, REF_SWA), &hs, &ns, &ss);
+        if (!nf || !ns) continue;
+        const char *cf = ref_check(REF_FULL, hf, nf), *cw = ref_check(REF_SWA, hs, ns);
+        char name[96];
+        if (c >= 0)
+            snprintf(name, sizeof name, "%s (%s) %d", probe_task_name(cells[c].task),
+                     haystack_kind_name(cells[c].haystack), cells[c].length);
+        else
+            snprintf(name, sizeof name, "all");
+        char check[64];
+        if (!strcmp(cf, "ok") && !strcmp(cw, "ok"))
+            snprintf(check, sizeof check, "ok");
+        else if (strcmp(cf, "ok") && strcmp(cw, "ok"))
+            snprintf(check, sizeof check, "%s, %s", cf, cw);
+        else
+            snprintf(check, sizeof check, "%s", strcmp(cf, "ok") ? cf : cw);
+        o = cat(buf, cap, o, "| %s | %.3f (%.3f) | %.3f (%.3f) | %s |\n", name, (double)hf / nf, sf,
+                (double)hs / ns, ss, check);
+    }
     return o;
 }
 
@@ -315,9 +390,10 @@ void compare_result_table(const compare_result *r, char *buf, size_t cap) {
 }
 
 int compare_write_reports(const compare_result *r, const char *dir, char *err, size_t errlen) {
-    if (write_results(r, dir, err, errlen) || write_tests(r, dir, err, errlen) ||
-        write_calibration(r, dir, err, errlen) || write_turnover(r, dir, err, errlen) ||
-        write_aprime(r, dir, err, errlen) || write_masks_jaccard(r, dir, err, errlen))
+    if (write_results(r, dir, err, errlen) || write_references(r, dir, err, errlen) ||
+        write_tests(r, dir, err, errlen) || write_calibration(r, dir, err, errlen) ||
+        write_turnover(r, dir, err, errlen) || write_aprime(r, dir, err, errlen) ||
+        write_masks_jaccard(r, dir, err, errlen))
         return -1;
     size_t cap = 1 << 16;
     char *buf = malloc(cap);

@@ -54,8 +54,8 @@ const char *haystack_kind_name(haystack_kind h) {
 }
 
 const char *probe_split_name(probe_split s) {
-    return s == PROBE_SPLIT_CALIBRATION ? "calibration"
-           : s == PROBE_SPLIT_HELDOUT   ? "heldout"
+    return s == PROBE_SPLIT_CALIBRATION  ? "calibration"
+           : s == PROBE_SPLIT_HELDOUT    ? "heldout"
            : s == PROBE_SPLIT_VALIDATION ? "validation"
                                          : "unknown";
 }

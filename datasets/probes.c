@@ -318,14 +318,14 @@ int probe_set_generate(probe_set *set, const tokenizer *tok, const probe_config 
         snprintf(err, errlen, "probes: out of memory for %d samples", cfg->n_samples);
         return -1;
     }
-    const double *grid = cfg->depths                         ? cfg->depths
-                         : split == PROBE_SPLIT_CALIBRATION  ? probe_calib_depths
-                         : split == PROBE_SPLIT_VALIDATION ? probe_valid_depths
-                                                             : probe_heldout_depths;
-    int n_grid = cfg->depths                         ? cfg->n_depths
-                 : split == PROBE_SPLIT_CALIBRATION  ? probe_n_calib_depths
-                 : split == PROBE_SPLIT_VALIDATION ? probe_n_valid_depths
-                                                     : probe_n_heldout_depths;
+    const double *grid = cfg->depths                        ? cfg->depths
+                         : split == PROBE_SPLIT_CALIBRATION ? probe_calib_depths
+                         : split == PROBE_SPLIT_VALIDATION  ? probe_valid_depths
+                                                            : probe_heldout_depths;
+    int n_grid = cfg->depths                        ? cfg->n_depths
+                 : split == PROBE_SPLIT_CALIBRATION ? probe_n_calib_depths
+                 : split == PROBE_SPLIT_VALIDATION  ? probe_n_valid_depths
+                                                    : probe_n_heldout_depths;
     set->cfg.depths = NULL; /* the caller's array need not outlive the set */
     set->cfg.n_depths = 0;
     uint64_t s = split_seed(seed, split, cfg->task);
@@ -390,10 +390,12 @@ int probe_calib_generate_mix(calib_set **out, const tokenizer *tok, const probe_
     }
     for (int i = 0; i < n_cfgs; i++) {
         if (cfgs[i].depths) {
-            snprintf(err, errlen, "probes: the calibration split uses its own depth grid (depths must be NULL)");
+            snprintf(err, errlen,
+                     "probes: the calibration split uses its own depth grid (depths must be NULL)");
             goto done;
         }
-        if (probe_set_generate(&parts[i], tok, &cfgs[i], PROBE_SPLIT_CALIBRATION, seed, err, errlen)) goto done;
+        if (probe_set_generate(&parts[i], tok, &cfgs[i], PROBE_SPLIT_CALIBRATION, seed, err, errlen))
+            goto done;
         total += parts[i].n;
     }
     cs->set = parts[0]; /* its config and split describe the set; the samples are all the parts' */

@@ -383,7 +383,8 @@ static void decode_chunk(const float *q, const float *k, const float *v, int s0,
                 }
             }
             for (int hh = 0; hh < nh; hh++)
-                for (int x = 0; x < nvec; x++) vstore(part + (size_t)(h0 + hh) * (hd + 2) + 2 + x * ATTN_VL, acc[hh][x]);
+                for (int x = 0; x < nvec; x++)
+                    vstore(part + (size_t)(h0 + hh) * (hd + 2) + 2 + x * ATTN_VL, acc[hh][x]);
         } else { /* a head_dim that is not a whole number of vectors */
             for (int hh = 0; hh < nh; hh++) {
                 float *acc = part + (size_t)(h0 + hh) * (hd + 2) + 2;
@@ -469,11 +470,13 @@ void attn_decode_hybrid(const float *q, float *out, int n_head, int n_head_kv, i
     const int n_items = attn_decode_plan(spans, n_head_kv, first);
     int n_slots = 0;
     for (int g = 0; g < n_head_kv; g++)
-        for (int r = 0; r < 2; r++) n_slots += spans[g].hi[r] > spans[g].lo[r] ? spans[g].hi[r] - spans[g].lo[r] : 0;
+        for (int r = 0; r < 2; r++)
+            n_slots += spans[g].hi[r] > spans[g].lo[r] ? spans[g].hi[r] - spans[g].lo[r] : 0;
     part = malloc(sizeof(float) * psz * (size_t)(n_items > 0 ? n_items : 1));
     if (!part) goto fail;
 #pragma omp parallel for schedule(dynamic, 1) if (n_slots >= 4 * DCH)
-    for (int it = 0; it < n_items; it++) attn_decode_item(q, n_head, n_head_kv, head_dim, spans, first, it, part);
+    for (int it = 0; it < n_items; it++)
+        attn_decode_item(q, n_head, n_head_kv, head_dim, spans, first, it, part);
     for (int g = 0; g < n_head_kv; g++) attn_decode_merge(g, n_head, n_head_kv, head_dim, first, part, out);
     free(part);
     free(first);

@@ -72,9 +72,9 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
         if (!st->head_drop || !st->head_fisher) goto oom;
         for (size_t i = 0; i < L * (size_t)n_head_kv; i++) st->head_drop[i] = st->head_fisher[i] = NAN;
     }
-    if (!st->sw_units || !st->sw_sol || !st->opt_layers || !st->opt_sol || !st->probed || !st->stage1_bits || !st->s_best || !st->delta ||
-        !st->weight || !st->n_swa || !st->bucket || !st->group_start || !st->group_layers ||
-        !st->group_bucket || !st->importance)
+    if (!st->sw_units || !st->sw_sol || !st->opt_layers || !st->opt_sol || !st->probed || !st->stage1_bits ||
+        !st->s_best || !st->delta || !st->weight || !st->n_swa || !st->bucket || !st->group_start ||
+        !st->group_layers || !st->group_bucket || !st->importance)
         goto oom;
     for (size_t l = 0; l < L; l++) {
         st->s_best[l] = st->delta[l] = st->weight[l] = NAN;

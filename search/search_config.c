@@ -89,12 +89,24 @@ int search_variant_apply(search_config *cfg, const char *name, char *err, size_t
         }
         search_config_paper_options(cfg);
         switch (k) {
-        case 2: cfg->stage1_independent = 1; break;
-        case 3: cfg->delta_marginal = 1; break;
-        case 4: cfg->stage2_ranks = 1; break;
-        case 5: cfg->stage1_singles = 1; break;
-        case 6: cfg->stage1_singles = 1, cfg->stage3_scope = 1; break;
-        case 7: cfg->stage1_singles = 1, search_config_refine_share(cfg); break;
+        case 2:
+            cfg->stage1_independent = 1;
+            break;
+        case 3:
+            cfg->delta_marginal = 1;
+            break;
+        case 4:
+            cfg->stage2_ranks = 1;
+            break;
+        case 5:
+            cfg->stage1_singles = 1;
+            break;
+        case 6:
+            cfg->stage1_singles = 1, cfg->stage3_scope = 1;
+            break;
+        case 7:
+            cfg->stage1_singles = 1, search_config_refine_share(cfg);
+            break;
         }
         return 0;
     }

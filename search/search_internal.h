@@ -86,10 +86,10 @@ struct search_state {
 
     /* guided swap sub-search (stage 3 with head scores, refinement) */
     swap_search *sw;
-    int sw_n;          /* units of the sub-search */
-    int *sw_units;     /* [L*H] unit index l*H + h of each sub-search unit */
-    uint8_t *sw_sol;   /* [L*H] */
-    int refine_inits;  /* refinement: start candidates still to score (0..2) */
+    int sw_n;         /* units of the sub-search */
+    int *sw_units;    /* [L*H] unit index l*H + h of each sub-search unit */
+    uint8_t *sw_sol;  /* [L*H] */
+    int refine_inits; /* refinement: start candidates still to score (0..2) */
 
     /* baselines */
     double *importance; /* [L*H] head-level, or [L] layer-level (NLL) */

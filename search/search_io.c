@@ -41,8 +41,8 @@ int search_save(const search_state *st, const char *path, char *err, size_t errl
             search_method_name(c->method), c->ratio, c->preset[0] ? c->preset : "-", c->window, c->sinks,
             c->seed, c->stage1_budget_per_layer, c->stage3_budget_per_group, c->restarts, c->n_buckets,
             c->delta_marginal, c->stage1_k_spec, c->stage2_ranks, c->stage1_independent, c->stage1_singles,
-            c->stage3_scope, c->refine_budget, c->calib_samples,
-            c->calib_tokens, c->calib_mix, st->L, st->H, st->n_log);
+            c->stage3_scope, c->refine_budget, c->calib_samples, c->calib_tokens, c->calib_mix, st->L, st->H,
+            st->n_log);
     for (long i = 0; i < st->n_log; i++) {
         const search_log_entry *e = &st->log[i];
         fprintf(f, "eval %016" PRIx64 " %.17g %.17g %.17g %.17g %d", e->hash, e->score, e->accuracy, e->nll,

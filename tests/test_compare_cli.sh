@@ -9,7 +9,9 @@
 #  3. results.csv: the columns of docs/search.md; accuracy = hits/n; ci_lo <= accuracy <= ci_hi;
 #     held-out rows for every (method, ratio, task, length) and "all"; validation rows for BOSCH only;
 #  4. tests.csv: one McNemar row per ratio and split with bosch against a baseline, p in [0, 1];
-#  5. another plan in the same folder is refused (nothing mixed in).
+#  5. references.csv (all full and all SWA on every cell, the window check) equals `bosch eval`
+#     on the same held-out samples, and its check column follows the 0.9 / 0.1 thresholds;
+#  6. another plan in the same folder is refused (nothing mixed in).
 # Env: BOSCH_BIN, BOSCH_MODEL (skips with 77 without the model).
 set -u
 BIN=${BOSCH_BIN:-build/bosch}
@@ -39,7 +41,7 @@ n1=$(($(wc -l <"$D/cache.tsv") - 1))
 rc=$?
 grep -q "cache $D/cache.tsv: $n1 calibration evaluations" "$WORK/e2" && [[ $rc -eq 0 ]] &&
   ok "resumed from $n1 cached evaluations and finished" || bad "resume: exit $rc: $(tail -2 "$WORK/e2")"
-for f in results.csv tests.csv calibration.csv turnover.csv aprime.csv table.md mask_bosch_0.500.csv; do
+for f in results.csv references.csv tests.csv calibration.csv turnover.csv aprime.csv table.md mask_bosch_0.500.csv; do
   [[ -s "$D/$f" ]] || bad "missing $f"
 done
 mkdir -p "$WORK/first" && cp "$D"/results.csv "$D"/tests.csv "$D"/calibration.csv "$WORK/first/"
@@ -61,6 +63,33 @@ awk -F, 'NR > 1 {
   && ok "results.csv rows: hits/n, Wilson bounds, 6 cells + all per method and ratio" || bad "results.csv rows"
 rows=$(awk -F, 'NR > 1 && $3 == "bosch" && $4 != "" && $10 >= 0 && $10 <= 1' "$D/tests.csv" | wc -l)
 [[ $rows -eq 2 ]] && ok "tests.csv: $rows held-out McNemar rows" || bad "tests.csv rows: $rows"
+
+# references.csv: the window check's full and all-SWA rows, against `bosch eval` on the same
+# held-out samples (another code path: the eval command's own evaluator, no cache, no reuse)
+[[ $(head -1 "$D/references.csv") == "split,reference,task,haystack,length,n,hits,accuracy,ci_lo,ci_hi,score,check" ]] &&
+  ok "references.csv header" || bad "references.csv header: $(head -1 "$D/references.csv")"
+: >"$WORK/ev_all.csv"
+for ref in "" --all-swa; do
+  # shellcheck disable=SC2086
+  "$BIN" eval "$MODEL" $ref --tasks niah_single,passkey --haystack noise --lengths 192,256 --samples 2 \
+    --window 16 --sinks 0 --device cpu --quiet --out "$WORK/ev1.csv" >/dev/null 2>&1
+  # shellcheck disable=SC2086
+  "$BIN" eval "$MODEL" $ref --tasks niah_multikey --haystack text --lengths 192,256 --samples 2 \
+    --window 16 --sinks 0 --device cpu --quiet --out "$WORK/ev2.csv" >/dev/null 2>&1
+  tail -n +2 "$WORK/ev1.csv" >>"$WORK/ev_all.csv"
+  tail -n +2 "$WORK/ev2.csv" >>"$WORK/ev_all.csv"
+done
+awk -F, 'NR == FNR { acc[$1 "," $3 "," $4] = $5; sc[$1 "," $3 "," $4] = $6; next }
+  FNR > 1 && $1 == "heldout" && $3 != "all" {
+    k = $2 "," $3 "," $5; seen++
+    if (!(k in acc)) { print "no eval row for " k; bad++; next }
+    if ((acc[k] - $8)^2 > 1e-8 || (sc[k] - $11)^2 > 1e-8) { print "differs: " k " eval " acc[k] " " sc[k] " compare " $8 " " $11; bad++ }
+    if ($2 == "full" && ($12 == "ok") != ($8 >= 0.9)) { print "check " $0; bad++ }
+    if ($2 == "all_swa" && ($12 == "ok") != ($8 <= 0.1)) { print "check " $0; bad++ }
+  } END { if (seen != 12) { print "rows: " seen; bad++ } exit bad > 0 }' "$WORK/ev_all.csv" "$D/references.csv" &&
+  ok "references.csv: full and all-SWA per held-out cell = bosch eval's, checks right" || bad "references.csv"
+grep -q "^window check (heldout, window 16)" "$D/table.md" && ok "table.md has the window check" ||
+  bad "table.md: no window check"
 
 "$BIN" compare "$MODEL" --preset ci --samples 2 --out "$D" >"$WORK/o4" 2>"$WORK/e4"
 rc=$?

@@ -235,10 +235,13 @@ static void check_disjoint(const probe_set *x, const probe_set *y, int task) {
 static void test_splits_disjoint(void **state) {
     const fixture *f = *state;
     for (int i = 0; i < probe_n_calib_depths; i++)
-        for (int j = 0; j < probe_n_heldout_depths; j++) assert_true(probe_calib_depths[i] != probe_heldout_depths[j]);
+        for (int j = 0; j < probe_n_heldout_depths; j++)
+            assert_true(probe_calib_depths[i] != probe_heldout_depths[j]);
     for (int i = 0; i < probe_n_valid_depths; i++) {
-        for (int j = 0; j < probe_n_heldout_depths; j++) assert_true(probe_valid_depths[i] != probe_heldout_depths[j]);
-        for (int j = 0; j < probe_n_calib_depths; j++) assert_true(probe_valid_depths[i] != probe_calib_depths[j]);
+        for (int j = 0; j < probe_n_heldout_depths; j++)
+            assert_true(probe_valid_depths[i] != probe_heldout_depths[j]);
+        for (int j = 0; j < probe_n_calib_depths; j++)
+            assert_true(probe_valid_depths[i] != probe_calib_depths[j]);
     }
     for (int task = 0; task < PROBE_TASK_COUNT; task++) {
         probe_set cal, held, val;
@@ -269,24 +272,27 @@ static void test_calib_mix(void **state) {
     for (int t = 0; t < 3; t++) c[t].length_tokens = 256, c[t].n_samples = n[t];
     char err[512] = "";
     calib_set *cs = NULL;
-    assert_int_equal(probe_calib_generate_mix(&cs, f->tok, c, 3, PROBE_DEFAULT_CALIB_SEED, err, sizeof err), 0);
+    assert_int_equal(probe_calib_generate_mix(&cs, f->tok, c, 3, PROBE_DEFAULT_CALIB_SEED, err, sizeof err),
+                     0);
     assert_int_equal(calib_set_split(cs), PROBE_SPLIT_CALIBRATION);
     assert_int_equal(calib_set_n(cs), 5);
     int k = 0;
     for (int t = 0; t < 3; t++) {
         probe_set one;
-        assert_int_equal(probe_set_generate(&one, f->tok, &c[t], PROBE_SPLIT_CALIBRATION, PROBE_DEFAULT_CALIB_SEED,
-                                            err, sizeof err),
+        assert_int_equal(probe_set_generate(&one, f->tok, &c[t], PROBE_SPLIT_CALIBRATION,
+                                            PROBE_DEFAULT_CALIB_SEED, err, sizeof err),
                          0);
         for (int i = 0; i < one.n; i++, k++) {
             assert_int_equal(calib_set_sample(cs, k)->n_tokens, 256);
-            assert_memory_equal(calib_set_sample(cs, k)->tokens, one.samples[i].tokens, 256 * sizeof(int32_t));
+            assert_memory_equal(calib_set_sample(cs, k)->tokens, one.samples[i].tokens,
+                                256 * sizeof(int32_t));
         }
         probe_set_free(&one);
     }
     calib_set_free(cs);
     c[1].depths = probe_calib_depths, c[1].n_depths = 1;
-    assert_int_equal(probe_calib_generate_mix(&cs, f->tok, c, 3, PROBE_DEFAULT_CALIB_SEED, err, sizeof err), -1);
+    assert_int_equal(probe_calib_generate_mix(&cs, f->tok, c, 3, PROBE_DEFAULT_CALIB_SEED, err, sizeof err),
+                     -1);
     assert_null(cs);
 }
 
@@ -412,10 +418,14 @@ int main(void) {
     }
     fclose(fp);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rng_matches_python),     cmocka_unit_test(test_names),
-        cmocka_unit_test(test_same_seed_same_samples), cmocka_unit_test(test_samples_well_formed),
-        cmocka_unit_test(test_plain_prompt),           cmocka_unit_test(test_splits_disjoint),
-        cmocka_unit_test(test_calib_set_guard),        cmocka_unit_test(test_bad_configs),
+        cmocka_unit_test(test_rng_matches_python),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_same_seed_same_samples),
+        cmocka_unit_test(test_samples_well_formed),
+        cmocka_unit_test(test_plain_prompt),
+        cmocka_unit_test(test_splits_disjoint),
+        cmocka_unit_test(test_calib_set_guard),
+        cmocka_unit_test(test_bad_configs),
         cmocka_unit_test(test_calib_mix),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

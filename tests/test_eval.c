@@ -424,7 +424,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: test_eval [fp32|bf16]\n");
         return 2;
     }
-    if (g_opts.precision == PRECISION_BF16) g_nll_tol = NLL_TOL_BF16, g_nll_rel = NLL_REL_BF16, g_gap = GAP_BF16;
+    if (g_opts.precision == PRECISION_BF16)
+        g_nll_tol = NLL_TOL_BF16, g_nll_rel = NLL_REL_BF16, g_gap = GAP_BF16;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_numpy),    cmocka_unit_test(test_prefix_reuse_bitwise),
         cmocka_unit_test(test_bad_samples),      cmocka_unit_test(test_create_on_null_is_cpu),

@@ -455,7 +455,8 @@ static void test_heads_separable(void **state) {
             /* the head scores are the single-head drops 1 - exp(-a) */
             const double *hs = search_head_scores(st);
             assert_non_null(hs);
-            for (int u = 0; u < L * H; u++) assert_true(fabs(hs[u] - (1.0 - exp(-s.a[u / H][u % H]))) < 1e-12);
+            for (int u = 0; u < L * H; u++)
+                assert_true(fabs(hs[u] - (1.0 - exp(-s.a[u / H][u % H]))) < 1e-12);
             assert_true(search_n_evals(st) <= search_eval_budget(st));
             search_free(st);
         }
@@ -514,7 +515,8 @@ static void test_heads_resume(void **state) {
         synth_init(&s1, &o1);
         search_state *st;
         assert_int_equal(search_create(&st, &cfg, L, H, &o1, NULL, NULL, NULL, err, sizeof err), 0);
-        for (int i = 0; i < cuts[c] && !search_is_done(st); i++) assert_true(search_step(st, err, sizeof err) >= 0);
+        for (int i = 0; i < cuts[c] && !search_is_done(st); i++)
+            assert_true(search_step(st, err, sizeof err) >= 0);
         assert_int_equal(search_save(st, path, err, sizeof err), 0);
         search_free(st);
         synth s2;
@@ -534,10 +536,10 @@ static void test_heads_resume(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_event_order_and_optimum),  cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_save_resume_same_result),  cmocka_unit_test(test_resume_mismatch),
-        cmocka_unit_test(test_resume_changed_objective), cmocka_unit_test(test_stage1_k_cap),
-        cmocka_unit_test(test_stage1_independent),       cmocka_unit_test(test_heads_separable),
+        cmocka_unit_test(test_event_order_and_optimum),    cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_save_resume_same_result),    cmocka_unit_test(test_resume_mismatch),
+        cmocka_unit_test(test_resume_changed_objective),   cmocka_unit_test(test_stage1_k_cap),
+        cmocka_unit_test(test_stage1_independent),         cmocka_unit_test(test_heads_separable),
         cmocka_unit_test(test_heads_refinement_beats_cut), cmocka_unit_test(test_heads_resume),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

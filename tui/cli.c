@@ -223,10 +223,13 @@ int cli_parse_precision(const char *cmd, const char *v, engine_precision *out) {
 }
 
 int cli_parse_decode(const char *cmd, const char *v, model_opts *opts) {
-    if (v && !strcmp(v, "blocks")) opts->decode_fp32 = 0;
-    else if (v && !strcmp(v, "gemm")) opts->decode_fp32 = 1;
+    if (v && !strcmp(v, "blocks"))
+        opts->decode_fp32 = 0;
+    else if (v && !strcmp(v, "gemm"))
+        opts->decode_fp32 = 1;
     else {
-        fprintf(stderr, "bosch %s: --decode-weights: bad value '%s' (need blocks or gemm)\n", cmd, v ? v : "");
+        fprintf(stderr, "bosch %s: --decode-weights: bad value '%s' (need blocks or gemm)\n", cmd,
+                v ? v : "");
         return -1;
     }
     return 0;

@@ -51,12 +51,12 @@ int cli_parse_precision(const char *cmd, const char *v, engine_precision *out);
 int cli_parse_decode(const char *cmd, const char *v, model_opts *opts);
 
 /* The help lines of --precision and --decode-weights, for the commands' usage texts. */
-#define CLI_PRECISION_HELP                                                                                 \
+#define CLI_PRECISION_HELP                                                                                   \
     "  --precision P    GEMM precision on the CPU: fp32 (the reference), bf16 (GEMM inputs rounded\n"        \
     "                   to bf16, fp32 accumulation) or auto (default: bf16 where the CPU has bf16\n"         \
     "                   hardware, else fp32)\n"
-#define CLI_DECODE_HELP                                                                                    \
-    "  --decode-weights D  blocks (default: decode reads the file's quantized weights with 8-bit\n"         \
+#define CLI_DECODE_HELP                                                                                      \
+    "  --decode-weights D  blocks (default: decode reads the file's quantized weights with 8-bit\n"          \
     "                   activations) or gemm (decode through the GEMM weights, as prefill)\n"
 
 /* model_load_opts, printing "bosch CMD: <message>" on failure. 0 or -1. */

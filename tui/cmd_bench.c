@@ -393,11 +393,15 @@ static double bench_gemm_ceiling(const model *m, int T, int reps, csv_out *csv, 
         const char *name;
         const gemm_weight *w;
         int M, times;
-    } shapes[4] = {{"qkv", L->g_qkv, T, 1}, {"o", L->g_o, T, 1}, {"gate_up", L->g_gate_up, chunk, n_chunks},
+    } shapes[4] = {{"qkv", L->g_qkv, T, 1},
+                   {"o", L->g_o, T, 1},
+                   {"gate_up", L->g_gate_up, chunk, n_chunks},
                    {"down", L->g_down, chunk, n_chunks}};
     int maxk = hp->n_ff > hp->n_embd ? hp->n_ff : hp->n_embd;
     int maxn = 2 * hp->n_ff > hp->n_embd * 2 ? 2 * hp->n_ff : hp->n_embd * 2;
-    maxn = maxn > (hp->n_head + 2 * hp->n_head_kv) * hp->head_dim ? maxn : (hp->n_head + 2 * hp->n_head_kv) * hp->head_dim;
+    maxn = maxn > (hp->n_head + 2 * hp->n_head_kv) * hp->head_dim
+               ? maxn
+               : (hp->n_head + 2 * hp->n_head_kv) * hp->head_dim;
     float *X = malloc(sizeof(float) * (size_t)T * maxk), *Y = malloc(sizeof(float) * (size_t)T * maxn);
     gemm_scratch *gs = gemm_scratch_create(m->gemm);
     double total = 0.0;
@@ -419,7 +423,8 @@ static double bench_gemm_ceiling(const model *m, int T, int reps, csv_out *csv, 
     }
     total *= hp->n_layer;
     printf(" ceiling %.1f tok/s\n", T / total);
-    csv_fields f = {.measure = "gemm_ceiling", .length = T, .pf = T / total, .secs = total, .device = DEVICE_CPU};
+    csv_fields f = {
+        .measure = "gemm_ceiling", .length = T, .pf = T / total, .secs = total, .device = DEVICE_CPU};
     if (csv_row(csv, o, &f)) total = 0.0;
 out:
     if (err[0]) fprintf(stderr, "bosch bench: GEMM ceiling: %s\n", err);
@@ -493,12 +498,14 @@ static int bench_table(const model *m, const bench_opts *o, device_gpu *gpu, csv
         printf("GEMMs: ");
         char gd[160];
         gemm_describe(gd, sizeof gd);
-        printf("%s; decode %s\n", gd, m->decode_blocks ? "from the file's blocks" : "through the GEMM weights");
-        for (int li = 0; li < o->n_lengths; li++) ceiling[li] = bench_gemm_ceiling(m, o->lengths[li], o->reps, csv, o);
+        printf("%s; decode %s\n", gd,
+               m->decode_blocks ? "from the file's blocks" : "through the GEMM weights");
+        for (int li = 0; li < o->n_lengths; li++)
+            ceiling[li] = bench_gemm_ceiling(m, o->lengths[li], o->reps, csv, o);
     }
     printf("%7s %5s %6s %5s %14s %10s %10s %14s %9s %8s %13s %9s %10s\n", "length", "batch", "ratio", "n_swa",
-           "kv_bytes", "prefill_s", "cpu_s", "prefill_tok/s", "vs_full", "of_ceil", "decode_tok/s", "dec_vs_0",
-           "gpu_peak_MiB");
+           "kv_bytes", "prefill_s", "cpu_s", "prefill_tok/s", "vs_full", "of_ceil", "decode_tok/s",
+           "dec_vs_0", "gpu_peak_MiB");
     for (int li = 0; li < o->n_lengths && !status; li++) {
         for (int bi = 0; bi < o->n_batches && !status; bi++) {
             double full_pf = 0.0, full_dc = 0.0;
@@ -523,7 +530,8 @@ static int bench_table(const model *m, const bench_opts *o, device_gpu *gpu, csv
                 double dc = o->n_decode > 0 ? (double)B * o->n_decode / row.decode_s : 0.0;
                 if (mask_count_swa(&mask) == 0) full_pf = row.prefill_s, full_dc = dc;
                 char vs[16] = "-", dvs[16] = "-", pfs[24] = "-", pft[24] = "-", peak[24] = "-", oc[16] = "-";
-                if (ceiling[li] > 0.0 && pf > 0.0) snprintf(oc, sizeof oc, "%.0f%%", 100.0 * pf / ceiling[li]);
+                if (ceiling[li] > 0.0 && pf > 0.0)
+                    snprintf(oc, sizeof oc, "%.0f%%", 100.0 * pf / ceiling[li]);
                 if (full_pf > 0.0 && pf > 0.0) snprintf(vs, sizeof vs, "%.2fx", full_pf / row.prefill_s);
                 if (full_dc > 0.0) snprintf(dvs, sizeof dvs, "%.2fx", dc / full_dc);
                 if (pf > 0.0)

@@ -99,8 +99,8 @@ static int parse_one(const char *a, const char *v, eval_opts *o, int *used) {
         if (!strcmp(a, "--quiet")) o->quiet = 1;
         return 0;
     }
-    static const char *const known[] = {"--mask",     "--out",   "--method", "--device",  "--samples",
-                                        "--window",   "--sinks", "--keys",   "--lengths", "--tasks",
+    static const char *const known[] = {"--mask",     "--out",   "--method", "--device",   "--samples",
+                                        "--window",   "--sinks", "--keys",   "--lengths",  "--tasks",
                                         "--haystack", "--split", "--seed",   "--precision"};
     int is_known = 0;
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(a, known[k]);

@@ -240,8 +240,8 @@ int cmd_generate(int argc, char **argv) {
             "bosch generate: %s, %zu prompt tokens, %d SWA KV heads of %d (window %d, sinks %d), "
             "KV cache %.1f MiB, on %s%s%s%s\n",
             m->name, n_prompt, mask_count_swa(&mask), mask.n_layer * mask.n_head_kv, mask.window, mask.sinks,
-            kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, device_name(dev),
-            gpu ? "" : " (", gpu ? "" : gemm_precision_name(m->precision),
+            kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, device_name(dev), gpu ? "" : " (",
+            gpu ? "" : gemm_precision_name(m->precision),
             gpu ? "" : (m->decode_blocks ? " GEMMs, decode from the file's blocks)" : " GEMMs and decode)"));
     double t0 = now_s();
     int last = (int)n_prompt - 1;

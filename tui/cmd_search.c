@@ -182,7 +182,8 @@ int cmd_search(int argc, char **argv) {
     int have_window = 0, have_sinks = 0, have_b1 = 0, have_b3 = 0, have_restarts = 0, have_buckets = 0,
         have_samples = 0, have_length = 0;
     unsigned long long seed = 1;
-    int have_seed = 0, delta_marginal = -1, k_spec = -1, ranks = -1, indep = -1, calib_mix = -1; /* -1: not given */
+    int have_seed = 0, delta_marginal = -1, k_spec = -1, ranks = -1, indep = -1,
+        calib_mix = -1;         /* -1: not given */
     const char *shaping = NULL; /* first search-shaping option given (rejected with --resume) */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -206,8 +207,8 @@ int cmd_search(int argc, char **argv) {
         i++;
         char *end = NULL;
         int bad = 0;
-        if (strcmp(a, "--out") && strcmp(a, "--resume") && strcmp(a, "--device") && strcmp(a, "--precision") &&
-            !shaping)
+        if (strcmp(a, "--out") && strcmp(a, "--resume") && strcmp(a, "--device") &&
+            strcmp(a, "--precision") && !shaping)
             shaping = a;
         if (!strcmp(a, "--ratio"))
             ratio = strtod(v, &end);
@@ -397,7 +398,8 @@ int cmd_search(int argc, char **argv) {
                 snprintf(err + len, sizeof err - len,
                          "; or another device or precision: this run evaluates on %s (--device) in %s "
                          "(--precision), was the state saved with others?",
-                         device_name(device), device == DEVICE_CPU ? gemm_precision_name(m->precision) : "bf16");
+                         device_name(device),
+                         device == DEVICE_CPU ? gemm_precision_name(m->precision) : "bf16");
             }
             goto fail;
         }

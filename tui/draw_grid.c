@@ -44,9 +44,10 @@ void draw_grid(ui_state *u) {
     int n = 0;
     /* the grid panel is narrow: a shown comparison goes first so that truncation cuts the cursor
        summary, not the count of differing heads */
-    if (u->have_cmp) n = snprintf(title, sizeof title, "vs %s: %d differ | ", u->cmp_name, ui_compare_n_diff(u));
-    n += snprintf(title + n, sizeof title - (size_t)n, "L%d kv%d (q%d-%d) %s", u->cur_layer, u->cur_head, q0, q1,
-                  what);
+    if (u->have_cmp)
+        n = snprintf(title, sizeof title, "vs %s: %d differ | ", u->cmp_name, ui_compare_n_diff(u));
+    n += snprintf(title + n, sizeof title - (size_t)n, "L%d kv%d (q%d-%d) %s", u->cur_layer, u->cur_head, q0,
+                  q1, what);
     if (lay->visible_layers < L && n > 0)
         snprintf(title + n, sizeof title - (size_t)n, " %s %d-%d/%d",
                  u->follow && s->have_search ? "live" : "edit", u->top, u->top + lay->visible_layers - 1, L);

@@ -114,7 +114,7 @@ static void undo(ui_state *u) {
 static void default_path(ui_state *u, prompt_kind k) {
     static const char *const names[] = {"bosch-mask.csv", "bosch-trace.csv", "bosch-layers.csv",
                                         "bosch-mask.csv", "runs/compare"};
-    const char *p = k == PROMPT_LOAD_MASK && u->last_path[0] ? u->last_path
+    const char *p = k == PROMPT_LOAD_MASK && u->last_path[0]   ? u->last_path
                     : k == PROMPT_COMPARE_DIR && u->cmp_dir[0] ? u->cmp_dir
                                                                : names[k];
     snprintf(u->input, sizeof u->input, "%s", p);
