@@ -42,14 +42,21 @@ typedef struct {
 /* Open DIR/cache.tsv: load it when it exists (its fingerprint must equal `fingerprint`, else -1
  * naming the file), else create it with the fingerprint line. 0 or -1 with a message. */
 int cache_open(compare_cache *c, const char *dir, uint64_t fingerprint, char *err, size_t errlen);
+/* Close the append handle and free everything (the file stays). */
 void cache_close(compare_cache *c);
 
+/* The calibration evaluation of the mask with this hash, or NULL (callers count hits). The
+ * pointer lives until the next put or cache_close. */
 const cache_calib *cache_get_calib(const compare_cache *c, uint64_t hash);
 /* Remember and append a calibration evaluation. 0 or -1 (I/O or OOM, message). */
 int cache_put_calib(compare_cache *c, uint64_t hash, const search_eval *e, char *err, size_t errlen);
 
+/* The lookup key of (cell key, mask hash): FNV-1a of the cell key mixed with the mask hash; never 0. */
 uint64_t cache_cell_key(const char *cell, uint64_t mask_hash);
+/* A mask's per-sample scores on one cell, or NULL (pointer valid as above). */
 const cache_cell *cache_get_cell(const compare_cache *c, const char *cell, uint64_t mask_hash);
+/* Remember and append a mask's n per-sample results on a cell (exact[n] 0/1, p[n] answer
+ * probability). 0 or -1 (I/O or OOM, message naming the file). */
 int cache_put_cell(compare_cache *c, const char *cell, uint64_t mask_hash, int n, const uint8_t *exact,
                    const double *p, char *err, size_t errlen);
 

@@ -41,19 +41,19 @@ int compare_score_split(const compare_plan *p, int split, const model *m, const 
     for (int ci = 0; ci < n_cells && rc == 0; ci++) {
         char key[128];
         compare_cell_key(split, &cells[ci], key, sizeof key);
-        int todo = 0, active = 0;
+        int n_new = 0, active = 0;
         for (int k = 0; k < n; k++) {
             if (!masks[k]) continue; /* not scored on this split */
             active++;
             uint64_t h = mask_hash(masks[k]);
             int dup = 0; /* the same mask twice in the list: score it once */
-            for (int j = 0; j < todo && !dup; j++) dup = mask_hash(masks[order[j]]) == h;
-            if (!cache_get_cell(cache, key, h) && !dup) order[todo++] = k;
+            for (int j = 0; j < n_new && !dup; j++) dup = mask_hash(masks[order[j]]) == h;
+            if (!cache_get_cell(cache, key, h) && !dup) order[n_new++] = k;
         }
-        if (todo > 0) {
+        if (n_new > 0) {
             if (progress) {
                 char line[256];
-                snprintf(line, sizeof line, "%s: %d masks to score (%d cached)", key, todo, active - todo);
+                snprintf(line, sizeof line, "%s: %d masks to score (%d cached)", key, n_new, active - n_new);
                 progress(line, user);
             }
             probe_config pc = probe_config_default();
@@ -80,8 +80,8 @@ int compare_score_split(const compare_plan *p, int split, const model *m, const 
                 probe_set_eval_samples(&ps, es);
                 if (evaluator_create_on(&ev, m, be, es, ps.n, 1, err, errlen)) rc = -1;
             }
-            qsort_r(order, (size_t)todo, sizeof *order, cmp_rows, (void *)masks);
-            for (int j = 0; rc == 0 && j < todo; j++) {
+            qsort_r(order, (size_t)n_new, sizeof *order, cmp_rows, (void *)masks);
+            for (int j = 0; rc == 0 && j < n_new; j++) {
                 if (stop && *stop) {
                     rc = 1;
                     break;
