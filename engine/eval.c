@@ -289,6 +289,13 @@ static int check_mask(const evaluator *ev, const attn_mask *mask, char *err, siz
                  mask->window, mask->sinks);
         return -1;
     }
+    if (hp->n_ctx_train > 0 && mask->sinks > hp->n_ctx_train) {
+        snprintf(err, errlen,
+                 "eval: sinks %d is more than the model's context length %d (sink tokens are the first "
+                 "positions of the context)",
+                 mask->sinks, hp->n_ctx_train);
+        return -1;
+    }
     return 0;
 }
 

@@ -1,28 +1,81 @@
 /* pretokenize.c — regex-equivalent pre-tokenizer splits (see pretokenize.h for the regexes). */
 #include "pretokenize.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "unicode.h"
 
+/* tokenizer.ggml.pre values and the split each stands for: llama.cpp's names (src/llama-vocab.cpp,
+ * the tokenizer_pre -> LLAMA_VOCAB_PRE_TYPE_* mapping) of every pre-tokenizer type whose regex is
+ * one of ours, plus "gpt2" (the Hugging Face name) and "minerva" (accepted before llama.cpp
+ * settled on "minerva-7b"). */
+static const struct {
+    const char *name;
+    pretok_kind kind;
+} pretok_names[] = {
+    /* LLAMA_VOCAB_PRE_TYPE_GPT2 and the types that share its regex (MPT, OLMO, JAIS, TRILLION,
+     * GRANITE_DOCLING) */
+    {"gpt2", PRETOK_GPT2},
+    {"gpt-2", PRETOK_GPT2},
+    {"phi-2", PRETOK_GPT2},
+    {"jina-es", PRETOK_GPT2},
+    {"jina-de", PRETOK_GPT2},
+    {"jina-v1-en", PRETOK_GPT2},
+    {"jina-v2-es", PRETOK_GPT2},
+    {"jina-v2-de", PRETOK_GPT2},
+    {"jina-v2-code", PRETOK_GPT2},
+    {"roberta-bpe", PRETOK_GPT2},
+    {"gigachat", PRETOK_GPT2},
+    {"a.x-4.0", PRETOK_GPT2},
+    {"mellum", PRETOK_GPT2},
+    {"modern-bert", PRETOK_GPT2},
+    {"exaone4", PRETOK_GPT2},
+    {"mpt", PRETOK_GPT2},
+    {"olmo", PRETOK_GPT2},
+    {"jais", PRETOK_GPT2},
+    {"trillion", PRETOK_GPT2},
+    {"granite-docling", PRETOK_GPT2},
+    /* STARCODER, REFACT, COMMAND_R, SMOLLM, CODESHELL, EXAONE, MINERVA, MELLUM2: digits one by
+     * one, then the GPT-2 split */
+    {"smollm", PRETOK_SMOLLM},
+    {"starcoder", PRETOK_SMOLLM},
+    {"refact", PRETOK_SMOLLM},
+    {"command-r", PRETOK_SMOLLM},
+    {"codeshell", PRETOK_SMOLLM},
+    {"exaone", PRETOK_SMOLLM},
+    {"minerva", PRETOK_SMOLLM},
+    {"minerva-7b", PRETOK_SMOLLM},
+    {"mellum2", PRETOK_SMOLLM},
+    /* QWEN2 and the types sharing its regex (STABLELM2, HUNYUAN, SOLAR_OPEN) */
+    {"qwen2", PRETOK_QWEN2},
+    {"deepseek-r1-qwen", PRETOK_QWEN2},
+    {"kormo", PRETOK_QWEN2},
+    {"f2llmv2", PRETOK_QWEN2},
+    {"megrez", PRETOK_QWEN2},
+    {"stablelm2", PRETOK_QWEN2},
+    {"hunyuan", PRETOK_QWEN2},
+    {"solar-open", PRETOK_QWEN2},
+};
+
 int pretok_kind_from_name(const char *name, pretok_kind *out) {
-    static const char *const smollm_like[] = {"smollm",    "starcoder", "refact", "command-r",
-                                              "codeshell", "exaone",    "minerva"};
-    if (strcmp(name, "gpt2") == 0) {
-        *out = PRETOK_GPT2;
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof(smollm_like) / sizeof(smollm_like[0]); i++) {
-        if (strcmp(name, smollm_like[i]) == 0) {
-            *out = PRETOK_SMOLLM;
+    for (size_t i = 0; i < sizeof(pretok_names) / sizeof(pretok_names[0]); i++) {
+        if (strcmp(name, pretok_names[i].name) == 0) {
+            *out = pretok_names[i].kind;
             return 0;
         }
     }
-    if (strcmp(name, "qwen2") == 0 || strcmp(name, "deepseek-r1-qwen") == 0) {
-        *out = PRETOK_QWEN2;
-        return 0;
-    }
     return -1;
+}
+
+const char *pretok_known_names(void) {
+    static char buf[1024];
+    if (!buf[0]) {
+        size_t off = 0;
+        for (size_t i = 0; i < sizeof(pretok_names) / sizeof(pretok_names[0]) && off < sizeof buf; i++)
+            off += (size_t)snprintf(buf + off, sizeof buf - off, "%s%s", i ? ", " : "", pretok_names[i].name);
+    }
+    return buf;
 }
 
 #define IS_L(i) (flags[i] & UNICODE_LETTER)

@@ -22,10 +22,16 @@ typedef enum {
     PRETOK_QWEN2,
 } pretok_kind;
 
-/* Kind for a tokenizer.ggml.pre value: "gpt2"; "smollm" (and llama.cpp's names for the same
- * split: "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva"); "qwen2" (and
- * "deepseek-r1-qwen"). Returns 0, or -1 for an unknown name. */
+/* Kind for a tokenizer.ggml.pre value: every name llama.cpp (src/llama-vocab.cpp) maps to a
+ * pre-tokenizer type whose split is one of the three above, e.g. "gpt-2", "phi-2", "roberta-bpe",
+ * "jina-*", "gigachat", "mpt", "olmo" (GPT-2); "smollm", "starcoder", "refact", "command-r",
+ * "codeshell", "exaone", "minerva-7b" (smollm); "qwen2", "deepseek-r1-qwen", "stablelm2",
+ * "megrez" (qwen2); also "gpt2". Only the split is taken: flags llama.cpp sets beside some of
+ * them (add_sep for roberta-bpe / jina-v1-en / jina-v2-code, clean_spaces) act on special tokens
+ * and decoding, which this program leaves to its callers. Returns 0, or -1 for an unknown name. */
 int pretok_kind_from_name(const char *name, pretok_kind *out);
+/* The accepted names, comma-separated, for messages (a static string). */
+const char *pretok_known_names(void);
 
 /* Split cps[0..n) into consecutive pieces; flags[i] = unicode_cpt_flags(cps[i]). Writes the end
  * index (exclusive, in code points) of each piece into ends[] (capacity n) and returns the piece

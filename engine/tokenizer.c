@@ -126,6 +126,30 @@ static int byte_token_value(const char *s, size_t n) {
     return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
+/* Offset of the first byte of s[0..n) that is not valid UTF-8, or -1 when it all is. */
+static long first_invalid_utf8(const char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t k = unicode_utf8_decode(s + i, n - i, &cp);
+        if (cp >= UNICODE_INVALID_BASE) return (long)i;
+        i += k;
+    }
+    return -1;
+}
+
+/* Byte-level BPE text is UTF-8 (the GPT-2 byte mapping makes every byte a code point), so a token
+ * or merge that is not can never be produced by the encoder: refuse it naming the key and index.
+ * (llama.cpp loads such text unchecked and decodes it to "[UNK_BYTE_0x...]".) */
+static int check_utf8(const gguf_file *g, const char *key, uint64_t i, const char *s, size_t n, char *err,
+                      size_t errlen) {
+    long at = first_invalid_utf8(s, n);
+    if (at < 0) return 0;
+    set_err(err, errlen,
+            "tokenizer: %s: %s[%llu]: byte %ld (0x%02x) is not valid UTF-8 (byte-level BPE text is UTF-8)",
+            g->path, key, (unsigned long long)i, at, (unsigned)(unsigned char)s[at]);
+    return -1;
+}
+
 static int load_vocab(tokenizer *t, const gguf_file *g, char *err, size_t errlen) {
     gguf_str *tokens = NULL;
     int32_t *types = NULL;
@@ -137,7 +161,17 @@ static int load_vocab(tokenizer *t, const gguf_file *g, char *err, size_t errlen
         free(tokens);
         return -1;
     }
-    if (gguf_find_kv(g, "tokenizer.ggml.token_type")) {
+    const gguf_kv *tkv = gguf_find_kv(g, "tokenizer.ggml.token_type");
+    if (tkv) {
+        /* llama.cpp reads this key only as an array of i32 and refuses any other type */
+        if (tkv->type == GGUF_TYPE_ARRAY && tkv->arr_type != GGUF_TYPE_INT32) {
+            set_err(err, errlen,
+                    "tokenizer: %s: offset %llu: tokenizer.ggml.token_type is an array of %s; it must be an "
+                    "array of i32 (as llama.cpp reads it)",
+                    g->path, (unsigned long long)tkv->offset, gguf_type_name(tkv->arr_type));
+            free(tokens);
+            return -1;
+        }
         if (gguf_get_i32_array(g, "tokenizer.ggml.token_type", &types, &n_types, err, errlen) != 0) {
             free(tokens);
             return -1;
@@ -191,6 +225,11 @@ static int load_vocab(tokenizer *t, const gguf_file *g, char *err, size_t errlen
         t->type[i] = (uint8_t)ty;
         const char *s = tokens[i].ptr;
         size_t len = tokens[i].len;
+        if (check_utf8(g, "tokenizer.ggml.tokens", i, s, len, err, errlen)) {
+            free(tokens);
+            free(types);
+            return -1;
+        }
         memcpy(t->text + off, s, len);
         t->text[off + len] = 0;
         t->text_off[i] = off, t->text_len[i] = (uint32_t)len;
@@ -241,6 +280,11 @@ static int load_merges(tokenizer *t, const gguf_file *g, char *err, size_t errle
     for (uint64_t i = 0; i < n; i++) {
         const char *s = merges[i].ptr;
         size_t len = merges[i].len;
+        if (check_utf8(g, "tokenizer.ggml.merges", i, s, len, err, errlen)) {
+            free(merges);
+            free(buf);
+            return -1;
+        }
         const char *sp = len > 1 ? memchr(s + 1, ' ', len - 1) : NULL;
         if (!sp) {
             set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.merges[%llu] = '%.*s' is not 'a b'", g->path,
@@ -361,10 +405,8 @@ int tokenizer_load_pre(tokenizer **out, const gguf_file *g, const char *pre, cha
         pre = pre_file;
     }
     if (pretok_kind_from_name(pre, &t->pre) != 0) {
-        set_err(err, errlen,
-                "tokenizer: %s: tokenizer.ggml.pre is '%s'; known: gpt2, smollm (starcoder, refact, "
-                "command-r, codeshell, exaone, minerva), qwen2 (deepseek-r1-qwen)",
-                g->path, pre);
+        set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.pre is '%s'; known: %s", g->path, pre,
+                pretok_known_names());
         goto done;
     }
     snprintf(t->pre_name, sizeof(t->pre_name), "%s", pre);

@@ -320,19 +320,34 @@ static void free_pending(read_state *st) {
     st->n_row = 0;
 }
 
-static int read_whole_file(const char *path, char **out, size_t *n_out, char *err, size_t errlen) {
+/* Read the whole file, refusing one over max_bytes before reading it all (a regular file's size
+ * is known up front; a pipe is read up to max_bytes + 1). */
+static int read_whole_file(const char *path, size_t max_bytes, const char *why, char **out, size_t *n_out,
+                           char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "%s: is a directory, not a CSV file", path);
+        fclose(f);
+        return -1;
+    }
+    if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > max_bytes) {
+        snprintf(err, errlen, "%s: %lld bytes, more than the %zu a CSV file of this kind can have (%s)", path,
+                 (long long)sb.st_size, max_bytes, why);
+        fclose(f);
         return -1;
     }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     while (buf) {
         if (n == cap) {
-            if (cap >= CSV_MAX_FILE_BYTES) {
-                snprintf(err, errlen, "%s: larger than %zu bytes; not a CSV file this program wrote", path,
-                         CSV_MAX_FILE_BYTES);
+            if (n > max_bytes) {
+                snprintf(err, errlen, "%s: more than the %zu bytes a CSV file of this kind can have (%s)",
+                         path, max_bytes, why);
                 free(buf);
                 fclose(f);
                 return -1;
@@ -358,16 +373,30 @@ static int read_whole_file(const char *path, char **out, size_t *n_out, char *er
         return -1;
     }
     fclose(f);
+    if (n > max_bytes) {
+        snprintf(err, errlen, "%s: more than the %zu bytes a CSV file of this kind can have (%s)", path,
+                 max_bytes, why);
+        free(buf);
+        return -1;
+    }
     *out = buf;
     *n_out = n;
     return 0;
 }
 
-int csv_read(const char *path, csv_table *t, char *err, size_t errlen) {
+static const char *limits_why(const csv_limits *lim) {
+    return lim && lim->why ? lim->why : "not a CSV file this program wrote";
+}
+
+int csv_parse_memory(const char *path, const char *buf, size_t n, const csv_limits *lim, csv_table *t,
+                     char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
-    char *buf = NULL;
-    size_t n = 0;
-    if (read_whole_file(path, &buf, &n, err, errlen)) return -1;
+    size_t max_bytes = lim && lim->max_bytes ? lim->max_bytes : CSV_MAX_FILE_BYTES;
+    if (n > max_bytes) {
+        snprintf(err, errlen, "%s: %zu bytes, more than the %zu a CSV file of this kind can have (%s)", path,
+                 n, max_bytes, limits_why(lim));
+        return -1;
+    }
     size_t pos = 0;
     if (n >= 3 && (unsigned char)buf[0] == 0xEF && (unsigned char)buf[1] == 0xBB &&
         (unsigned char)buf[2] == 0xBF)
@@ -375,7 +404,6 @@ int csv_read(const char *path, csv_table *t, char *err, size_t errlen) {
     struct csv_parser p;
     if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0) {
         snprintf(err, errlen, "%s: csv_init failed", path);
-        free(buf);
         return -1;
     }
     read_state st = {.t = t, .line = 1};
@@ -383,6 +411,12 @@ int csv_read(const char *path, csv_table *t, char *err, size_t errlen) {
     while (pos < n) {
         const char *nl = memchr(buf + pos, '\n', n - pos);
         size_t len = nl ? (size_t)(nl - (buf + pos)) + 1 : n - pos;
+        if (lim && lim->max_line && len - (nl != NULL) > lim->max_line) {
+            snprintf(err, errlen, "%s: line %d: longer than %zu bytes (%s)", path, st.line, lim->max_line,
+                     limits_why(lim));
+            rc = -1;
+            break;
+        }
         size_t used = csv_parse(&p, buf + pos, len, on_field, on_row, &st);
         if (st.oom) {
             snprintf(err, errlen, "%s: line %d: out of memory", path, st.line);
@@ -399,6 +433,12 @@ int csv_read(const char *path, csv_table *t, char *err, size_t errlen) {
             rc = -1;
             break;
         }
+        if (lim && lim->max_rows && t->n_rows > lim->max_rows) {
+            snprintf(err, errlen, "%s: line %d: more than %d rows (%s)", path, t->line[t->n_rows - 1],
+                     lim->max_rows, limits_why(lim));
+            rc = -1;
+            break;
+        }
         pos += len;
         if (nl) st.line++;
     }
@@ -411,17 +451,35 @@ int csv_read(const char *path, csv_table *t, char *err, size_t errlen) {
         } else if (st.oom) {
             snprintf(err, errlen, "%s: out of memory", path);
             rc = -1;
+        } else if (lim && lim->max_rows && t->n_rows > lim->max_rows) {
+            snprintf(err, errlen, "%s: line %d: more than %d rows (%s)", path, t->line[t->n_rows - 1],
+                     lim->max_rows, limits_why(lim));
+            rc = -1;
         }
     }
     csv_free(&p);
     free_pending(&st);
-    free(buf);
     if (rc == 0 && t->n_rows == 0) {
         snprintf(err, errlen, "%s: empty file (no header row)", path);
         rc = -1;
     }
     if (rc) csv_table_free(t);
     return rc;
+}
+
+int csv_read_limited(const char *path, const csv_limits *lim, csv_table *t, char *err, size_t errlen) {
+    memset(t, 0, sizeof *t);
+    char *buf = NULL;
+    size_t n = 0;
+    size_t max_bytes = lim && lim->max_bytes ? lim->max_bytes : CSV_MAX_FILE_BYTES;
+    if (read_whole_file(path, max_bytes, limits_why(lim), &buf, &n, err, errlen)) return -1;
+    int rc = csv_parse_memory(path, buf, n, lim, t, err, errlen);
+    free(buf);
+    return rc;
+}
+
+int csv_read(const char *path, csv_table *t, char *err, size_t errlen) {
+    return csv_read_limited(path, NULL, t, err, errlen);
 }
 
 void csv_table_free(csv_table *t) {

@@ -39,6 +39,22 @@ typedef struct {
     int *line; /* [n_rows] physical line (1-based) where each row starts, for error messages */
 } csv_table;
 int csv_read(const char *path, csv_table *t, char *err, size_t errlen);
+/* Bounds for a file the user gives, checked before it is read whole: max_bytes (0: 1 GiB; a
+ * regular file's size is checked before reading), max_rows (rows counting the header; 0: no
+ * limit), max_line (bytes of one physical line without its newline; 0: no limit); why says where
+ * the limits come from, for the message (e.g. "a mask for 30 layers x 3 KV heads has 91 rows").
+ * Past a limit: -1 with e.g. "m.csv: line 93: more than 91 rows (...)". */
+typedef struct {
+    size_t max_bytes;
+    int max_rows;
+    size_t max_line;
+    const char *why;
+} csv_limits;
+/* csv_read with limits (lim NULL: the defaults above). */
+int csv_read_limited(const char *path, const csv_limits *lim, csv_table *t, char *err, size_t errlen);
+/* csv_read_limited on buf[0..n) already in memory; path only names it in messages. */
+int csv_parse_memory(const char *path, const char *buf, size_t n, const csv_limits *lim, csv_table *t,
+                     char *err, size_t errlen);
 void csv_table_free(csv_table *t);
 /* Index of the header column called `name`, or -1. */
 int csv_table_column(const csv_table *t, const char *name);
@@ -53,8 +69,9 @@ int csv_mask_save(const char *path, const attn_mask *m, const char *model_name, 
  * name (any order; extra columns ignored). Checks: every cell parses; model/n_layer/n_head_kv/
  * window/sinks/ratio are the same on every row; layer and kv_head are in range; each
  * (layer,kv_head) appears exactly once; attention is full or swa; q_heads is the GQA group of the
- * KV head; ratio agrees with the rows. When hp is non-NULL the shape must match it; the error names
- * what differs (e.g. "mask.csv: n_head_kv is 4, model has 3"). 0, or -1 with the file, line and
+ * KV head (with hp: the model's group); ratio agrees with the rows. When hp is non-NULL the shape
+ * must match it (checked on the first row); the error names what differs (e.g. "mask.csv: n_head_kv
+ * is 4, model has 3"). 0, or -1 with the file, line and
  * field in err. */
 int csv_mask_load(const char *path, attn_mask *out, const model_hparams *hp, char *err, size_t errlen);
 /* csv_mask_load that also compares the file's model field with model_name (the loaded model's
@@ -65,5 +82,15 @@ int csv_mask_load(const char *path, attn_mask *out, const model_hparams *hp, cha
  * A shape that differs is an error as in csv_mask_load. 0, or -1 with a message in err. */
 int csv_mask_load_for(const char *path, attn_mask *out, const model_hparams *hp, const char *model_name,
                       char *warn, size_t warnlen, char *err, size_t errlen);
+/* csv_mask_load_for on buf[0..n) in memory (path names it in messages; used by the fuzz target).
+ *
+ * Bounds (both): with hp the file may hold a header and hp->n_layer x hp->n_head_kv rows, each line
+ * at most ~2.3 KiB + 12 bytes per query head of a KV head; a regular file over those bytes is
+ * refused before it is read (e.g. "big.csv: 209715200 bytes, more than the 214032 a CSV file of
+ * this kind can have (a mask for 30 layers x 3 KV heads has a header and 90 rows ...)"). With hp
+ * the GQA group of q_heads is the model's n_head / n_head_kv, and sinks above hp->n_ctx_train are
+ * refused naming the value and the context length. */
+int csv_mask_parse(const char *path, const char *buf, size_t n, attn_mask *out, const model_hparams *hp,
+                   const char *model_name, char *warn, size_t warnlen, char *err, size_t errlen);
 
 #endif

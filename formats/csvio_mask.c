@@ -156,15 +156,17 @@ static int check_shape(const char *path, const mask_meta *mm, const model_hparam
         off += (size_t)snprintf(buf + off, sizeof buf - off, "%sn_head_kv is %d, model has %d",
                                 n_diff++ ? "; " : "", mm->n_head_kv, hp->n_head_kv);
     }
-    if (off < sizeof buf && mm->group > 0 && hp->n_head_kv > 0 && mm->group * mm->n_head_kv != hp->n_head) {
-        off += (size_t)snprintf(buf + off, sizeof buf - off, "%sq_heads give %d query heads, model has %d",
-                                n_diff++ ? "; " : "", mm->group * mm->n_head_kv, hp->n_head);
-    }
     if (n_diff) {
         snprintf(err, errlen, "%s: mask does not fit the model: %s", path, buf);
         return -1;
     }
     return 0;
+}
+
+/* Query heads per KV head of the model, or 0 when hp gives no usable GQA group. */
+static int model_group(const model_hparams *hp) {
+    if (!hp || hp->n_head_kv <= 0 || hp->n_head <= 0 || hp->n_head % hp->n_head_kv) return 0;
+    return hp->n_head / hp->n_head_kv;
 }
 
 #define FAIL(...)                                                                                            \
@@ -177,12 +179,96 @@ int csv_mask_load(const char *path, attn_mask *out, const model_hparams *hp, cha
     return csv_mask_load_for(path, out, hp, NULL, NULL, 0, err, errlen);
 }
 
+/* The longest line a mask file can need: the model name (up to MASK_MAX_NAME bytes, quoted and
+ * doubled quotes at worst), the numbers, and q_heads (up to 11 bytes per query head). */
+#define MASK_MAX_NAME 1024
+static size_t mask_max_line(int group) {
+    return 2 * MASK_MAX_NAME + 256 + 12 * (size_t)(group > 0 ? group : 256);
+}
+
+/* The limits of a mask for hp's shape (NULL: the largest shape this reader takes). */
+static void mask_limits(const model_hparams *hp, csv_limits *lim, char *why, size_t whylen) {
+    int group = model_group(hp);
+    long rows = hp && group ? (long)hp->n_layer * hp->n_head_kv : (long)MASK_MAX_LAYERS * MASK_MAX_KV_HEADS;
+    if (rows < 1) rows = 1;
+    lim->max_line = mask_max_line(group);
+    lim->max_rows = (int)rows + 1;
+    unsigned long long bytes = (unsigned long long)(rows + 1) * (lim->max_line + 1);
+    lim->max_bytes = bytes > (1ull << 30) ? (size_t)1 << 30 : (size_t)bytes;
+    if (hp && group)
+        snprintf(why, whylen,
+                 "a mask for %d layers x %d KV heads has a header and %ld rows of at most %zu bytes",
+                 hp->n_layer, hp->n_head_kv, rows, lim->max_line);
+    else
+        snprintf(why, whylen, "a mask has at most %d x %d rows of at most %zu bytes", MASK_MAX_LAYERS,
+                 MASK_MAX_KV_HEADS, lim->max_line);
+    lim->why = why;
+}
+
+static int mask_from_table(const char *path, csv_table *tp, attn_mask *out, const model_hparams *hp,
+                           const char *model_name, char *warn, size_t warnlen, char *err, size_t errlen);
+
+/* A file over the limits may just be a mask of a larger model: when its first rows say so, that is
+ * the better message. Reads at most 64 KiB of the head. */
+static void better_limit_message(const char *path, const char *buf, size_t n, const model_hparams *hp,
+                                 char *err, size_t errlen) {
+    if (!hp) return;
+    size_t head = n < (1u << 16) ? n : (1u << 16);
+    while (head > 0 && buf[head - 1] != '\n') head--;
+    csv_table t;
+    char e2[512];
+    if (head == 0 || csv_parse_memory(path, buf, head, NULL, &t, e2, sizeof e2)) return;
+    attn_mask m;
+    if (mask_from_table(path, &t, &m, hp, NULL, NULL, 0, e2, sizeof e2) == -2)
+        snprintf(err, errlen, "%s", e2);
+    if (m.z) mask_free(&m);
+}
+
+int csv_mask_parse(const char *path, const char *buf, size_t n, attn_mask *out, const model_hparams *hp,
+                   const char *model_name, char *warn, size_t warnlen, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    if (warn && warnlen) warn[0] = '\0';
+    csv_limits lim;
+    char why[160];
+    mask_limits(hp, &lim, why, sizeof why);
+    csv_table t;
+    if (csv_parse_memory(path, buf, n, &lim, &t, err, errlen)) {
+        better_limit_message(path, buf, n, hp, err, errlen);
+        return -1;
+    }
+    return mask_from_table(path, &t, out, hp, model_name, warn, warnlen, err, errlen) ? -1 : 0;
+}
+
 int csv_mask_load_for(const char *path, attn_mask *out, const model_hparams *hp, const char *model_name,
                       char *warn, size_t warnlen, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     if (warn && warnlen) warn[0] = '\0';
+    csv_limits lim;
+    char why[160];
+    mask_limits(hp, &lim, why, sizeof why);
     csv_table t;
-    if (csv_read(path, &t, err, errlen)) return -1;
+    if (csv_read_limited(path, &lim, &t, err, errlen)) {
+        if (hp) { /* over the limits: the head may show a mask of another shape */
+            FILE *f = fopen(path, "rb");
+            if (f) {
+                char *head = malloc(1u << 16);
+                size_t got = head ? fread(head, 1, 1u << 16, f) : 0;
+                fclose(f);
+                if (head) better_limit_message(path, head, got, hp, err, errlen);
+                free(head);
+            }
+        }
+        return -1;
+    }
+    return mask_from_table(path, &t, out, hp, model_name, warn, warnlen, err, errlen) ? -1 : 0;
+}
+
+/* Check and convert the table (freed here). 0; -1 with a message; -2 when the shape does not fit hp. */
+static int mask_from_table(const char *path, csv_table *tp, attn_mask *out, const model_hparams *hp,
+                           const char *model_name, char *warn, size_t warnlen, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    csv_table t = *tp;
+    int fail_rc = -1;
     int *seen = NULL; /* [n_layer][n_head_kv] line of the row that set it, 0 = not yet */
     int col[MC_N];
     mask_meta mm = {0};
@@ -230,6 +316,17 @@ int csv_mask_load_for(const char *path, attn_mask *out, const model_hparams *hp,
                 FAIL("%s: line %d: field 'window': %d must be at least 1 token", path, line, rm.window);
             if (rm.sinks < 0) FAIL("%s: line %d: field 'sinks': %d must be 0 or more", path, line, rm.sinks);
             mm = rm;
+            if (hp) {
+                if (check_shape(path, &mm, hp, err, errlen)) {
+                    fail_rc = -2;
+                    goto fail;
+                }
+                if (hp->n_ctx_train > 0 && mm.sinks > hp->n_ctx_train)
+                    FAIL("%s: line %d: field 'sinks': %d is more than the model's context length %d (sink "
+                         "tokens are the first positions of the context)",
+                         path, line, mm.sinks, hp->n_ctx_train);
+                mm.group = model_group(hp); /* the model's GQA group, not one guessed from the file */
+            }
             if (mask_init(out, mm.n_layer, mm.n_head_kv, mm.window, mm.sinks, ATTN_FULL))
                 FAIL("%s: out of memory", path);
             seen = calloc((size_t)mm.n_layer * mm.n_head_kv, sizeof *seen);
@@ -283,8 +380,8 @@ int csv_mask_load_for(const char *path, attn_mask *out, const model_hparams *hp,
                  kvh, seen[idx]);
         seen[idx] = line;
         const char *qh = cell[col[MC_QHEADS]];
-        /* The group size is fixed by the first row: its q_heads start at kv_head*group. */
-        if (r == 1) {
+        /* Without a model the group size is fixed by the first row: its q_heads start at kv_head*group. */
+        if (!mm.group) {
             int cnt = 0;
             /* find group g with parse_q_heads(qh, kvh*g) succeeding and count == g */
             for (int g = 1; g <= 256 && !mm.group; g++)
@@ -299,6 +396,10 @@ int csv_mask_load_for(const char *path, attn_mask *out, const model_hparams *hp,
             size_t o = 0;
             for (int q = 0; q < mm.group && o < sizeof want - 12; q++)
                 o += (size_t)snprintf(want + o, sizeof want - o, q ? ";%d" : "%d", kvh * mm.group + q);
+            if (model_group(hp))
+                FAIL("%s: line %d: field 'q_heads': '%s' should be '%s' (the GQA group of kv_head %d: the "
+                     "model has %d query heads for %d KV heads)",
+                     path, line, qh, want, kvh, hp->n_head, hp->n_head_kv);
             FAIL("%s: line %d: field 'q_heads': '%s' should be '%s' (the GQA group of kv_head %d)", path,
                  line, qh, want, kvh);
         }
@@ -325,7 +426,6 @@ int csv_mask_load_for(const char *path, attn_mask *out, const model_hparams *hp,
     if (fabs(ratio - mm.ratio) > 0.5e-4) /* the file has 6 decimals; allow hand-typed 4 */
         FAIL("%s: field 'ratio' says %g but %d of %d KV heads are swa (ratio %.6f); fix the ratio column",
              path, mm.ratio, n_swa, n_units, ratio);
-    if (hp && check_shape(path, &mm, hp, err, errlen)) goto fail;
     /* The shape fits: a mask moved between quantizations of one model is fine, but say so. */
     if (model_name && warn && warnlen && mm.model[0] && strcmp(mm.model, model_name))
         snprintf(
@@ -340,5 +440,5 @@ fail:
     mask_free(out);
     memset(out, 0, sizeof *out);
     csv_table_free(&t);
-    return -1;
+    return fail_rc;
 }
