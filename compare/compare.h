@@ -116,5 +116,9 @@ typedef struct {
  * message naming the file (missing, too large, not a results file of this program). */
 int compare_folder_rows(const char *dir, double ratio, compare_row *rows, int cap, int *n_rows,
                         double *ratio_used, char *err, size_t errlen);
+/* compare_folder_rows on the text of a results.csv already in memory (buf[0..n); dir names the
+ * folder in messages and mask paths). Bounds of both: 16 MiB, 100000 rows, lines of 4096 bytes. */
+int compare_folder_rows_memory(const char *dir, const char *buf, size_t n, double ratio, compare_row *rows,
+                               int cap, int *n_rows, double *ratio_used, char *err, size_t errlen);
 
 #endif

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rng.h"
@@ -118,7 +119,7 @@ static int parse_line(compare_cache *c, char *line) {
         ev.accuracy = strtod(s = e, &e);
         ev.nll = strtod(s = e, &e);
         long n = strtol(s = e, &e, 10);
-        if (e == s || n < 0 || n > 1000000) return 1;
+        if (e == s || n < 0 || n > CACHE_MAX_SAMPLES) return 1;
         double *nll = n ? malloc(sizeof(double) * (size_t)n) : NULL;
         if (n && !nll) return -1;
         for (long i = 0; i < n; i++) {
@@ -146,7 +147,7 @@ static int parse_line(compare_cache *c, char *line) {
         uint64_t h = strtoull(s, &e, 16);
         if (e == s) return 1;
         long n = strtol(s = e, &e, 10);
-        if (e == s || n < 1 || n > 1000000) return 1;
+        if (e == s || n < 1 || n > CACHE_MAX_SAMPLES) return 1;
         while (*e == ' ') e++;
         uint8_t *bits = malloc((size_t)n);
         double *p = malloc(sizeof(double) * (size_t)n);
@@ -170,11 +171,94 @@ static int parse_line(compare_cache *c, char *line) {
     return 1;
 }
 
+/* Read one line of at most max bytes (newline included) into *line. Returns its length, 0 at the
+ * end of the file, or -1 when the line is longer than max (nothing past max is kept in memory). */
+static long read_line_bounded(FILE *r, char **line, size_t *cap, size_t max) {
+    size_t n = 0;
+    for (;;) {
+        if (n + 2 > *cap) {
+            size_t nc = *cap ? *cap * 2 : 4096;
+            if (nc > max + 2) nc = max + 2;
+            char *b = realloc(*line, nc);
+            if (!b) return -2;
+            *line = b, *cap = nc;
+        }
+        int ch = getc(r);
+        if (ch == EOF) break;
+        if (n == max) return -1;
+        (*line)[n++] = (char)ch;
+        if (ch == '\n') break;
+    }
+    if (*line) (*line)[n] = '\0';
+    return (long)n;
+}
+
+int cache_load_stream(compare_cache *c, FILE *r, uint64_t fingerprint, long *whole_out, char *err,
+                      size_t errlen) {
+    if ((!c->calib_cap && grow_calib(c)) || (!c->cells_cap && grow_cells(c))) {
+        snprintf(err, errlen, "%s: out of memory loading the cache", c->path);
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    long len = read_line_bounded(r, &line, &cap, 256);
+    unsigned long long fp = 0;
+    if (len == -2) goto oom;
+    if (len <= 0 || sscanf(line, "bosch-compare-cache 1 %llx", &fp) != 1) {
+        snprintf(err, errlen, "%s: line 1: not a comparison cache (bosch-compare-cache 1)", c->path);
+        free(line);
+        return -1;
+    }
+    if (fp != fingerprint) {
+        snprintf(err, errlen,
+                 "%s: this folder holds a comparison with other settings (plan or model fingerprint "
+                 "%016llx, this run %016llx); use another --out folder, or the same settings to resume",
+                 c->path, fp, (unsigned long long)fingerprint);
+        free(line);
+        return -1;
+    }
+    long whole = (long)len; /* bytes up to the last newline: a cut last record leaves the file */
+    long pos = whole, lineno = 1;
+    while ((len = read_line_bounded(r, &line, &cap, CACHE_MAX_LINE)) > 0) {
+        lineno++;
+        pos += len;
+        if (line[len - 1] == '\n') whole = pos;
+        if (parse_line(c, line) < 0) goto oom;
+    }
+    if (len == -2) goto oom;
+    if (len == -1) {
+        snprintf(err, errlen,
+                 "%s: line %ld: longer than %ld bytes (a record holds at most %d samples); not a cache this "
+                 "program wrote",
+                 c->path, lineno + 1, (long)CACHE_MAX_LINE, CACHE_MAX_SAMPLES);
+        free(line);
+        return -1;
+    }
+    free(line);
+    *whole_out = whole;
+    return 0;
+oom:
+    free(line);
+    snprintf(err, errlen, "%s: out of memory loading the cache", c->path);
+    return -1;
+}
+
 int cache_open(compare_cache *c, const char *dir, uint64_t fingerprint, char *err, size_t errlen) {
     memset(c, 0, sizeof *c);
     snprintf(c->path, sizeof c->path, "%s/cache.tsv", dir);
     if (grow_calib(c) || grow_cells(c)) goto oom;
     FILE *r = fopen(c->path, "r");
+    struct stat sb;
+    if (r && fstat(fileno(r), &sb) == 0 && (S_ISDIR(sb.st_mode) || sb.st_size > CACHE_MAX_BYTES)) {
+        if (S_ISDIR(sb.st_mode))
+            snprintf(err, errlen, "%s: is a directory, not a comparison cache", c->path);
+        else
+            snprintf(err, errlen, "%s: %lld bytes, more than the %lld a comparison cache can have", c->path,
+                     (long long)sb.st_size, (long long)CACHE_MAX_BYTES);
+        fclose(r);
+        cache_close(c);
+        return -1;
+    }
     if (r && fgetc(r) == EOF) { /* empty: killed before its first line was flushed; start again */
         fclose(r);
         r = NULL;
@@ -182,33 +266,13 @@ int cache_open(compare_cache *c, const char *dir, uint64_t fingerprint, char *er
         rewind(r);
     }
     if (r) {
-        char *line = NULL;
-        size_t cap = 0;
-        ssize_t len = getline(&line, &cap, r);
-        unsigned long long fp = 0;
-        if (len <= 0 || sscanf(line, "bosch-compare-cache 1 %llx", &fp) != 1) {
-            snprintf(err, errlen, "%s: line 1: not a comparison cache (bosch-compare-cache 1)", c->path);
-            free(line), fclose(r);
-            return -1;
-        }
-        if (fp != fingerprint) {
-            snprintf(err, errlen,
-                     "%s: this folder holds a comparison with other settings (plan or model fingerprint "
-                     "%016llx, this run %016llx); use another --out folder, or the same settings to resume",
-                     c->path, fp, (unsigned long long)fingerprint);
-            free(line), fclose(r);
-            return -1;
-        }
-        long whole = ftell(r); /* bytes up to the last newline: a cut last record leaves the file */
-        while ((len = getline(&line, &cap, r)) > 0) {
-            if (line[len - 1] == '\n') whole = ftell(r);
-            if (parse_line(c, line) < 0) {
-                free(line), fclose(r);
-                goto oom;
-            }
-        }
-        free(line);
+        long whole = 0;
+        int rc = cache_load_stream(c, r, fingerprint, &whole, err, errlen);
         fclose(r);
+        if (rc) {
+            cache_close(c);
+            return -1;
+        }
         if (truncate(c->path, whole) != 0) {
             snprintf(err, errlen, "%s: cannot cut its incomplete last line: %s", c->path, strerror(errno));
             cache_close(c);

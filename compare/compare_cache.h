@@ -42,6 +42,16 @@ typedef struct {
 /* Open DIR/cache.tsv: load it when it exists (its fingerprint must equal `fingerprint`, else -1
  * naming the file), else create it with the fingerprint line. 0 or -1 with a message. */
 int cache_open(compare_cache *c, const char *dir, uint64_t fingerprint, char *err, size_t errlen);
+/* Bounds of a cache file: a record holds at most CACHE_MAX_SAMPLES samples, so a line is at most
+ * CACHE_MAX_LINE bytes; the file at most CACHE_MAX_BYTES (checked before reading). */
+#define CACHE_MAX_SAMPLES 1000000
+#define CACHE_MAX_LINE (30L << 20)
+#define CACHE_MAX_BYTES (1LL << 30)
+/* The reading half of cache_open: parse the file's lines from r into c (c->path names it in
+ * messages; c zeroed or as cache_open leaves it; free with cache_close). *whole = bytes up to the last
+ * complete line. 0, or -1 with a message (not a cache, other fingerprint, a line over the bound,
+ * out of memory). Used by the fuzz target on an in-memory stream. */
+int cache_load_stream(compare_cache *c, FILE *r, uint64_t fingerprint, long *whole, char *err, size_t errlen);
 /* Close the append handle and free everything (the file stays). */
 void cache_close(compare_cache *c);
 

@@ -10,6 +10,17 @@
 
 /* results.csv of a comparison is a few hundred rows; anything far larger is not one */
 #define FOLDER_MAX_BYTES (16L << 20)
+#define FOLDER_MAX_ROWS 100000
+#define FOLDER_MAX_LINE 4096
+
+static const csv_limits folder_limits = {
+    .max_bytes = FOLDER_MAX_BYTES,
+    .max_rows = FOLDER_MAX_ROWS,
+    .max_line = FOLDER_MAX_LINE,
+    .why = "a comparison's results.csv has a row per split, method, ratio and cell"};
+
+static int rows_from_table(const char *dir, const char *path, csv_table *tp, double ratio, compare_row *rows,
+                           int cap, int *n_rows, double *ratio_used, char *err, size_t errlen);
 
 int compare_folder_rows(const char *dir, double ratio, compare_row *rows, int cap, int *n_rows,
                         double *ratio_used, char *err, size_t errlen) {
@@ -27,7 +38,24 @@ int compare_folder_rows(const char *dir, double ratio, compare_row *rows, int ca
         return -1;
     }
     csv_table t;
-    if (csv_read(path, &t, err, errlen)) return -1;
+    if (csv_read_limited(path, &folder_limits, &t, err, errlen)) return -1;
+    return rows_from_table(dir, path, &t, ratio, rows, cap, n_rows, ratio_used, err, errlen);
+}
+
+int compare_folder_rows_memory(const char *dir, const char *buf, size_t n, double ratio, compare_row *rows,
+                               int cap, int *n_rows, double *ratio_used, char *err, size_t errlen) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+    *n_rows = 0;
+    csv_table t;
+    if (csv_parse_memory(path, buf, n, &folder_limits, &t, err, errlen)) return -1;
+    return rows_from_table(dir, path, &t, ratio, rows, cap, n_rows, ratio_used, err, errlen);
+}
+
+/* The rows of a parsed results.csv (t is freed here). */
+static int rows_from_table(const char *dir, const char *path, csv_table *tp, double ratio, compare_row *rows,
+                           int cap, int *n_rows, double *ratio_used, char *err, size_t errlen) {
+    csv_table t = *tp;
     const char *need[] = {"split", "method",   "ratio", "task",  "n",
                           "hits",  "accuracy", "ci_lo", "ci_hi", "score"};
     int col[10];
