@@ -74,8 +74,78 @@ static void test_turnover(void **state) {
     assert_true(compare_turnover(&lo, &lo, &t) == 0.0 && t == 0);
 }
 
+static void copy_file(const char *from, const char *to) {
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    assert_non_null(a);
+    assert_non_null(b);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, a)) > 0) assert_int_equal(fwrite(buf, 1, n, b), n);
+    fclose(a);
+    fclose(b);
+}
+
+/* The Python-written fixtures (scripts/fixtures/make_compare_fixtures.py) read back with the values
+ * Python wrote; the bounds of both files are enforced with a message naming file, line and limit. */
+static void test_readers_fixtures_and_bounds(void **state) {
+    (void)state;
+    char dir[] = "/tmp/test_compare_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256], err[512];
+    snprintf(path, sizeof path, "%s/cache.tsv", dir);
+    copy_file(BOSCH_SOURCE_DIR "/tests/fixtures/compare_cache.tsv", path);
+    compare_cache c;
+    assert_int_equal(cache_open(&c, dir, 0x0123456789abcdefull, err, sizeof err), 0);
+    assert_int_equal(c.calib_n, 3);
+    assert_int_equal(c.cells_n, 2);
+    const cache_calib *k = cache_get_calib(&c, 0x1818e811892f902bull);
+    assert_non_null(k);
+    assert_true(k->e.score == 0.36568891691258554);
+    assert_int_equal(k->e.n_samples, 4);
+    assert_true(k->e.sample_nll[3] == 0.31006523133587399);
+    cache_close(&c);
+
+    /* a line longer than any record (30 MiB) is refused, not read whole */
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fputs("C 0123 ", f);
+    for (long i = 0; i < (CACHE_MAX_LINE + 4096) / 8; i++) fputs("0.12345 ", f);
+    fputs("\n", f);
+    fclose(f);
+    assert_int_equal(cache_open(&c, dir, 0x0123456789abcdefull, err, sizeof err), -1);
+    if (!strstr(err, "cache.tsv: line 7: longer than") || !strstr(err, "samples"))
+        fail_msg("message '%s'", err);
+
+    /* results.csv: the held-out rows at the ratio asked for, then a line over the bound */
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+    copy_file(BOSCH_SOURCE_DIR "/tests/fixtures/compare_results.csv", path);
+    compare_row rows[COMPARE_MAX_METHODS];
+    int n = 0;
+    double used = 0;
+    assert_int_equal(compare_folder_rows(dir, 0.5, rows, COMPARE_MAX_METHODS, &n, &used, err, sizeof err), 0);
+    assert_int_equal(n, 3);
+    assert_true(used == 0.5);
+    assert_string_equal(rows[0].method, "full");
+    assert_string_equal(rows[2].method, "bosch");
+    f = fopen(path, "a");
+    fputs("heldout,full,0.5000,all,all,0,16,3,0.1875,0,1,0.5,", f);
+    for (int i = 0; i < 5000; i++) fputc('9', f);
+    fputs("\n", f);
+    fclose(f);
+    assert_int_equal(compare_folder_rows(dir, 0.5, rows, COMPARE_MAX_METHODS, &n, &used, err, sizeof err),
+                     -1);
+    if (!strstr(err, "results.csv: line 38: longer than 4096 bytes")) fail_msg("message '%s'", err);
+
+    snprintf(path, sizeof path, "%s/cache.tsv", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/results.csv", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_cache_roundtrip),
+                                       cmocka_unit_test(test_readers_fixtures_and_bounds),
                                        cmocka_unit_test(test_turnover)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -334,6 +335,110 @@ static void test_mask_bad_files(void **state) {
                       (const char *[]){"does-not-exist.csv", "cannot open", NULL});
 }
 
+/* The GQA group of q_heads is the model's (9 query heads / 3 KV heads = 3), not a guess from the
+ * first row: a wrong first row is blamed on its own line with the model's expected list. */
+static void test_mask_q_heads_from_model(void **state) {
+    (void)state;
+    const char *p = tpath("qh.csv");
+    write_mask_variant(p, 0, "m,30,3,128,0,0.000000,0,0,0;1,full", NULL);
+    expect_load_error(p, &smol_hp,
+                      (const char *[]){"line 2", "field 'q_heads': '0;1' should be '0;1;2'",
+                                       "9 query heads for 3 KV heads", NULL});
+    write_mask_variant(p, 0, "m,30,3,128,0,0.000000,0,0,0;1;2;3,full", NULL);
+    expect_load_error(p, &smol_hp, (const char *[]){"line 2", "'0;1;2;3' should be '0;1;2'", NULL});
+}
+
+/* Sinks beyond the model's context length are refused with the value and the limit. */
+static void test_mask_sinks_beyond_context(void **state) {
+    (void)state;
+    model_hparams hp = smol_hp;
+    hp.n_ctx_train = 8192;
+    const char *p = tpath("sinks.csv");
+    char row[128];
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("model,n_layer,n_head_kv,window,sinks,ratio,layer,kv_head,q_heads,attention\n", f);
+    for (int l = 0; l < 30; l++)
+        for (int h = 0; h < 3; h++) {
+            snprintf(row, sizeof row, "m,30,3,128,9000,0.000000,%d,%d,%d;%d;%d,full\n", l, h, 3 * h,
+                     3 * h + 1, 3 * h + 2);
+            fputs(row, f);
+        }
+    fclose(f);
+    expect_load_error(
+        p, &hp,
+        (const char *[]){"line 2", "field 'sinks': 9000 is more than the model's context length 8192", NULL});
+    /* sinks within the context load */
+    write_mask_variant(p, -1, NULL, NULL);
+    char err[512];
+    attn_mask m;
+    assert_int_equal(csv_mask_load(p, &m, &hp, err, sizeof err), 0);
+    mask_free(&m);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* A mask has at most n_layer x n_head_kv rows of bounded length; past that the file is refused
+ * before it is read whole (the issue: 200 MB took 28 s and 2.3 GB before an error on line 92). */
+static void test_mask_bounds(void **state) {
+    (void)state;
+    const char *p = tpath("big.csv");
+    char err[512];
+    attn_mask m;
+    /* 90 good rows, then a 200 MB hole (sparse: no disk) */
+    write_mask_variant(p, -1, NULL, NULL);
+    assert_int_equal(truncate(p, 200L << 20), 0);
+    double t0 = now_s();
+    assert_int_equal(csv_mask_load(p, &m, &smol_hp, err, sizeof err), -1);
+    double dt = now_s() - t0;
+    assert_null(m.z);
+    if (!strstr(err, "209715200 bytes, more than the") || !strstr(err, "30 layers x 3 KV heads"))
+        fail_msg("message '%s'", err);
+    if (dt > 0.5) fail_msg("refusing a 200 MB mask took %.2f s", dt);
+
+    /* one row too many: named on its line, with the limit */
+    write_mask_variant(p, -1, NULL, NULL);
+    FILE *f = fopen(p, "a");
+    fputs("m,30,3,128,0,0.000000,0,0,0;1;2,full\n", f);
+    fclose(f);
+    expect_load_error(p, &smol_hp, (const char *[]){"line 92: more than 91 rows", "90 rows", NULL});
+
+    /* a line far longer than any mask row */
+    char *longrow = malloc(20000);
+    memset(longrow, 'x', 19999);
+    longrow[19999] = '\0';
+    memcpy(longrow, "m,30,3,128,0,0.000000,0,0,0;1;2,", 32);
+    write_mask_variant(p, 0, longrow, NULL);
+    free(longrow);
+    expect_load_error(p, &smol_hp, (const char *[]){"line 2: longer than", "bytes", NULL});
+
+    /* a mask of a larger model is still named as such, not as "too many rows" */
+    attn_mask big;
+    assert_int_equal(mask_init(&big, 40, 3, 128, 0, ATTN_FULL), 0);
+    assert_int_equal(csv_mask_save(p, &big, "m", 9, err, sizeof err), 0);
+    mask_free(&big);
+    expect_load_error(p, &smol_hp, (const char *[]){"n_layer is 40, model has 30", NULL});
+
+    /* the same limits hold for a buffer in memory */
+    char *text = slurp(BOSCH_SOURCE_DIR "/tests/fixtures/csvio_mask_smollm2.csv", NULL);
+    size_t n = strlen(text);
+    assert_int_equal(csv_mask_parse("mem.csv", text, n, &m, &smol_hp, NULL, NULL, 0, err, sizeof err), 0);
+    mask_free(&m);
+    char *twice = malloc(2 * n);
+    memcpy(twice, text, n);
+    memcpy(twice + n, strchr(text, '\n') + 1, n - (size_t)(strchr(text, '\n') + 1 - text));
+    assert_int_equal(csv_mask_parse("mem.csv", twice, n + n - (size_t)(strchr(text, '\n') + 1 - text), &m,
+                                    &smol_hp, NULL, NULL, 0, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "line 92: more than 91 rows"));
+    free(twice);
+    free(text);
+}
+
 static int setup(void **state) {
     (void)state;
     snprintf(tmpdir, sizeof tmpdir, "/tmp/test_csvio.XXXXXX");
@@ -360,6 +465,9 @@ int main(void) {
         cmocka_unit_test(test_mask_load_python_fixture),
         cmocka_unit_test(test_mask_round_trip_other_shapes),
         cmocka_unit_test(test_mask_bad_files),
+        cmocka_unit_test(test_mask_q_heads_from_model),
+        cmocka_unit_test(test_mask_sinks_beyond_context),
+        cmocka_unit_test(test_mask_bounds),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -566,9 +566,119 @@ static void test_tiny_errors(void **state) {
     assert_non_null(strstr(err, "tokenizer.ggml.merges"));
 }
 
+/* ---- tokenizer.ggml.pre names (llama.cpp's, src/llama-vocab.cpp) and malformed metadata ---- */
+
+/* Every name of a group maps to the group's split and a tokenizer loaded with that name encodes a
+ * mixed string exactly as with the group's canonical name. */
+static void check_name_group(const char *canonical, pretok_kind kind, const char *const *names) {
+    char err[512];
+    gguf_file *g;
+    if (gguf_open(&g, tiny_path(), err, sizeof(err)) != 0) fail_msg("%s", err);
+    static const char text[] = "It's 2024: 12345 apples,  don't\n\n  stop  \xc3\xa9t\xc3\xa9 x>yz";
+    tokenizer *ref;
+    if (tokenizer_load_pre(&ref, g, canonical, err, sizeof(err)) != 0) fail_msg("%s", err);
+    int32_t *want;
+    size_t n_want;
+    assert_int_equal(tokenizer_encode(ref, text, sizeof text - 1, 0, &want, &n_want), 0);
+    for (int i = 0; names[i]; i++) {
+        pretok_kind k = (pretok_kind)-1;
+        if (pretok_kind_from_name(names[i], &k) != 0) fail_msg("tokenizer.ggml.pre '%s' refused", names[i]);
+        if (k != kind) fail_msg("'%s' maps to split %d, want %d", names[i], (int)k, (int)kind);
+        tokenizer *t;
+        if (tokenizer_load_pre(&t, g, names[i], err, sizeof(err)) != 0) fail_msg("%s: %s", names[i], err);
+        assert_string_equal(tokenizer_pre_name(t), names[i]);
+        int32_t *got;
+        size_t n_got;
+        assert_int_equal(tokenizer_encode(t, text, sizeof text - 1, 0, &got, &n_got), 0);
+        assert_int_equal(n_got, n_want);
+        assert_memory_equal(got, want, n_want * sizeof(int32_t));
+        free(got);
+        tokenizer_free(t);
+    }
+    free(want);
+    tokenizer_free(ref);
+    gguf_close(g);
+}
+
+static void test_pre_names_gpt2(void **state) {
+    (void)state;
+    check_name_group(
+        "gpt2", PRETOK_GPT2,
+        (const char *const[]){"gpt-2",      "phi-2",      "jina-es",      "jina-de",         "jina-v1-en",
+                              "jina-v2-es", "jina-v2-de", "jina-v2-code", "roberta-bpe",     "gigachat",
+                              "a.x-4.0",    "mellum",     "modern-bert",  "exaone4",         "mpt",
+                              "olmo",       "jais",       "trillion",     "granite-docling", NULL});
+}
+
+static void test_pre_names_smollm(void **state) {
+    (void)state;
+    check_name_group("smollm", PRETOK_SMOLLM,
+                     (const char *const[]){"starcoder", "refact", "command-r", "codeshell", "exaone",
+                                           "minerva", "minerva-7b", "mellum2", NULL});
+}
+
+static void test_pre_names_qwen2(void **state) {
+    (void)state;
+    check_name_group("qwen2", PRETOK_QWEN2,
+                     (const char *const[]){"deepseek-r1-qwen", "kormo", "f2llmv2", "megrez", "stablelm2",
+                                           "hunyuan", "solar-open", NULL});
+}
+
+/* The three splits really differ on that string (a name in the wrong group would show). */
+static void test_pre_splits_differ(void **state) {
+    (void)state;
+    static const uint32_t cps[] = {'a', ' ', '1', '2', '3', 'b'};
+    uint8_t flags[6];
+    for (int i = 0; i < 6; i++) flags[i] = unicode_cpt_flags(cps[i]);
+    uint32_t ends[6];
+    /* gpt2: "a" " 123" "b"; smollm: "a" " " "1" "2" "3" "b"; qwen2: "a" " " "1" "2" "3" "b" */
+    assert_int_equal(pretok_split(PRETOK_GPT2, cps, flags, 6, ends), 3);
+    assert_int_equal(ends[1], 5);
+    assert_int_equal(pretok_split(PRETOK_SMOLLM, cps, flags, 6, ends), 6);
+    /* qwen2 vs smollm: "A's" keeps "'s" as one piece only in qwen2 (case-insensitive) */
+    static const uint32_t c2[] = {'A', '\'', 'S'};
+    for (int i = 0; i < 3; i++) flags[i] = unicode_cpt_flags(c2[i]);
+    assert_int_equal(pretok_split(PRETOK_QWEN2, c2, flags, 3, ends), 2);
+    assert_int_equal(pretok_split(PRETOK_SMOLLM, c2, flags, 3, ends), 3);
+}
+
+static int load_fixture(const char *name, char *err, size_t errlen) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fixtures/%s", BOSCH_SOURCE_DIR, name);
+    gguf_file *g;
+    if (gguf_open(&g, path, err, errlen) != 0) fail_msg("%s", err);
+    tokenizer *t = (tokenizer *)1;
+    int rc = tokenizer_load(&t, g, err, errlen);
+    if (rc != 0) assert_null(t);
+    if (rc == 0) tokenizer_free(t);
+    gguf_close(g);
+    return rc;
+}
+
+/* Metadata llama.cpp would misread: refused, naming the key and the index (fixtures by
+ * scripts/fixtures/make_tokenizer_bad_fixtures.py). */
+static void test_tiny_bad_metadata(void **state) {
+    (void)state;
+    char err[512] = "";
+    if (load_fixture("tokenizer_min.gguf", err, sizeof err) != 0) fail_msg("%s", err); /* pre "gpt-2" */
+    assert_int_equal(load_fixture("tokenizer_bad_types_u32.gguf", err, sizeof err), -1);
+    assert_non_null(strstr(err, "tokenizer.ggml.token_type"));
+    assert_non_null(strstr(err, "u32"));
+    assert_non_null(strstr(err, "i32"));
+    assert_int_equal(load_fixture("tokenizer_bad_merge_utf8.gguf", err, sizeof err), -1);
+    assert_non_null(strstr(err, "tokenizer.ggml.merges[0]"));
+    assert_non_null(strstr(err, "0xff"));
+    assert_non_null(strstr(err, "UTF-8"));
+    assert_int_equal(load_fixture("tokenizer_bad_token_utf8.gguf", err, sizeof err), -1);
+    assert_non_null(strstr(err, "tokenizer.ggml.tokens[0]"));
+    assert_non_null(strstr(err, "0xfe"));
+}
+
 int main(void) {
     const struct CMUnitTest tiny[] = {
-        cmocka_unit_test(test_tiny_matches_reference),
+        cmocka_unit_test(test_pre_names_gpt2),    cmocka_unit_test(test_pre_names_smollm),
+        cmocka_unit_test(test_pre_names_qwen2),   cmocka_unit_test(test_pre_splits_differ),
+        cmocka_unit_test(test_tiny_bad_metadata), cmocka_unit_test(test_tiny_matches_reference),
         cmocka_unit_test(test_tiny_errors),
     };
     const struct CMUnitTest tests[] = {
