@@ -32,6 +32,18 @@ static const char *const mask_cols[MC_N] = {"model", "n_layer", "n_head_kv", "wi
 /* Upper bounds that keep a hostile file from asking for absurd allocations. */
 #define MASK_MAX_LAYERS 4096
 #define MASK_MAX_KV_HEADS 1024
+/* The model field keeps at most this many bytes of the model's name (cut at a UTF-8 boundary), so
+ * that every line the writer makes is within the reader's bound. */
+#define MASK_MAX_NAME 1024
+
+/* Bytes of name the model field keeps. */
+static size_t model_name_len(const char *name) {
+    size_t n = strlen(name);
+    if (n <= MASK_MAX_NAME) return n;
+    n = MASK_MAX_NAME;
+    while (n > 0 && ((unsigned char)name[n] & 0xC0) == 0x80) n--; /* not inside a UTF-8 sequence */
+    return n;
+}
 
 int csv_mask_save(const char *path, const attn_mask *m, const char *model_name, int n_head, char *err,
                   size_t errlen) {
@@ -43,13 +55,22 @@ int csv_mask_save(const char *path, const attn_mask *m, const char *model_name, 
         snprintf(err, errlen, "%s: n_head %d is not a multiple of n_head_kv %d", path, n_head, m->n_head_kv);
         return -1;
     }
+    char *name = strndup(model_name ? model_name : "", model_name ? model_name_len(model_name) : 0);
+    if (!name) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
     csv_out *w = csv_out_open(path, mask_cols, MC_N, err, errlen);
-    if (!w) return -1;
+    if (!w) {
+        free(name);
+        return -1;
+    }
     int group = n_head / m->n_head_kv;
     double ratio = mask_ratio(m);
     char nl[16], nh[16], win[16], sk[16], rt[32], ly[16], kh[16];
     char *qh = malloc((size_t)group * 12 + 1);
     if (!qh) {
+        free(name);
         csv_out_abort(w);
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
@@ -67,20 +88,13 @@ int csv_mask_save(const char *path, const attn_mask *m, const char *model_name, 
             for (int q = 0; q < group; q++) off += (size_t)sprintf(qh + off, q ? ";%d" : "%d", h * group + q);
             snprintf(ly, sizeof ly, "%d", l);
             snprintf(kh, sizeof kh, "%d", h);
-            const char *row[MC_N] = {model_name ? model_name : "",
-                                     nl,
-                                     nh,
-                                     win,
-                                     sk,
-                                     rt,
-                                     ly,
-                                     kh,
-                                     qh,
-                                     mask_get(m, l, h) == ATTN_FULL ? "full" : "swa"};
+            const char *row[MC_N] = {name, nl, nh, win, sk,
+                                     rt,   ly, kh, qh,  mask_get(m, l, h) == ATTN_FULL ? "full" : "swa"};
             rc = csv_out_row(w, row);
         }
     }
     free(qh);
+    free(name);
     if (rc) {
         csv_out_abort(w);
         snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
@@ -181,7 +195,6 @@ int csv_mask_load(const char *path, attn_mask *out, const model_hparams *hp, cha
 
 /* The longest line a mask file can need: the model name (up to MASK_MAX_NAME bytes, quoted and
  * doubled quotes at worst), the numbers, and q_heads (up to 11 bytes per query head). */
-#define MASK_MAX_NAME 1024
 static size_t mask_max_line(int group) {
     return 2 * MASK_MAX_NAME + 256 + 12 * (size_t)(group > 0 ? group : 256);
 }
@@ -427,7 +440,8 @@ static int mask_from_table(const char *path, csv_table *tp, attn_mask *out, cons
         FAIL("%s: field 'ratio' says %g but %d of %d KV heads are swa (ratio %.6f); fix the ratio column",
              path, mm.ratio, n_swa, n_units, ratio);
     /* The shape fits: a mask moved between quantizations of one model is fine, but say so. */
-    if (model_name && warn && warnlen && mm.model[0] && strcmp(mm.model, model_name))
+    if (model_name && warn && warnlen && mm.model[0] &&
+        (strlen(mm.model) != model_name_len(model_name) || strncmp(mm.model, model_name, strlen(mm.model))))
         snprintf(
             warn, warnlen,
             "%s: field 'model': the mask is for '%.100s', the loaded model is '%.100s' (loaded anyway: %s)",
