@@ -189,6 +189,7 @@ int cache_open(compare_cache *c, const char *dir, uint64_t fingerprint, char *er
         if (len <= 0 || sscanf(line, "bosch-compare-cache 1 %llx", &fp) != 1) {
             snprintf(err, errlen, "%s: line 1: not a comparison cache (bosch-compare-cache 1)", c->path);
             free(line), fclose(r);
+            cache_close(c);
             return -1;
         }
         if (fp != fingerprint) {
@@ -197,6 +198,7 @@ int cache_open(compare_cache *c, const char *dir, uint64_t fingerprint, char *er
                      "%016llx, this run %016llx); use another --out folder, or the same settings to resume",
                      c->path, fp, (unsigned long long)fingerprint);
             free(line), fclose(r);
+            cache_close(c);
             return -1;
         }
         long whole = ftell(r); /* bytes up to the last newline: a cut last record leaves the file */
