@@ -64,6 +64,10 @@ __device__ __forceinline__ void kern_mma_16816(float c[4], const uint32_t a[4], 
 __device__ __forceinline__ uint32_t kern_ld_bf16x2(const uint16_t *p) {
 #ifdef BOSCH_KERN_EMU
     emu::check_aligned(p, 4, "32-bit shared-memory load");
-#endif
+    uint32_t v; /* the launch has failed if p is misaligned; the host load itself stays defined */
+    __builtin_memcpy(&v, p, sizeof v);
+    return v;
+#else
     return *reinterpret_cast<const uint32_t *>(p);
+#endif
 }

@@ -303,6 +303,9 @@ static void test_attn_decode(void **state) {
         if (max_err[which] > 1e-4)
             fail_msg("decode (%s): max |err| %g", which ? "split" : "plain", max_err[which]);
     kern_free(d_scratch);
+    for (int g = 0; g < n_kv; g++) kern_free(d_kh[g]), kern_free(d_vh[g]);
+    kern_free(dd_kh), kern_free(dd_vh), kern_free(d_cap), kern_free(d_z);
+    kern_free(d_knew), kern_free(d_vnew), kern_free(d_q), kern_free(d_out);
     for (int s = 0; s < n_seq; s++) free(q[s]), free(k[s]), free(v[s]), free(ref[s]);
     free(got);
 }

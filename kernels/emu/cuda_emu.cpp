@@ -10,6 +10,21 @@
 #include <ucontext.h>
 #endif
 
+/* Under AddressSanitizer every fiber switch is announced to it (__sanitizer_start_switch_fiber /
+ * __sanitizer_finish_switch_fiber), or it takes a fiber's stack for the thread's and reports false
+ * stack-buffer errors; a fiber's stack is unpoisoned before it is reused. */
+#if defined(__SANITIZE_ADDRESS__)
+#define BOSCH_EMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BOSCH_EMU_ASAN 1
+#endif
+#endif
+#ifdef BOSCH_EMU_ASAN
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #include <map>
 #include <string>
 #include <vector>
@@ -69,6 +84,9 @@ struct emu::thread_state {
     void *gather_out;
     size_t gather_bytes;
     char *stack;
+#ifdef BOSCH_EMU_ASAN
+    void *fake_stack; /* ASan's fake stack of this fiber while it is suspended */
+#endif
 };
 
 namespace emu {
@@ -94,10 +112,47 @@ struct block_runner {
     bool direct; /* running a thread as a plain call (kernel known not to synchronize) */
     bool synced; /* some thread of this launch synchronized */
     emu::thread_state direct_thread;
+#ifdef BOSCH_EMU_ASAN
+    void *sched_fake_stack = nullptr; /* the scheduler's (the host thread's) stack, for ASan */
+    const void *sched_bottom = nullptr;
+    size_t sched_size = 0;
+#endif
+    block_runner() = default;
+    block_runner(const block_runner &) = delete;
+    block_runner &operator=(const block_runner &) = delete;
+    /* At the host thread's exit (the runner is thread_local): the fibers' stacks and shared memory. */
+    ~block_runner() {
+        for (emu::thread_state &t : threads) free(t.stack);
+        free(shared);
+    }
 };
 thread_local block_runner *g_run;
 
 void fiber_entry();
+
+#ifdef BOSCH_EMU_ASAN
+/* Scheduler -> fiber t. */
+void asan_to_fiber(emu::thread_state &t, size_t stack_bytes) {
+    __sanitizer_start_switch_fiber(&g_run->sched_fake_stack, t.stack, stack_bytes);
+}
+/* Back in the scheduler. */
+void asan_in_scheduler() {
+    __sanitizer_finish_switch_fiber(g_run->sched_fake_stack, nullptr, nullptr);
+}
+/* Fiber t -> scheduler; a finished fiber's fake stack is dropped (it never runs again). */
+void asan_to_scheduler(emu::thread_state &t, bool done) {
+    __sanitizer_start_switch_fiber(done ? nullptr : &t.fake_stack, g_run->sched_bottom, g_run->sched_size);
+}
+/* Running in fiber t (first entry: no fake stack yet); records the scheduler's stack. */
+void asan_in_fiber(emu::thread_state *t) {
+    __sanitizer_finish_switch_fiber(t ? t->fake_stack : nullptr, &g_run->sched_bottom, &g_run->sched_size);
+}
+#else
+void asan_to_fiber(emu::thread_state &, size_t) {}
+void asan_in_scheduler() {}
+void asan_to_scheduler(emu::thread_state &, bool) {}
+void asan_in_fiber(emu::thread_state *) {}
+#endif
 
 /* Fiber switching. On x86-64 a 6-register switch (the System V callee-saved registers and the
  * stack pointer): glibc's swapcontext also saves the signal mask with a system call, which made it
@@ -117,6 +172,10 @@ asm(".text\n"
     ".size bosch_emu_switch,.-bosch_emu_switch\n");
 
 void fiber_init(emu::thread_state &t, size_t stack_bytes) {
+#ifdef BOSCH_EMU_ASAN
+    __asan_unpoison_memory_region(t.stack, stack_bytes); /* frames of an abandoned run */
+    t.fake_stack = nullptr;
+#endif
     void **sp = (void **)(((uintptr_t)t.stack + stack_bytes) & ~(uintptr_t)15);
     *--sp = nullptr;                             /* return address of fiber_entry: it never returns */
     *--sp = (void *)fiber_entry;                 /* where the first switch's `ret` goes */
@@ -124,13 +183,21 @@ void fiber_init(emu::thread_state &t, size_t stack_bytes) {
     t.sp = sp;
 }
 void fiber_resume(emu::thread_state &t) {
+    asan_to_fiber(t, STACK_BYTES);
     bosch_emu_switch(&g_run->sched_sp, t.sp);
+    asan_in_scheduler();
 }
 void fiber_suspend(emu::thread_state &t) {
+    asan_to_scheduler(t, t.state == DONE);
     bosch_emu_switch(&t.sp, g_run->sched_sp);
+    asan_in_fiber(&t);
 }
 #else
 void fiber_init(emu::thread_state &t, size_t stack_bytes) {
+#ifdef BOSCH_EMU_ASAN
+    __asan_unpoison_memory_region(t.stack, stack_bytes);
+    t.fake_stack = nullptr;
+#endif
     getcontext(&t.ctx);
     t.ctx.uc_stack.ss_sp = t.stack;
     t.ctx.uc_stack.ss_size = stack_bytes;
@@ -138,10 +205,14 @@ void fiber_init(emu::thread_state &t, size_t stack_bytes) {
     makecontext(&t.ctx, fiber_entry, 0);
 }
 void fiber_resume(emu::thread_state &t) {
+    asan_to_fiber(t, STACK_BYTES);
     swapcontext(&g_run->sched, &t.ctx);
+    asan_in_scheduler();
 }
 void fiber_suspend(emu::thread_state &t) {
+    asan_to_scheduler(t, t.state == DONE);
     swapcontext(&t.ctx, &g_run->sched);
+    asan_in_fiber(&t);
 }
 #endif
 
@@ -152,6 +223,7 @@ void yield(fiber_state st) {
 }
 
 void fiber_entry() {
+    asan_in_fiber(nullptr);
     g_run->body(g_run->ctx);
     yield(DONE); /* never resumed after DONE */
 }
