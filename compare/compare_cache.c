@@ -68,6 +68,7 @@ static long cell_slot(const compare_cache *c, uint64_t key) {
 /* Insert without writing to the file. 0 or -1 (OOM). */
 static int add_calib(compare_cache *c, uint64_t hash, const search_eval *e) {
     if (2 * (c->calib_n + 1) > c->calib_cap && grow_calib(c)) return -1;
+    if (!hash) return 0; /* 0 marks an empty slot: such an entry is not kept (a miss, scored again) */
     long j = calib_slot(c, hash);
     if (c->calib[j].hash) return 0; /* already there */
     cache_calib *x = &c->calib[j];
@@ -87,6 +88,7 @@ static int add_calib(compare_cache *c, uint64_t hash, const search_eval *e) {
 
 static int add_cell(compare_cache *c, uint64_t key, int n, const uint8_t *exact, const double *p) {
     if (2 * (c->cells_n + 1) > c->cells_cap && grow_cells(c)) return -1;
+    if (!key) return 0; /* 0 marks an empty slot, as in add_calib */
     long j = cell_slot(c, key);
     if (c->cells[j].key) return 0;
     cache_cell *x = &c->cells[j];

@@ -136,6 +136,25 @@ static void test_readers_fixtures_and_bounds(void **state) {
                      -1);
     if (!strstr(err, "results.csv: line 38: longer than 4096 bytes")) fail_msg("message '%s'", err);
 
+    /* hash 0 marks an empty slot of the cache's table: such records are not kept (found by
+     * fuzz_compare: the second one overwrote the first and leaked its NLLs) */
+    snprintf(path, sizeof path, "%s/cache.tsv", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("bosch-compare-cache 1 0123456789abcdef\n"
+          "C 0000000000000000 0.5 0.25 0.5 1 0.5\n"
+          "C 0000000000000000 0.6 0.25 0.6 1 0.6\n"
+          "C 00000000000000a1 0.7 0.5 0.7 2 0.7 0.8\n",
+          f);
+    fclose(f);
+    assert_int_equal(cache_open(&c, dir, 0x0123456789abcdefull, err, sizeof err), 0);
+    assert_int_equal(c.calib_n, 1);
+    assert_null(cache_get_calib(&c, 0));
+    k = cache_get_calib(&c, 0xa1);
+    assert_non_null(k);
+    assert_true(k->e.sample_nll[1] == 0.8);
+    cache_close(&c);
+
     snprintf(path, sizeof path, "%s/cache.tsv", dir);
     unlink(path);
     snprintf(path, sizeof path, "%s/results.csv", dir);
