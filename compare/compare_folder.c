@@ -1,4 +1,5 @@
 /* compare_folder.c — read back a finished comparison folder (compare.h: compare_folder_rows). */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,18 @@ int compare_folder_rows_memory(const char *dir, const char *buf, size_t n, doubl
     return rows_from_table(dir, path, &t, ratio, rows, cap, n_rows, ratio_used, err, errlen);
 }
 
+/* 1 when s is a method name as compare writes them: 1..31 of [A-Za-z0-9_+-], so that the mask path
+ * built from it stays inside the folder. */
+static int method_name_ok(const char *s) {
+    size_t n = strlen(s);
+    if (n == 0 || n > 31) return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (!isalnum(ch) && ch != '_' && ch != '+' && ch != '-') return 0;
+    }
+    return 1;
+}
+
 /* The rows of a parsed results.csv (t is freed here). */
 static int rows_from_table(const char *dir, const char *path, csv_table *tp, double ratio, compare_row *rows,
                            int cap, int *n_rows, double *ratio_used, char *err, size_t errlen) {
@@ -84,6 +97,12 @@ static int rows_from_table(const char *dir, const char *path, csv_table *tp, dou
         if (bad || strcmp(c[col[0]], "heldout") || strcmp(c[col[3]], "all") ||
             fabs(strtod(c[col[2]], NULL) - best) > 1e-6)
             continue;
+        if (!method_name_ok(c[col[1]])) { /* it names a file of the folder: mask_METHOD_RATIO.csv */
+            snprintf(err, errlen, "%s: line %d: method '%.64s' is not a method name (letters, digits, _ + -)",
+                     path, r + 1, c[col[1]]);
+            csv_table_free(&t);
+            return -1;
+        }
         compare_row *o = &rows[(*n_rows)++];
         snprintf(o->method, sizeof o->method, "%.31s", c[col[1]]);
         o->ratio = best;

@@ -135,6 +135,15 @@ static void test_readers_fixtures_and_bounds(void **state) {
     assert_int_equal(compare_folder_rows(dir, 0.5, rows, COMPARE_MAX_METHODS, &n, &used, err, sizeof err),
                      -1);
     if (!strstr(err, "results.csv: line 38: longer than 4096 bytes")) fail_msg("message '%s'", err);
+    /* a method names a file of the folder (mask_METHOD_RATIO.csv): a path in it is refused */
+    copy_file(BOSCH_SOURCE_DIR "/tests/fixtures/compare_results.csv", path);
+    f = fopen(path, "a");
+    fputs("heldout,../../etc/x,0.5000,all,all,0,16,3,0.1875,0,1,0.5,1\n", f);
+    fclose(f);
+    assert_int_equal(compare_folder_rows(dir, 0.5, rows, COMPARE_MAX_METHODS, &n, &used, err, sizeof err),
+                     -1);
+    if (!strstr(err, "results.csv: line 38: method '../../etc/x' is not a method name"))
+        fail_msg("message '%s'", err);
 
     /* hash 0 marks an empty slot of the cache's table: such records are not kept (found by
      * fuzz_compare: the second one overwrote the first and leaked its NLLs) */
