@@ -34,8 +34,9 @@ int ui_stats_write(const ui_stats *s, const char *path, char *err, size_t errlen
     static const char *const hdr[] = {"iterations", "max_ms", "p99_ms", "p50_ms", "mean_ms", "over_200ms"};
     csv_out *o = csv_out_open(path, hdr, 6, err, errlen);
     if (!o) return -1;
-    if (csv_out_rowf(o, "%ld\x1f%.3f\x1f%.3f\x1f%.3f\x1f%.3f\x1f%ld", s->n, s->max_ms, ui_stats_quantile(s, 0.99),
-                     ui_stats_quantile(s, 0.5), s->n ? s->sum_ms / (double)s->n : 0.0, s->over_200)) {
+    if (csv_out_rowf(o, "%ld\x1f%.3f\x1f%.3f\x1f%.3f\x1f%.3f\x1f%ld", s->n, s->max_ms,
+                     ui_stats_quantile(s, 0.99), ui_stats_quantile(s, 0.5),
+                     s->n ? s->sum_ms / (double)s->n : 0.0, s->over_200)) {
         csv_out_abort(o);
         snprintf(err, errlen, "%s: write failed", path);
         return -1;

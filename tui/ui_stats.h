@@ -11,10 +11,10 @@
 #define UI_STATS_BINS 20000 /* bins cover 0..2000 ms; longer times go to the last bin (max is exact) */
 
 typedef struct {
-    long n;         /* wake-ups measured */
-    double max_ms;  /* longest, ms */
-    double sum_ms;  /* total, ms */
-    long over_200;  /* wake-ups longer than 200 ms */
+    long n;        /* wake-ups measured */
+    double max_ms; /* longest, ms */
+    double sum_ms; /* total, ms */
+    long over_200; /* wake-ups longer than 200 ms */
     uint32_t hist[UI_STATS_BINS];
 } ui_stats;
 

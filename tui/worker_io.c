@@ -74,15 +74,15 @@ static int check_load_path(const char *path, char *err, size_t errlen) {
 }
 
 static int export_trace(worker *w, const char *path, char *err, size_t errlen) {
-    static const char *const hdr[] = {"eval",  "stage",   "group",     "layer", "score",
+    static const char *const hdr[] = {"eval",     "stage", "group",   "layer",     "score",
                                       "accuracy", "ratio", "seconds", "mask_hash", "mask"};
     csv_out *o = csv_out_open(path, hdr, 10, err, errlen);
     if (!o) return -1;
     int rc = 0;
     for (long i = 0; i < w->n_trace && rc == 0; i++) {
         const trace_row *r = &w->trace[i];
-        rc = csv_out_rowf(o, "%ld\x1f%d\x1f%d\x1f%d\x1f%.6f\x1f%.6f\x1f%.6f\x1f%.3f\x1f%016llx\x1f%s", r->eval,
-                          r->stage, r->group, r->layer, r->score, r->accuracy, r->ratio, r->seconds,
+        rc = csv_out_rowf(o, "%ld\x1f%d\x1f%d\x1f%d\x1f%.6f\x1f%.6f\x1f%.6f\x1f%.3f\x1f%016llx\x1f%s",
+                          r->eval, r->stage, r->group, r->layer, r->score, r->accuracy, r->ratio, r->seconds,
                           (unsigned long long)r->mask_hash, r->mask ? r->mask : "");
     }
     if (rc) {
@@ -138,7 +138,8 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
             attn_mask am;
             ex_mask_view(&local, &am);
             rc = csv_mask_save(path, &am, w->snap.model_name, w->snap.hp.n_head, err, sizeof err);
-            if (rc == 0) snprintf(res.msg, sizeof res.msg, "mask written to %s (ratio %.3f)", path, mask_ratio(&am));
+            if (rc == 0)
+                snprintf(res.msg, sizeof res.msg, "mask written to %s (ratio %.3f)", path, mask_ratio(&am));
             break;
         }
         case EX_IO_EXPORT_TRACE:
