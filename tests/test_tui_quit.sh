@@ -5,7 +5,8 @@
 # cancelled between layers and joined before teardown; the old code segfaulted, 139) and a sane
 # terminal (the shell's `stty -a` in that pane shows icanon and echo; the alternate screen is left).
 # Also the explorer's share of item 2: an export to a directory or into a missing folder is
-# refused before anything is written, naming the path, with the prompt open again.
+# refused before anything is written, naming the path, with the prompt open again; an export
+# queued behind a computation is still written when q follows at once.
 #
 # Env: BOSCH_BIN (the built program), BOSCH_MODEL (the GGUF; skip with 77 when absent).
 # Needs tmux (skip with 77 when absent). Uses its own tmux server socket, killed on exit.
@@ -158,6 +159,17 @@ if start export; then
     ls "$WORK" | grep -q 'tmp' && fail "temporary files left: $(ls "$WORK")"
     T send-keys -t export q
     check export "quit after the exports"
+fi
+
+# 8. An export asked for while the worker computes, then q at once: the evaluation is cancelled,
+#    the export queued behind it is still written before the explorer exits.
+if start lastexport; then
+    T send-keys -t lastexport v
+    sleep 1
+    T send-keys -t lastexport x m C-u "$WORK/last.csv" Enter q
+    check lastexport "q right after an export queued behind v"
+    [[ -s $WORK/last.csv ]] && pass "the queued export was written before the exit" ||
+        fail "the export queued before the quit was dropped"
 fi
 
 if ((fails)); then

@@ -115,7 +115,16 @@ static void *worker_main(void *arg) {
         pthread_mutex_lock(&w->mu);
         while (!w->quit && w->q_n == 0 && !(loaded && w->search && w->stepping && !w->search_done))
             pthread_cond_wait(&w->cv, &w->mu);
-        if (w->quit) {
+        if (w->quit) { /* exports asked for before the quit are still written: they are the user's */
+            while (w->q_n > 0) {
+                wcmd c = w->queue[w->q_head];
+                w->q_head = (w->q_head + 1) % WORKER_QUEUE;
+                w->q_n--;
+                if (!loaded || c.kind != WCMD_IO || c.io == EX_IO_LOAD_MASK) continue;
+                pthread_mutex_unlock(&w->mu);
+                worker_job_io(w, c.io, c.path, &c.mask);
+                pthread_mutex_lock(&w->mu);
+            }
             pthread_mutex_unlock(&w->mu);
             break;
         }
@@ -209,10 +218,6 @@ void worker_stop(worker *w) {
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     free(w);
-}
-
-int worker_cancelled(const worker *w) {
-    return atomic_load(&w->cancel) != 0;
 }
 
 int worker_wake_fd(const worker *w) {

@@ -29,7 +29,8 @@ int worker_start(worker **out, const explorer_opts *opts, char *err, size_t errl
 /* Stop the thread and free everything. The job in progress is cancelled cooperatively (the
  * engine reads the worker's cancel flag between layers and returns EVAL_CANCELLED, which is not
  * recorded as a score), then the thread is joined: no timed give-up, so nothing runs once this
- * returns (a model load or a file job in progress is finished first). NULL is a no-op. */
+ * returns (a model load or a file job in progress is finished first; exports still queued are
+ * written, queued loads and engine jobs dropped). NULL is a no-op. */
 void worker_stop(worker *w);
 
 /* Read end of the wake-up pipe (non-blocking); poll it for POLLIN, then call worker_drain. */

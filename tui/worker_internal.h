@@ -89,7 +89,5 @@ void worker_job_ask(worker *w, const ex_mask *m, int sample);
 void worker_job_free_all(worker *w);
 /* File jobs (worker_io.c): check the path, then export or load; the result goes to snap.io. */
 void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m);
-/* 1 when worker_stop asked the job in progress to stop. */
-int worker_cancelled(const worker *w);
 
 #endif
