@@ -387,6 +387,14 @@ int cuda_forward_layers(cuda_model *g, const attn_mask *const *masks, int n_seq,
                         const int32_t *tokens, const float *x_in, int layer0, float *const *x_save,
                         float *x_out, cuda_kv *kv, const int *rows, int n_rows, float *logits, char *err,
                         size_t errlen) {
+    return cuda_forward_layers_cancel(g, masks, n_seq, n_tokens, tokens, x_in, layer0, x_save, x_out, kv,
+                                      rows, n_rows, logits, NULL, err, errlen);
+}
+
+int cuda_forward_layers_cancel(cuda_model *g, const attn_mask *const *masks, int n_seq, int n_tokens,
+                               const int32_t *tokens, const float *x_in, int layer0, float *const *x_save,
+                               float *x_out, cuda_kv *kv, const int *rows, int n_rows, float *logits,
+                               const atomic_int *cancel, char *err, size_t errlen) {
     const model_hparams *hp = &g->hp;
     TRY(check_args(g, masks, n_seq, n_tokens, layer0, kv, rows, n_rows, err, errlen));
     if (n_rows > 0 && !logits) {
@@ -407,6 +415,11 @@ int cuda_forward_layers(cuda_model *g, const attn_mask *const *masks, int n_seq,
     else
         TRY(kern_upload(g->x, x_in, x_bytes, err, errlen));
     for (int l = layer0; l < hp->n_layer; l++) {
+        if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) {
+            TRY(kern_sync(NULL, err, errlen)); /* the layers already queued finish before we return */
+            cuda_seterr(err, errlen, "cancelled");
+            return CUDA_CANCELLED;
+        }
         if (x_save && x_save[l] && l > layer0) TRY(kern_download(x_save[l], g->x, x_bytes, err, errlen));
         TRY(prefill_layer(g, l, masks, n_seq, n_tokens, kv, err, errlen));
     }

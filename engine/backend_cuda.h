@@ -20,6 +20,7 @@
 
 #ifdef BOSCH_HAVE_CUDA
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,16 @@ int cuda_forward_layers(cuda_model *g, const attn_mask *const *masks, int n_seq,
                         const int32_t *tokens, const float *x_in, int layer0, float *const *x_save,
                         float *x_out, cuda_kv *kv, const int *rows, int n_rows, float *logits, char *err,
                         size_t errlen);
+
+/* Returned by cuda_forward_layers_cancel when *cancel was set: not an error. */
+#define CUDA_CANCELLED (-2)
+/* cuda_forward_layers with a cooperative cancel: *cancel (NULL = never) is read before each layer;
+ * once it is non-zero the work already queued is waited for and CUDA_CANCELLED is returned
+ * (x_save, x_out, logits and kv then hold nothing usable; kv's n_past is not advanced). */
+int cuda_forward_layers_cancel(cuda_model *g, const attn_mask *const *masks, int n_seq, int n_tokens,
+                               const int32_t *tokens, const float *x_in, int layer0, float *const *x_save,
+                               float *x_out, cuda_kv *kv, const int *rows, int n_rows, float *logits,
+                               const atomic_int *cancel, char *err, size_t errlen);
 
 /* Whole prefill from the tokens: cuda_forward_layers with layer0 = 0 and nothing saved. */
 int cuda_forward_prefill(cuda_model *g, const attn_mask *const *masks, int n_seq, const int32_t *tokens,

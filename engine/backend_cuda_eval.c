@@ -17,11 +17,13 @@ struct cuda_eval {
  * cuda_forward_layers' x_save (entries for l <= first are NULL, and it ignores them anyway). */
 static int cuda_eval_run(void *ctx, const attn_mask *mask, int n_tokens, const int32_t *tokens,
                          const float *x_in, int first, float *const *x_save, const int *rows, int n_rows,
-                         float *logits, char *err, size_t errlen) {
+                         float *logits, const atomic_int *cancel, char *err, size_t errlen) {
     cuda_eval *ce = ctx;
     const attn_mask *masks[1] = {mask};
-    return cuda_forward_layers(ce->g, masks, 1, n_tokens, first == 0 ? tokens : NULL, first > 0 ? x_in : NULL,
-                               first, x_save, NULL, NULL, rows, n_rows, logits, err, errlen);
+    int rc = cuda_forward_layers_cancel(ce->g, masks, 1, n_tokens, first == 0 ? tokens : NULL,
+                                        first > 0 ? x_in : NULL, first, x_save, NULL, NULL, rows, n_rows,
+                                        logits, cancel, err, errlen);
+    return rc == CUDA_CANCELLED ? EVAL_CANCELLED : rc;
 }
 
 static int make(cuda_eval **out, cuda_model *g, int owns, char *err, size_t errlen) {

@@ -34,6 +34,7 @@ struct evaluator {
     int *n_run; /* [n_samples] tokens run: answer_start + n_answer - 1 */
     int max_run, max_answer;
     int reuse;
+    const atomic_int *cancel; /* evaluator_set_cancel (NULL: never) */
     forward_ws *ws;
     float *x;      /* [max_run][n_embd] the stream being computed */
     float *logits; /* [max_answer][n_vocab] */
@@ -76,6 +77,16 @@ int evaluator_n_samples(const evaluator *ev) {
 
 const eval_backend *evaluator_backend(const evaluator *ev) {
     return ev->be;
+}
+
+void evaluator_set_cancel(evaluator *ev, const atomic_int *cancel) {
+    ev->cancel = cancel;
+}
+
+static int cancelled(const evaluator *ev, char *err, size_t errlen) {
+    if (!ev->cancel || !atomic_load_explicit(ev->cancel, memory_order_relaxed)) return 0;
+    snprintf(err, errlen, "cancelled");
+    return 1;
 }
 
 int evaluator_create(evaluator **out, const model *m, const eval_sample *samples, int n_samples, int reuse,
@@ -218,8 +229,13 @@ static int run_sample_backend(evaluator *ev, int s, const attn_mask *mask, int f
         ev->x_save[l] = store && l > first ? ev->streams[s] + (size_t)(l - 1) * plane : NULL;
     const float *x_in = first > 0 ? ev->streams[s] + (size_t)(first - 1) * plane : NULL;
     char msg[256] = "";
-    if (ev->be->run(ev->be->ctx, mask, n, x->tokens, x_in, first, ev->x_save, ev->rows, x->n_answer,
-                    ev->logits, msg, sizeof msg) != 0) {
+    int rc = ev->be->run(ev->be->ctx, mask, n, x->tokens, x_in, first, ev->x_save, ev->rows, x->n_answer,
+                         ev->logits, ev->cancel, msg, sizeof msg);
+    if (rc == EVAL_CANCELLED) {
+        snprintf(err, errlen, "cancelled");
+        return EVAL_CANCELLED;
+    }
+    if (rc != 0) {
         snprintf(err, errlen, "eval: sample %d (%d tokens, from layer %d) on %s: %s", s, n, first,
                  ev->be->name ? ev->be->name : "backend", msg);
         return -1;
@@ -227,7 +243,8 @@ static int run_sample_backend(evaluator *ev, int s, const attn_mask *mask, int f
     return 0;
 }
 
-/* Run every sample under `mask` from layer `first`; store streams when `store`. */
+/* Run every sample under `mask` from layer `first`; store streams when `store`. 0, -1 or
+ * EVAL_CANCELLED. */
 static int run_samples(evaluator *ev, const attn_mask *mask, int first, int store, eval_sample_result *res,
                        char *err, size_t errlen) {
     const model *m = ev->m;
@@ -238,7 +255,9 @@ static int run_samples(evaluator *ev, const attn_mask *mask, int first, int stor
         const size_t plane = (size_t)n * E;
         if (ev->be) {
             for (int a = 0; a < x->n_answer; a++) ev->rows[a] = x->answer_start - 1 + a;
-            if (run_sample_backend(ev, s, mask, first, store, err, errlen)) return -1;
+            if (cancelled(ev, err, errlen)) return EVAL_CANCELLED;
+            int rc = run_sample_backend(ev, s, mask, first, store, err, errlen);
+            if (rc) return rc;
             sample_metrics(ev, s, &res[s]);
             continue;
         }
@@ -251,6 +270,7 @@ static int run_samples(evaluator *ev, const attn_mask *mask, int first, int stor
             memcpy(ev->x, ev->streams[s] + (size_t)(first - 1) * plane, plane * sizeof(float));
         }
         for (int l = first; l < L; l++) {
+            if (cancelled(ev, err, errlen)) return EVAL_CANCELLED;
             if (store && l > first)
                 memcpy(ev->streams[s] + (size_t)(l - 1) * plane, ev->x, plane * sizeof(float));
             if (forward_layer(m, l, mask, ev->x, n, 0, NULL, ev->ws) != 0) {

@@ -12,6 +12,7 @@
 #ifndef BOSCH_EVAL_H
 #define BOSCH_EVAL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,16 +58,23 @@ typedef struct evaluator evaluator;
  * Contract (what makes prefix reuse bitwise identical, eval.h header): run() is deterministic,
  * and starting at layer f from a stream it saved as x_save[f] gives bit for bit the same streams,
  * logits and saves as the run that saved it (layer l's arithmetic depends only on the stream
- * entering l, the mask's row l, window, sinks and n_tokens). Returns 0, or -1 with a message in
- * err[errlen]. ctx belongs to the backend's owner, who keeps it alive while evaluators use it;
- * calls on one ctx are serialized by its users (a backend need not be thread-safe). */
+ * entering l, the mask's row l, window, sinks and n_tokens). cancel (may be NULL) is the
+ * evaluator's cancel flag (evaluator_set_cancel): a backend reads it between layers and returns
+ * EVAL_CANCELLED as soon as it is non-zero (x_save and logits then hold nothing usable).
+ * Returns 0, EVAL_CANCELLED, or -1 with a message in err[errlen]. ctx belongs to the backend's owner, who
+ * keeps it alive while evaluators use it; calls on one ctx are serialized by its users (a backend need not be
+ * thread-safe). */
 typedef struct {
     const char *name; /* "cuda", ... (for messages) */
     void *ctx;
     int (*run)(void *ctx, const attn_mask *mask, int n_tokens, const int32_t *tokens, const float *x_in,
-               int first, float *const *x_save, const int *rows, int n_rows, float *logits, char *err,
-               size_t errlen);
+               int first, float *const *x_save, const int *rows, int n_rows, float *logits,
+               const atomic_int *cancel, char *err, size_t errlen);
 } eval_backend;
+
+/* Returned by evaluator_score / evaluator_set_base (and eval_backend.run) when the evaluator's
+ * cancel flag was set during the evaluation: no result, not an error (err says "cancelled"). */
+#define EVAL_CANCELLED (-2)
 
 /* Create an evaluator over `samples` (copied). Window and sinks come from each mask scored.
  * reuse != 0 enables prefix reuse (memory: n_layer-1 residual streams, the ones entering layers
@@ -102,5 +110,12 @@ int evaluator_set_base(evaluator *ev, const attn_mask *mask, eval_result *out, e
                        char *err, size_t errlen);
 
 int evaluator_n_samples(const evaluator *ev);
+
+/* Cooperative cancel (the explorer's quit): *cancel (borrowed, NULL = never) is read before every
+ * layer of every sample (CPU) or handed to the backend, which reads it between layers; once it is
+ * non-zero the evaluation in progress stops and returns EVAL_CANCELLED. A cancelled
+ * evaluator_set_base leaves no base (the next evaluation starts from layer 0); results of later,
+ * uncancelled evaluations are unchanged. */
+void evaluator_set_cancel(evaluator *ev, const atomic_int *cancel);
 
 #endif

@@ -81,6 +81,8 @@ void forward_ws_free(forward_ws *ws) {
 
 const char *forward_ws_error(const forward_ws *ws) { return ws->err; }
 
+void forward_ws_set_cancel(forward_ws *ws, const atomic_int *cancel) { ws->cancel = cancel; }
+
 int forward_ws_max_tokens(const forward_ws *ws) { return ws->max_tokens; }
 
 float *forward_ws_residual(forward_ws *ws) { return ws->x; }
@@ -266,8 +268,13 @@ int forward_prefill(const model *m, const attn_mask *mask, const int32_t *tokens
         snprintf(ws->err, sizeof ws->err, "forward: a token id is outside the vocabulary [0, %d)", m->hp.n_vocab);
         return -1;
     }
-    for (int l = 0; l < m->hp.n_layer; l++)
+    for (int l = 0; l < m->hp.n_layer; l++) {
+        if (ws->cancel && atomic_load_explicit(ws->cancel, memory_order_relaxed)) {
+            snprintf(ws->err, sizeof ws->err, "cancelled");
+            return FORWARD_CANCELLED;
+        }
         if (forward_layer(m, l, mask, ws->x, n_tokens, pos0, kv, ws) != 0) return -1;
+    }
     if (kv) kv->n_past = pos0 + n_tokens;
     if (n_rows > 0 && logits) return forward_logits(m, ws->x, rows, n_rows, logits, ws);
     return 0;

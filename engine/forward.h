@@ -10,6 +10,7 @@
 #ifndef BOSCH_FORWARD_H
 #define BOSCH_FORWARD_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "kv_cache.h"
@@ -32,6 +33,14 @@ int forward_ws_max_tokens(const forward_ws *ws);
 float *forward_ws_residual(forward_ws *ws);
 /* Why the last failing call on ws failed ("" when none did). */
 const char *forward_ws_error(const forward_ws *ws);
+
+/* Returned by forward_prefill / forward_decode when the cancel flag was set: not an error. */
+#define FORWARD_CANCELLED (-2)
+/* Cooperative cancel: forward_prefill (and forward_decode when it runs as a one-token prefill)
+ * reads *cancel (borrowed; NULL = never cancel) before each layer and returns FORWARD_CANCELLED as
+ * soon as it is non-zero (forward_ws_error then says "cancelled"; kv->n_past is left as it was).
+ * A block decode step (one token) does not look: callers check between tokens. */
+void forward_ws_set_cancel(forward_ws *ws, const atomic_int *cancel);
 
 /* x [n_tokens][n_embd] = embedding rows of tokens (ids must be < n_vocab; -1 otherwise). */
 int forward_embed(const model *m, const int32_t *tokens, int n_tokens, float *x);

@@ -38,8 +38,9 @@ struct forward_ws {
     int *first;          /* [n_head_kv + 1] attention work items (attn_decode_plan) */
     float *part;         /* attention items' partial states, part_cap floats */
     size_t part_cap;
-    atomic_int spin_us; /* the decode barrier's spin budget (team.h), kept between steps */
-    char err[256];      /* why the last call failed */
+    atomic_int spin_us;       /* the decode barrier's spin budget (team.h), kept between steps */
+    const atomic_int *cancel; /* forward_ws_set_cancel (NULL: never) */
+    char err[256];            /* why the last call failed */
 };
 
 /* qwen3 per-head RMSNorm of q and k, then RoPE at positions pos0..pos0+T-1 (ws->q, ws->k). */

@@ -22,7 +22,7 @@ static int calib_score(void *ctx, const attn_mask *mask, int make_base, search_e
     eval_result r;
     int rc = make_base ? evaluator_set_base(o->ev, mask, &r, o->per, err, errlen)
                        : evaluator_score(o->ev, mask, &r, o->per, err, errlen);
-    if (rc) return -1;
+    if (rc) return rc == EVAL_CANCELLED ? SEARCH_CANCELLED : -1;
     for (int i = 0; i < o->n; i++) o->nll[i] = o->per[i].nll;
     *out = (search_eval){r.score, r.accuracy, r.nll, r.seconds, o->n, o->nll};
     return 0;
@@ -36,6 +36,11 @@ static void calib_destroy(void *ctx) {
     free(o->per);
     free(o->nll);
     free(o);
+}
+
+void search_objective_set_cancel(search_objective *obj, const atomic_int *cancel) {
+    if (obj && obj->score == calib_score && obj->ctx)
+        evaluator_set_cancel(((calib_objective *)obj->ctx)->ev, cancel);
 }
 
 void search_objective_free(search_objective *obj) {

@@ -534,6 +534,10 @@ int search_step(search_state *st, char *err, size_t errlen) {
         case PH_DONE:
             return 1;
         }
+        if (r < 0 && st->cancelled) { /* not an error: nothing was recorded, the step can be redone */
+            st->cancelled = 0;
+            return SEARCH_CANCELLED;
+        }
         if (r < 0) {
             search_event ev = search_event_new(st, SEARCH_EV_ERROR, 0);
             ev.message = err;

@@ -154,10 +154,15 @@ typedef struct {
                                  until its next call (Fisher baseline); may be NULL */
 } search_eval;
 
-/* The black box the search maximizes. score() fills *out for `mask` and returns 0, or -1 with a
- * message. make_base != 0 is a hint that later masks will share this mask's rows (the real
- * objective makes it the evaluator's prefix-reuse base); objectives may ignore it. The search never
- * calls score() concurrently. destroy (may be NULL) frees ctx; search_objective_free calls it. */
+/* Returned by an objective's score() (and so by search_step / search_run) when the evaluation was
+ * cancelled (evaluator_set_cancel): nothing is recorded, no SEARCH_EV_ERROR is emitted, and the
+ * state is as before the step, so stepping again redoes the same evaluation. Equals EVAL_CANCELLED. */
+#define SEARCH_CANCELLED EVAL_CANCELLED
+
+/* The black box the search maximizes. score() fills *out for `mask` and returns 0,
+ * SEARCH_CANCELLED, or -1 with a message. make_base != 0 is a hint that later masks will share this mask's
+ * rows (the real objective makes it the evaluator's prefix-reuse base); objectives may ignore it. The search
+ * never calls score() concurrently. destroy (may be NULL) frees ctx; search_objective_free calls it. */
 typedef struct {
     int (*score)(void *ctx, const attn_mask *mask, int make_base, search_eval *out, char *err, size_t errlen);
     void (*destroy)(void *ctx);
@@ -184,6 +189,10 @@ int search_objective_calib(search_objective *obj, const model *m, const calib_se
 int search_objective_calib_on(search_objective *obj, const model *m, const eval_backend *be,
                               const calib_set *cs, char *err, size_t errlen);
 
+/* Give the real objective's evaluator (search_objective_calib*) the cancel flag `cancel`
+ * (borrowed; NULL = never; evaluator_set_cancel). Other objectives are left as they are. */
+void search_objective_set_cancel(search_objective *obj, const atomic_int *cancel);
+
 /* The calibration split a config asks for: probe_config_default() (task, haystack, chat) with
  * cfg->calib_samples samples of cfg->calib_tokens tokens, seed PROBE_DEFAULT_CALIB_SEED, made
  * with m's tokenizer; with calib_mix, those samples shared out between the three tasks (the first
@@ -206,10 +215,11 @@ void search_free(search_state *st);
 
 /* One step: at most one objective evaluation. Returns 1 when the search is done (further calls
  * return 1 and do nothing), 0 when there is more to do, -1 on error (message; SEARCH_EV_ERROR is
- * emitted; the state stays consistent, so the step can be retried). */
+ * emitted; the state stays consistent, so the step can be retried), or SEARCH_CANCELLED (the
+ * objective was cancelled: no event, nothing recorded, the step can be retried). */
 int search_step(search_state *st, char *err, size_t errlen);
 /* Step until done or *stop != 0 (checked before each step; stop may be NULL). 1 done, 0 stopped,
- * -1 error. */
+ * -1 error, SEARCH_CANCELLED. */
 int search_run(search_state *st, volatile sig_atomic_t *stop, char *err, size_t errlen);
 /* Tell listeners the driver paused (1) or resumed (0): emits SEARCH_EV_PAUSED/RESUMED. */
 void search_notify_paused(search_state *st, int paused);

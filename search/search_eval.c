@@ -95,7 +95,11 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
         *out = (search_eval){le->score, le->accuracy, le->nll, le->seconds, le->n_samples, le->sample_nll};
         st->replay_pos++;
     } else {
-        if (st->obj->score(st->obj->ctx, &st->cand, make_base, out, err, errlen)) return -1;
+        int rc = st->obj->score(st->obj->ctx, &st->cand, make_base, out, err, errlen);
+        if (rc) {
+            st->cancelled = rc == SEARCH_CANCELLED;
+            return -1;
+        }
     }
     if (make_base) {
         memcpy(st->base.z, st->cand.z, (size_t)st->L * st->H);

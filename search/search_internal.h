@@ -107,6 +107,7 @@ struct search_state {
     search_log_entry *replay;
     long n_replay, replay_pos;
     int replaying;
+    int cancelled; /* the objective's last call returned SEARCH_CANCELLED (search_step reports it) */
 };
 
 /* Append to the log (copies sample_nll). 0 or -1 (OOM). */

@@ -300,6 +300,8 @@ typedef struct {
     int fail;                     /* 1: every call fails */
     long calls, saves, bad_calls; /* saves: x_save entries given; bad_calls: contract violations */
     int last_first;
+    atomic_int *cancel_flag; /* when set: test_run sets it at the start of call number cancel_at */
+    long cancel_at;
     char why[256]; /* the first violation */
 } test_backend;
 
@@ -308,11 +310,15 @@ static void violation(test_backend *b, const char *what, int v) {
 }
 
 static int test_run(void *ctx, const attn_mask *mask, int n_tokens, const int32_t *tokens, const float *x_in,
-                    int first, float *const *x_save, const int *rows, int n_rows, float *logits, char *err,
-                    size_t errlen) {
+                    int first, float *const *x_save, const int *rows, int n_rows, float *logits,
+                    const atomic_int *cancel, char *err, size_t errlen) {
     test_backend *b = ctx;
     const int L = b->m->hp.n_layer, E = b->m->hp.n_embd;
     b->calls++;
+    if (b->cancel_flag && b->calls == b->cancel_at) {
+        if (cancel != b->cancel_flag) violation(b, "cancel flag not handed to the backend", 0);
+        atomic_store(b->cancel_flag, 1); /* "the user quits" during this sample's layer first + 1 */
+    }
     b->last_first = first;
     if (b->fail) {
         snprintf(err, errlen, "refused on purpose");
@@ -342,6 +348,7 @@ static int test_run(void *ctx, const attn_mask *mask, int n_tokens, const int32_
         memcpy(b->x, x_in, sizeof(float) * (size_t)n_tokens * E);
     }
     for (int l = first; l < L; l++) {
+        if (cancel && atomic_load(cancel)) return EVAL_CANCELLED; /* the contract: between layers */
         if (x_save[l]) {
             memcpy(x_save[l], b->x, sizeof(float) * (size_t)n_tokens * E);
             b->saves++;
@@ -419,6 +426,76 @@ static void test_backend_contract(void **state) {
     free(tb.x);
 }
 
+/* Cooperative cancel (evaluator_set_cancel): a set flag stops the evaluation with EVAL_CANCELLED on
+ * the CPU and through a backend, no further sample is run, a cancelled set_base leaves no base, and
+ * once the flag is cleared results are bit for bit those of an evaluator that was never cancelled. */
+static void test_cancel(void **state) {
+    suite *S = *state;
+    fixture *f = &S->f;
+    const int n = f->n_samples < 3 ? f->n_samples : 3;
+    char err[512];
+    const attn_mask *full = &f->masks[find_mask(f, "full")], *late = &f->masks[find_mask(f, "late_w8_s2")];
+    evaluator *ref, *cpu;
+    if (evaluator_create(&ref, S->m, f->samples, n, 1, err, sizeof err)) fail_msg("%s", err);
+    if (evaluator_create(&cpu, S->m, f->samples, n, 1, err, sizeof err)) fail_msg("%s", err);
+    eval_result want_full, want_late, r;
+    if (evaluator_set_base(ref, full, &want_full, NULL, err, sizeof err)) fail_msg("%s", err);
+    if (evaluator_score(ref, late, &want_late, NULL, err, sizeof err)) fail_msg("%s", err);
+
+    /* CPU: a flag already set stops before the first layer */
+    atomic_int flag = 1;
+    evaluator_set_cancel(cpu, &flag);
+    err[0] = 0;
+    assert_int_equal(evaluator_set_base(cpu, full, &r, NULL, err, sizeof err), EVAL_CANCELLED);
+    assert_string_equal(err, "cancelled");
+    assert_int_equal(evaluator_score(cpu, late, &r, NULL, err, sizeof err), EVAL_CANCELLED);
+    /* cleared: no base was kept (from layer 0), and the results are the uncancelled ones */
+    atomic_store(&flag, 0);
+    if (evaluator_set_base(cpu, full, &r, NULL, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(r.first_layer, 0);
+    assert_memory_equal(&r.score, &want_full.score, sizeof r.score);
+    assert_memory_equal(&r.accuracy, &want_full.accuracy, sizeof r.accuracy);
+    if (evaluator_score(cpu, late, &r, NULL, err, sizeof err)) fail_msg("%s", err);
+    assert_memory_equal(&r.score, &want_late.score, sizeof r.score);
+
+    /* a backend: the flag is handed to run(), which stops between layers; the evaluator runs no
+     * further sample */
+    test_backend tb = {.m = S->m, .cap = MAX_T, .cancel_flag = &flag, .cancel_at = 2};
+    tb.ws = forward_ws_create(&S->m->hp, MAX_T);
+    tb.x = malloc(sizeof(float) * MAX_T * S->m->hp.n_embd);
+    assert_true(tb.ws && tb.x);
+    const eval_backend be = {"test", &tb, test_run};
+    evaluator *gb;
+    if (evaluator_create_on(&gb, S->m, &be, f->samples, n, 1, err, sizeof err)) fail_msg("%s", err);
+    evaluator_set_cancel(gb, &flag);
+    assert_int_equal(evaluator_set_base(gb, full, &r, NULL, err, sizeof err), EVAL_CANCELLED);
+    assert_int_equal(tb.calls, 2);
+    assert_int_equal(tb.bad_calls, 0);
+    atomic_store(&flag, 0);
+    tb.cancel_flag = NULL;
+    if (evaluator_set_base(gb, full, &r, NULL, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(r.first_layer, 0);
+    assert_memory_equal(&r.score, &want_full.score, sizeof r.score);
+    if (evaluator_score(gb, late, &r, NULL, err, sizeof err)) fail_msg("%s", err);
+    assert_memory_equal(&r.score, &want_late.score, sizeof r.score);
+
+    /* forward_prefill reads the workspace's flag before each layer */
+    atomic_store(&flag, 1);
+    forward_ws_set_cancel(tb.ws, &flag);
+    const eval_sample *x = &f->samples[0];
+    assert_int_equal(forward_prefill(S->m, full, x->tokens, x->answer_start, NULL, NULL, 0, NULL, tb.ws),
+                     FORWARD_CANCELLED);
+    assert_string_equal(forward_ws_error(tb.ws), "cancelled");
+    atomic_store(&flag, 0);
+    assert_int_equal(forward_prefill(S->m, full, x->tokens, x->answer_start, NULL, NULL, 0, NULL, tb.ws), 0);
+
+    evaluator_free(gb);
+    evaluator_free(cpu);
+    evaluator_free(ref);
+    forward_ws_free(tb.ws);
+    free(tb.x);
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && gemm_precision_parse(argv[1], &g_opts.precision) != 0) {
         fprintf(stderr, "usage: test_eval [fp32|bf16]\n");
@@ -429,7 +506,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_numpy),    cmocka_unit_test(test_prefix_reuse_bitwise),
         cmocka_unit_test(test_bad_samples),      cmocka_unit_test(test_create_on_null_is_cpu),
-        cmocka_unit_test(test_backend_contract),
+        cmocka_unit_test(test_backend_contract), cmocka_unit_test(test_cancel),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -202,11 +202,11 @@ typedef struct {
 } spy;
 
 static int spy_run(void *ctx, const attn_mask *mask, int n_tokens, const int32_t *tokens, const float *x_in,
-                   int first, float *const *x_save, const int *rows, int n_rows, float *logits, char *e,
-                   size_t elen) {
+                   int first, float *const *x_save, const int *rows, int n_rows, float *logits,
+                   const atomic_int *cancel, char *e, size_t elen) {
     spy *p = ctx;
     int rc = p->inner->run(p->inner->ctx, mask, n_tokens, tokens, x_in, first, x_save, rows, n_rows, logits,
-                           e, elen);
+                           cancel, e, elen);
     if (rc == 0 && p->call < N_S && n_rows <= MAX_A)
         memcpy(p->logits + (size_t)p->call * MAX_A * p->n_vocab, logits, sizeof(float) * n_rows * p->n_vocab);
     p->call++;

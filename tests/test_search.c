@@ -534,6 +534,89 @@ static void test_heads_resume(void **state) {
     }
 }
 
+/* An objective that returns SEARCH_CANCELLED (as the real one does when the explorer quits) on
+ * the calls listed in cancel_calls, without scoring, and otherwise scores like synth. */
+typedef struct {
+    synth s;
+    long calls;
+    long cancel_calls[8];
+    int n_cancel;
+} cancelling;
+
+static int cancelling_score(void *ctx, const attn_mask *m, int make_base, search_eval *out, char *err,
+                            size_t errlen) {
+    cancelling *c = ctx;
+    long k = ++c->calls;
+    for (int i = 0; i < c->n_cancel; i++)
+        if (c->cancel_calls[i] == k) {
+            snprintf(err, errlen, "cancelled");
+            return SEARCH_CANCELLED;
+        }
+    return synth_score(&c->s, m, make_base, out, err, errlen);
+}
+
+/* A cancelled evaluation is not recorded: search_step returns SEARCH_CANCELLED without an error
+ * event or a new evaluation, and stepping on reaches the same evaluations (mask, score, index) and
+ * the same final mask as a search that was never cancelled. */
+static void test_cancel_not_recorded(void **state) {
+    (void)state;
+    static recorder ref, got;
+    memset(&ref, 0, sizeof ref);
+    memset(&got, 0, sizeof got);
+    search_config cfg;
+    config(&cfg, 0.5);
+    cfg.stage3_budget_per_group = 10;
+    synth s0;
+    search_objective o0;
+    search_state *a = run_full(&cfg, &s0, &o0, &ref);
+
+    static cancelling c;
+    memset(&c, 0, sizeof c);
+    search_objective o1;
+    synth_init(&c.s, &o1);
+    o1.score = cancelling_score;
+    o1.ctx = &c;
+    const long n_ref = search_n_evals(a); /* calls made = evaluations + cancels, so all are reached */
+    assert_true(n_ref > 20);
+    const long at[] = {1, 2, 3, 9, 10, n_ref / 2, n_ref / 2 + 1, n_ref};
+    memcpy(c.cancel_calls, at, sizeof at);
+    c.n_cancel = 8;
+    search_state *b;
+    char err[256];
+    assert_int_equal(search_create(&b, &cfg, L, H, &o1, NULL, record, &got, err, sizeof err), 0);
+    int rc, n_cancelled = 0;
+    do {
+        long before = search_n_evals(b);
+        int n_ev = got.n;
+        rc = search_step(b, err, sizeof err);
+        if (rc == SEARCH_CANCELLED) {
+            n_cancelled++;
+            assert_int_equal(search_n_evals(b), before);
+            for (int i = n_ev; i < got.n; i++) {
+                assert_int_not_equal(got.kind[i], SEARCH_EV_ERROR);
+                assert_int_not_equal(got.kind[i], SEARCH_EV_EVAL);
+            }
+        } else {
+            assert_true(rc == 0 || rc == 1);
+        }
+    } while (rc != 1);
+    assert_int_equal(n_cancelled, 8);
+    assert_int_equal(search_n_evals(b), search_n_evals(a));
+    assert_memory_equal(search_result_mask(a)->z, search_result_mask(b)->z, L * H);
+    int j = 0;
+    for (int i = 0; i < ref.n; i++) {
+        if (ref.kind[i] != SEARCH_EV_EVAL) continue;
+        while (j < got.n && got.kind[j] != SEARCH_EV_EVAL) j++;
+        assert_true(j < got.n);
+        assert_int_equal(got.eval_index[j], ref.eval_index[i]);
+        assert_int_equal(got.hash[j], ref.hash[i]);
+        assert_memory_equal(&got.score[j], &ref.score[i], sizeof ref.score[i]);
+        j++;
+    }
+    search_free(a);
+    search_free(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_event_order_and_optimum),    cmocka_unit_test(test_deterministic),
@@ -541,6 +624,7 @@ int main(void) {
         cmocka_unit_test(test_resume_changed_objective),   cmocka_unit_test(test_stage1_k_cap),
         cmocka_unit_test(test_stage1_independent),         cmocka_unit_test(test_heads_separable),
         cmocka_unit_test(test_heads_refinement_beats_cut), cmocka_unit_test(test_heads_resume),
+        cmocka_unit_test(test_cancel_not_recorded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: bosch [MODEL]\n"
             "       bosch explore [MODEL] [--ctx N] [--ascii] [--mono] [--device cpu|cuda|auto]\n"
-            "                     [--precision fp32|bf16|auto]\n"
+            "                     [--precision fp32|bf16|auto] [--ui-stats FILE]\n"
             "Open the explorer: watch a BOSCH search, edit the head mask, evaluate it, ask the model.\n"
             "  MODEL      GGUF file (default: $BOSCH_MODEL, else %s)\n"
             "  --ctx N    context length in tokens for the KV-cache bytes line (default: the model's)\n"
@@ -21,6 +21,8 @@ static void usage(FILE *f) {
             "  --device D where the search and held-out evaluators run: cpu, cuda or auto (default:\n"
             "             cuda when a GPU is visible)\n"
             "  --precision P  CPU GEMMs: fp32, bf16 or auto (default: bf16 where the CPU has it)\n"
+            "  --ui-stats FILE  at exit, write how long the UI thread was busy per wake-up (CSV:\n"
+            "             iterations,max_ms,p99_ms,p50_ms,mean_ms,over_200ms)\n"
             "Press ? inside for the keys.\n",
             cli_default_model());
 }
@@ -50,6 +52,12 @@ int cmd_explore(int argc, char **argv) {
             if (i + 1 >= argc || cli_parse_precision("explore", argv[i + 1], &p)) return 2;
             o.precision = (int)p;
             i++;
+        } else if (!strcmp(a, "--ui-stats")) {
+            if (i + 1 >= argc || !argv[i + 1][0]) {
+                fprintf(stderr, "bosch explore: --ui-stats needs a file name\n");
+                return 2;
+            }
+            o.ui_stats_path = argv[++i];
         } else if (!strcmp(a, "--ctx")) {
             char *end = NULL;
             long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;

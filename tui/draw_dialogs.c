@@ -104,6 +104,8 @@ static void draw_prompt(ui_state *u) {
     draw_text(r.y + 2, r.x + 8, fw, A_BOLD | A_UNDERLINE, "%-*s", fw, shown);
     int cx = r.x + 8 + (int)strlen(shown);
     if (cx < r.x + r.w - 2) draw_text(r.y + 2, cx, 1, A_REVERSE, " ");
+    if (u->prompt_refused) /* the path given was refused (worker_io): say why, under it */
+        draw_text(r.y + 3, r.x + 2, r.w - 4, ui_attr(u, PAIR_BAD, A_BOLD), "%s", u->msg);
     draw_text(r.y + 4, r.x + 2, r.w - 4, ui_attr(u, PAIR_DIM, A_NORMAL),
               "Enter accept   Esc cancel   Ctrl-U clear");
 }

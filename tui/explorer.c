@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "explorer_ui.h"
+#include "ui_stats.h"
 #include "worker.h"
 
 /* Signal state: the only file-scope mutable state, as signal handlers need it. */
@@ -203,7 +204,7 @@ int explorer_run(const explorer_opts *opts) {
     if (!scr) {
         fprintf(stderr, "bosch: cannot initialise the terminal (TERM=%s)\n",
                 getenv("TERM") ? getenv("TERM") : "");
-        worker_stop(u->w, 3000);
+        worker_stop(u->w);
         free(undo);
         free(u);
         return 1;
@@ -219,6 +220,8 @@ int explorer_run(const explorer_opts *opts) {
     set_escdelay(25);
     init_colors(u, opts);
 
+    ui_stats *stats = opts->ui_stats_path ? calloc(1, sizeof *stats) : NULL;
+    double t_wake = -1; /* when poll() last returned (-1: not yet) */
     int dirty = 1;
     while (!u->quit && !sig_quit) {
         if (sig_int) {
@@ -239,7 +242,9 @@ int explorer_run(const explorer_opts *opts) {
         dirty = 0;
         struct pollfd pf[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
                                {.fd = worker_wake_fd(u->w), .events = POLLIN}};
+        if (stats && t_wake >= 0) ui_stats_add(stats, (ui_now() - t_wake) * 1e3);
         int n = poll(pf, 2, 100);
+        t_wake = ui_now();
         if (n < 0) {
             if (errno == EINTR) continue;
             break;
@@ -265,14 +270,22 @@ int explorer_run(const explorer_opts *opts) {
             dirty = 1;
         }
     }
+    /* Quit, SIGTERM, SIGHUP, SIGQUIT and a lost terminal all end here: the terminal first, then
+     * the worker is cancelled and joined before anything is freed or the process exits. */
     endwin();
     curses_on = 0;
     delscreen(scr);
+    worker_stop(u->w);
+    u->w = NULL;
+    if (stats) {
+        if (ui_stats_write(stats, opts->ui_stats_path, err, sizeof err) != 0)
+            fprintf(stderr, "bosch: %s\n", err);
+        free(stats);
+    }
     int failed = u->snap.phase == EX_FAILED;
     if (failed) fprintf(stderr, "bosch: %s\n", u->snap.status);
     if (u->snap.have_search && ui_search_unsaved(u))
         fprintf(stderr, "bosch: left a search of %ld evaluations unsaved\n", u->snap.n_evals);
-    worker_stop(u->w, 3000);
     free(u->cmp_rows);
     free(undo);
     free(u);

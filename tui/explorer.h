@@ -57,6 +57,22 @@ typedef struct {
     double seconds;
 } ex_ask;
 
+/* File work the worker does for the UI (the UI thread never reads or writes files). */
+typedef enum { EX_IO_EXPORT_MASK, EX_IO_EXPORT_TRACE, EX_IO_EXPORT_LAYERS, EX_IO_LOAD_MASK } ex_io_kind;
+
+/* Result of the latest file job. */
+typedef struct {
+    long seq; /* increments with each result; 0 = none yet */
+    ex_io_kind kind;
+    int ok;           /* 1: written / loaded */
+    int path_refused; /* 0 when ok; 1: the path was refused before anything was read or written (a
+                         directory, a folder that is not writable, no such file): ask again */
+    char path[256];
+    char msg[EX_LINE]; /* what to tell the user (summary, warning or error, naming the path) */
+    long n_evals;      /* EX_IO_EXPORT_TRACE: evaluations written */
+    ex_mask mask;      /* EX_IO_LOAD_MASK when ok: the mask read */
+} ex_io;
+
 typedef struct {
     long seq; /* increments with each publish */
     ex_phase phase;
@@ -104,17 +120,19 @@ typedef struct {
 
     ex_heldout heldout;
     ex_ask ask;
+    ex_io io;
 } ex_snapshot;
 
 /* Options of `bosch [MODEL]`. */
 typedef struct {
     const char *model_path;
-    int threads;    /* 0 = OpenMP default */
-    int ctx_tokens; /* context length for the KV-bytes line (default: model's n_ctx_train) */
-    int ascii;      /* 1: ASCII glyphs even in a UTF-8 locale */
-    int mono;       /* 1: no colours even when the terminal has them */
-    int device;     /* bosch_device (tui/device.h) of the worker's evaluators; 0 = DEVICE_CPU */
-    int precision;  /* engine_precision (gemm.h) of the CPU engine; 0 = PRECISION_FP32 */
+    int threads;               /* 0 = OpenMP default */
+    int ctx_tokens;            /* context length for the KV-bytes line (default: model's n_ctx_train) */
+    int ascii;                 /* 1: ASCII glyphs even in a UTF-8 locale */
+    int mono;                  /* 1: no colours even when the terminal has them */
+    int device;                /* bosch_device (tui/device.h) of the worker's evaluators; 0 = DEVICE_CPU */
+    int precision;             /* engine_precision (gemm.h) of the CPU engine; 0 = PRECISION_FP32 */
+    const char *ui_stats_path; /* NULL, or where to write the UI thread's busy times at exit (CSV) */
 } explorer_opts;
 
 /* Run the explorer until the user quits. Returns the process exit status (0, or 1 after an error

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "csvio.h"
 #include "explorer_ui.h"
 #include "probes.h"
 #include "search.h"
@@ -121,91 +120,63 @@ static void default_path(ui_state *u, prompt_kind k) {
     u->input_len = (int)strlen(u->input);
     u->prompt = k;
     u->mode = UI_PROMPT;
+    u->prompt_refused = 0;
 }
 
-static int export_layers(ui_state *u, const char *path, char *err, size_t errlen) {
-    static const char *const hdr[] = {"layer", "delta", "weight", "ratio", "bucket", "n_swa"};
-    csv_out *o = csv_out_open(path, hdr, 6, err, errlen);
-    if (!o) return -1;
-    const ex_snapshot *s = &u->snap;
-    int rc = 0;
-    for (int l = 0; l < s->hp.n_layer && l < EX_MAX_LAYERS && rc == 0; l++) {
-        char d[32] = "", w[32] = "", r[32] = "", b[16] = "", n[16] = "";
-        double dl = s->delta[l]; /* stage 2's; before it, S_full - s_best of a probed layer (as drawn) */
-        if (isnan(dl) && s->probed[l] && isfinite(s->s_best[l]) && isfinite(s->full_raw))
-            dl = s->full_raw - s->s_best[l];
-        if (!isnan(dl)) snprintf(d, sizeof d, "%.6f", dl);
-        if (!isnan(s->weight[l])) snprintf(w, sizeof w, "%.6f", s->weight[l]);
-        if (!isnan(s->ratio[l])) snprintf(r, sizeof r, "%.6f", s->ratio[l]);
-        if (s->bucket[l] >= 0) snprintf(b, sizeof b, "%d", s->bucket[l]);
-        if (s->n_swa[l] >= 0) snprintf(n, sizeof n, "%d", s->n_swa[l]);
-        char ls[16];
-        snprintf(ls, sizeof ls, "%d", l);
-        const char *row[] = {ls, d, w, r, b, n};
-        rc = csv_out_row(o, row);
-    }
-    if (rc) {
-        csv_out_abort(o);
-        snprintf(err, errlen, "%s: write failed", path);
-        return -1;
-    }
-    return csv_out_commit(o, err, errlen);
-}
-
+/* The prompt's Enter: the file work goes to the worker (worker_io); its result comes back in the
+ * snapshot (ui_on_snapshot). The compare folder is read here (two small files, see
+ * explorer_compare.c). */
 static void run_prompt(ui_state *u) {
-    char err[512] = "";
     const char *path = u->input;
-    int rc = -1;
     u->mode = UI_NORMAL;
     if (!path[0]) {
         ui_message(u, "no file name given");
         return;
     }
-    attn_mask am;
-    switch (u->prompt) {
-    case PROMPT_COMPARE_DIR:
+    if (u->prompt == PROMPT_COMPARE_DIR) {
         ui_compare_open(u, path);
         return;
-    case PROMPT_EXPORT_MASK:
-        ex_mask_view(&u->mask, &am);
-        rc = csv_mask_save(path, &am, u->snap.model_name, u->snap.hp.n_head, err, sizeof err);
-        if (rc == 0) ui_message(u, "mask written to %s (ratio %.3f)", path, mask_ratio(&am));
-        break;
-    case PROMPT_EXPORT_TRACE:
-        rc = worker_export_trace(u->w, path, err, sizeof err);
-        if (rc == 0) ui_message(u, "trace of %ld evaluations written to %s", u->snap.n_evals, path);
-        break;
-    case PROMPT_EXPORT_LAYERS:
-        rc = export_layers(u, path, err, sizeof err);
-        if (rc == 0) ui_message(u, "per-layer table written to %s", path);
-        break;
-    case PROMPT_LOAD_MASK: {
-        attn_mask loaded;
-        char warn[512];
-        rc = csv_mask_load_for(path, &loaded, &u->snap.hp, u->snap.model_name, warn, sizeof warn, err,
-                               sizeof err);
-        if (rc == 0) {
+    }
+    static const ex_io_kind kinds[] = {[PROMPT_EXPORT_MASK] = EX_IO_EXPORT_MASK,
+                                       [PROMPT_EXPORT_TRACE] = EX_IO_EXPORT_TRACE,
+                                       [PROMPT_EXPORT_LAYERS] = EX_IO_EXPORT_LAYERS,
+                                       [PROMPT_LOAD_MASK] = EX_IO_LOAD_MASK};
+    ex_io_kind k = kinds[u->prompt];
+    if (worker_io(u->w, k, path, k == EX_IO_EXPORT_MASK ? &u->mask : NULL) != 0) return; /* busy: logged */
+    u->io_req_evals = u->snap.n_evals;
+    ui_message(u, "%s %s...", k == EX_IO_LOAD_MASK ? "reading" : "writing", path);
+}
+
+/* A file job's result (snapshot io): show it; a load becomes the working mask; a refused path
+ * opens the prompt again with it, so the user can correct it. */
+static void on_io_result(ui_state *u) {
+    const ex_io *r = &u->snap.io;
+    ui_message(u, "%s", r->msg);
+    if (r->ok) {
+        snprintf(u->last_path, sizeof u->last_path, "%s", r->path);
+        if (r->kind == EX_IO_LOAD_MASK) {
             ui_begin_edit(u);
-            ex_mask_from(&u->mask, &loaded);
-            if (warn[0]) /* another model's mask of the same shape: say so instead of the summary */
-                ui_message(u, "warning: %s", warn);
-            else
-                ui_message(u, "loaded %s: ratio %.3f, window %d (u undoes)", path, mask_ratio(&loaded),
-                           loaded.window);
-            mask_free(&loaded);
+            u->mask = r->mask;
+        } else if (u->snap.have_search) {
+            u->saved_evals = r->kind == EX_IO_EXPORT_TRACE ? r->n_evals : u->io_req_evals;
         }
-        break;
-    }
-    }
-    if (rc != 0) {
-        ui_message(u, "%s", err);
         return;
     }
-    snprintf(u->last_path, sizeof u->last_path, "%s", path);
-    if (u->prompt != PROMPT_LOAD_MASK && u->snap.have_search) u->saved_evals = u->snap.n_evals;
+    if (r->path_refused && u->mode == UI_NORMAL) {
+        static const prompt_kind back[] = {[EX_IO_EXPORT_MASK] = PROMPT_EXPORT_MASK,
+                                           [EX_IO_EXPORT_TRACE] = PROMPT_EXPORT_TRACE,
+                                           [EX_IO_EXPORT_LAYERS] = PROMPT_EXPORT_LAYERS,
+                                           [EX_IO_LOAD_MASK] = PROMPT_LOAD_MASK};
+        u->prompt = back[r->kind];
+        snprintf(u->input, sizeof u->input, "%s", r->path);
+        u->input_len = (int)strlen(u->input);
+        u->mode = UI_PROMPT;
+        u->prompt_refused = 1;
+    }
 }
 
 static void prompt_key(ui_state *u, int ch) {
+    u->prompt_refused = 0;
     if (ch == 27) {
         u->mode = UI_NORMAL;
     } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
@@ -508,6 +479,10 @@ void ui_on_snapshot(ui_state *u) {
             u->mask = s->result_mask;
         else if (s->last_mask.n_layer > 0)
             u->mask = s->last_mask;
+    }
+    if (s->io.seq > u->io_seen) {
+        u->io_seen = s->io.seq;
+        on_io_result(u);
     }
     if (s->ask.seq > u->ask_seen) {
         u->ask_seen = s->ask.seq;

@@ -57,7 +57,10 @@ typedef struct {
 
     long saved_evals; /* snap.n_evals when the search was last exported (-1: never) */
     int pause_pending;
-    long ask_seen; /* last ask.seq shown */
+    long ask_seen;      /* last ask.seq shown */
+    long io_seen;       /* last io.seq handled */
+    long io_req_evals;  /* snap.n_evals when the last file job was asked for */
+    int prompt_refused; /* the prompt was reopened because its path was refused (msg says why) */
     int ask_sample;
     char last_path[256];
     int quit;

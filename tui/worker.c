@@ -12,7 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "csvio.h"
 #include "worker_internal.h"
 
 /* ------------------------------------------------------------------ publishing (mu held) */
@@ -91,6 +90,7 @@ static void handle(worker *w, const wcmd *c) {
             }
             char err[512] = "";
             int rc = search_step(w->search, err, sizeof err);
+            if (rc == SEARCH_CANCELLED) break; /* quitting: nothing recorded, nothing to show */
             if (rc < 0) worker_log(w, "step failed: %s", err);
             if (rc == 1) w->search_done = 1;
             set_phase(w, w->search_done ? EX_DONE : EX_PAUSED);
@@ -102,6 +102,9 @@ static void handle(worker *w, const wcmd *c) {
     case WCMD_ASK:
         worker_job_ask(w, &c->mask, c->sample);
         break;
+    case WCMD_IO:
+        worker_job_io(w, c->io, c->path, &c->mask);
+        break;
     }
 }
 
@@ -112,7 +115,16 @@ static void *worker_main(void *arg) {
         pthread_mutex_lock(&w->mu);
         while (!w->quit && w->q_n == 0 && !(loaded && w->search && w->stepping && !w->search_done))
             pthread_cond_wait(&w->cv, &w->mu);
-        if (w->quit) {
+        if (w->quit) { /* exports asked for before the quit are still written: they are the user's */
+            while (w->q_n > 0) {
+                wcmd c = w->queue[w->q_head];
+                w->q_head = (w->q_head + 1) % WORKER_QUEUE;
+                w->q_n--;
+                if (!loaded || c.kind != WCMD_IO || c.io == EX_IO_LOAD_MASK) continue;
+                pthread_mutex_unlock(&w->mu);
+                worker_job_io(w, c.io, c.path, &c.mask);
+                pthread_mutex_lock(&w->mu);
+            }
             pthread_mutex_unlock(&w->mu);
             break;
         }
@@ -131,6 +143,7 @@ static void *worker_main(void *arg) {
         }
         char err[512] = "";
         int rc = search_step(w->search, err, sizeof err);
+        if (rc == SEARCH_CANCELLED) continue; /* quitting: the loop sees w->quit */
         if (rc < 0) {
             w->stepping = 0;
             worker_log(w, "search stopped after an error (press p to retry): %s", err);
@@ -190,22 +203,14 @@ int worker_start(worker **out, const explorer_opts *opts, char *err, size_t errl
     return 0;
 }
 
-void worker_stop(worker *w, int wait_ms) {
+void worker_stop(worker *w) {
     if (!w) return;
+    atomic_store(&w->cancel, 1); /* before quit: a job that sees quit has been asked to stop */
     pthread_mutex_lock(&w->mu);
     w->quit = 1;
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += wait_ms / 1000;
-    deadline.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    if (w->thread_started && pthread_timedjoin_np(w->thread, NULL, &deadline) != 0)
-        return; /* still computing: leave it to the process exit */
+    if (w->thread_started) pthread_join(w->thread, NULL); /* at most one layer of work, see worker.h */
     for (long i = 0; i < w->n_trace; i++) free(w->trace[i].mask);
     free(w->trace);
     close(w->pipe_r);
@@ -285,40 +290,12 @@ int worker_ask(worker *w, const ex_mask *m, int sample) {
     return enqueue(w, &c);
 }
 
-int worker_export_trace(worker *w, const char *path, char *err, size_t errlen) {
-    pthread_mutex_lock(&w->mu);
-    long n = w->n_trace;
-    trace_row *rows = calloc((size_t)(n ? n : 1), sizeof *rows);
-    int oom = !rows;
-    for (long i = 0; i < n && !oom; i++) {
-        rows[i] = w->trace[i];
-        rows[i].mask = strdup(w->trace[i].mask ? w->trace[i].mask : "");
-        if (!rows[i].mask) oom = 1;
-    }
-    pthread_mutex_unlock(&w->mu);
-    int rc = -1;
-    if (oom) {
-        snprintf(err, errlen, "%s: out of memory", path);
-    } else {
-        static const char *const hdr[] = {"eval",     "stage", "group",   "layer",     "score",
-                                          "accuracy", "ratio", "seconds", "mask_hash", "mask"};
-        csv_out *o = csv_out_open(path, hdr, 10, err, errlen);
-        if (o) {
-            rc = 0;
-            for (long i = 0; i < n && rc == 0; i++)
-                rc = csv_out_rowf(o, "%ld\x1f%d\x1f%d\x1f%d\x1f%.6f\x1f%.6f\x1f%.6f\x1f%.3f\x1f%016llx\x1f%s",
-                                  rows[i].eval, rows[i].stage, rows[i].group, rows[i].layer, rows[i].score,
-                                  rows[i].accuracy, rows[i].ratio, rows[i].seconds,
-                                  (unsigned long long)rows[i].mask_hash, rows[i].mask);
-            if (rc == 0) {
-                rc = csv_out_commit(o, err, errlen);
-            } else {
-                csv_out_abort(o);
-                snprintf(err, errlen, "%s: write failed", path);
-            }
-        }
-    }
-    for (long i = 0; rows && i < n; i++) free(rows[i].mask);
-    free(rows);
-    return rc;
+int worker_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m) {
+    static wcmd c; /* UI thread only; too large for the stack of every caller */
+    memset(&c, 0, sizeof c);
+    c.kind = WCMD_IO;
+    c.io = kind;
+    snprintf(c.path, sizeof c.path, "%s", path);
+    if (m) c.mask = *m;
+    return enqueue(w, &c);
 }

@@ -26,10 +26,12 @@ typedef struct {
 /* Start the worker thread; it begins loading opts->model_path at once (phase EX_LOADING, then
  * EX_READY or EX_FAILED with the message in status). 0, or -1 with a message (pipe/thread). */
 int worker_start(worker **out, const explorer_opts *opts, char *err, size_t errlen);
-/* Ask the thread to finish, wait up to wait_ms for it (it finishes the evaluation in progress),
- * and free everything. When the thread does not finish in time its memory is left to the process
- * exit (the caller is about to exit). */
-void worker_stop(worker *w, int wait_ms);
+/* Stop the thread and free everything. The job in progress is cancelled cooperatively (the
+ * engine reads the worker's cancel flag between layers and returns EVAL_CANCELLED, which is not
+ * recorded as a score), then the thread is joined: no timed give-up, so nothing runs once this
+ * returns (a model load or a file job in progress is finished first; exports still queued are
+ * written, queued loads and engine jobs dropped). NULL is a no-op. */
+void worker_stop(worker *w);
 
 /* Read end of the wake-up pipe (non-blocking); poll it for POLLIN, then call worker_drain. */
 int worker_wake_fd(const worker *w);
@@ -48,8 +50,15 @@ int worker_step(worker *w);                              /* one evaluation, then
 int worker_heldout(worker *w, const ex_mask *m);         /* score m on the held-out probes */
 int worker_ask(worker *w, const ex_mask *m, int sample); /* generate the answer to held-out sample */
 
-/* Write the trace CSV (DESIGN.md §8: eval,stage,group,layer,score,accuracy,ratio,seconds,
- * mask_hash,mask) of the current search. Safe from the UI thread (copies under the mutex). 0/-1. */
-int worker_export_trace(worker *w, const char *path, char *err, size_t errlen);
+/* File jobs, run on the worker thread (the UI never blocks on a file). The path is checked first
+ * (an export: not a directory, its folder exists and is writable; a load: a readable regular
+ * file) and refused with a message naming it before anything is read or written; then
+ *   EX_IO_EXPORT_MASK    writes m (csvio.h mask CSV),
+ *   EX_IO_EXPORT_TRACE   the trace CSV (DESIGN.md §8: eval,stage,group,layer,score,accuracy,ratio,
+ *                        seconds,mask_hash,mask) of the current search,
+ *   EX_IO_EXPORT_LAYERS  the per-layer table (layer,delta,weight,ratio,bucket,n_swa),
+ *   EX_IO_LOAD_MASK      reads a mask CSV for the model (m unused; may be NULL).
+ * The result arrives in the snapshot's io (ex_io). 0 when queued, -1 when the queue is full. */
+int worker_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m);
 
 #endif

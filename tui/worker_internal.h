@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 
 #include "device_eval.h"
 #include "eval.h"
@@ -12,13 +13,15 @@
 #include "search.h"
 #include "worker.h"
 
-typedef enum { WCMD_START, WCMD_PAUSE, WCMD_RESUME, WCMD_STEP, WCMD_HELDOUT, WCMD_ASK } wcmd_kind;
+typedef enum { WCMD_START, WCMD_PAUSE, WCMD_RESUME, WCMD_STEP, WCMD_HELDOUT, WCMD_ASK, WCMD_IO } wcmd_kind;
 
 typedef struct {
     wcmd_kind kind;
     worker_search_req req; /* WCMD_START */
-    ex_mask mask;          /* WCMD_HELDOUT, WCMD_ASK */
+    ex_mask mask;          /* WCMD_HELDOUT, WCMD_ASK, WCMD_IO (EX_IO_EXPORT_MASK) */
     int sample;            /* WCMD_ASK */
+    ex_io_kind io;         /* WCMD_IO */
+    char path[256];        /* WCMD_IO */
 } wcmd;
 
 #define WORKER_QUEUE 8
@@ -44,7 +47,8 @@ struct worker {
     wcmd queue[WORKER_QUEUE];
     int q_head, q_n;
     int quit;
-    int done_flag; /* thread has returned */
+    int done_flag;     /* thread has returned */
+    atomic_int cancel; /* set by worker_stop: the engine stops the job in progress between layers */
     trace_row *trace;
     long n_trace, cap_trace;
 
@@ -83,5 +87,7 @@ void worker_job_free_search(worker *w);
 void worker_job_heldout(worker *w, const ex_mask *m);
 void worker_job_ask(worker *w, const ex_mask *m, int sample);
 void worker_job_free_all(worker *w);
+/* File jobs (worker_io.c): check the path, then export or load; the result goes to snap.io. */
+void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m);
 
 #endif

@@ -111,6 +111,7 @@ int worker_job_prepare_search(worker *w, const worker_search_req *req) {
     if (rc == 0) {
         rc = search_objective_calib_on(&w->obj, w->m, device_eval_backend(w->dev), w->cs, err, sizeof err);
         w->have_obj = rc == 0;
+        if (rc == 0) search_objective_set_cancel(&w->obj, &w->cancel);
     }
     if (rc == 0)
         rc = search_create(&w->search, &cfg, w->m->hp.n_layer, w->m->hp.n_head_kv, &w->obj, w->m,
@@ -174,6 +175,7 @@ void worker_job_heldout(worker *w, const ex_mask *em) {
             probe_set_eval_samples(&w->heldout, es);
             rc = evaluator_create_on(&w->heldout_ev, w->m, device_eval_backend(w->dev), es, w->heldout.n, 0,
                                      err, sizeof err);
+            if (rc == 0) evaluator_set_cancel(w->heldout_ev, &w->cancel);
             free(es);
         }
     }
@@ -183,6 +185,7 @@ void worker_job_heldout(worker *w, const ex_mask *em) {
     eval_result r = {0};
     if (rc == 0) rc = evaluator_score(w->heldout_ev, &am, &r, NULL, err, sizeof err);
     set_busy(w, NULL);
+    if (rc == EVAL_CANCELLED) return; /* quitting: no result, nothing to show */
     pthread_mutex_lock(&w->mu);
     if (rc != 0) {
         worker_log_locked(w, "held-out evaluation failed: %s", err);
@@ -242,8 +245,10 @@ static void decode_line(const tokenizer *tok, const int32_t *ids, int n, char *o
     free(s);
 }
 
+/* Greedy generation of up to max_new tokens after the prompt. 0, -1 (message), or FORWARD_CANCELLED
+ * when *cancel became non-zero (read before each layer of the prefill and before each token). */
 static int generate(const model *m, const attn_mask *mask, const int32_t *prompt, int n_prompt, int max_new,
-                    int32_t *out, int *n_out, char *err, size_t errlen) {
+                    const atomic_int *cancel, int32_t *out, int *n_out, char *err, size_t errlen) {
     const model_hparams *hp = &m->hp;
     forward_ws *ws = forward_ws_create(hp, n_prompt);
     float *logits = malloc((size_t)hp->n_vocab * sizeof *logits);
@@ -256,17 +261,32 @@ static int generate(const model *m, const attn_mask *mask, const int32_t *prompt
         goto done;
     }
     int last = n_prompt - 1;
-    if (forward_prefill(m, mask, prompt, n_prompt, &kv, &last, 1, logits, ws) != 0) {
-        snprintf(err, errlen, "prefill of %d tokens failed", n_prompt);
+    forward_ws_set_cancel(ws, cancel);
+    int frc = forward_prefill(m, mask, prompt, n_prompt, &kv, &last, 1, logits, ws);
+    if (frc == FORWARD_CANCELLED) {
+        rc = FORWARD_CANCELLED;
+        goto done;
+    }
+    if (frc != 0) {
+        snprintf(err, errlen, "prefill of %d tokens failed: %s", n_prompt, forward_ws_error(ws));
         goto done;
     }
     for (int t = 0; t < max_new; t++) {
+        if (atomic_load_explicit(cancel, memory_order_relaxed)) {
+            rc = FORWARD_CANCELLED;
+            goto done;
+        }
         int32_t best = 0;
         for (int v = 1; v < hp->n_vocab; v++)
             if (logits[v] > logits[best]) best = v;
         if (tokenizer_is_eog(m->tok, best)) break;
         out[(*n_out)++] = best;
-        if (t + 1 < max_new && forward_decode(m, mask, best, &kv, logits, ws) != 0) {
+        frc = t + 1 < max_new ? forward_decode(m, mask, best, &kv, logits, ws) : 0;
+        if (frc == FORWARD_CANCELLED) {
+            rc = FORWARD_CANCELLED;
+            goto done;
+        }
+        if (frc != 0) {
             snprintf(err, errlen, "decode step %d failed", t);
             goto done;
         }
@@ -299,7 +319,8 @@ void worker_job_ask(worker *w, const ex_mask *em, int sample) {
         int max_new = ps->n_answer + 8;
         int32_t *gen = malloc((size_t)max_new * sizeof *gen);
         int n_gen = 0;
-        rc = gen ? generate(w->m, &am, ps->tokens, ps->answer_start, max_new, gen, &n_gen, err, sizeof err)
+        rc = gen ? generate(w->m, &am, ps->tokens, ps->answer_start, max_new, &w->cancel, gen, &n_gen, err,
+                            sizeof err)
                  : -1;
         if (rc == 0) {
             decode_line(w->m->tok, gen, n_gen, a.answer, sizeof a.answer);
@@ -309,6 +330,7 @@ void worker_job_ask(worker *w, const ex_mask *em, int sample) {
     }
     a.seconds = now_s() - t0;
     set_busy(w, NULL);
+    if (rc == FORWARD_CANCELLED) return; /* quitting */
     pthread_mutex_lock(&w->mu);
     if (rc != 0) {
         worker_log_locked(w, "ask failed: %s", err);

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# soak_tui.sh — explorer soak (issue 18, item 7): while a search runs, send KEYS random keys and
+# RESIZES window resizes (80x24 up to 200x60) through tmux; the explorer must stay alive until the
+# final quit, exit 0, and its UI thread must never be busy longer than 200 ms per wake-up, as
+# measured inside the program (`bosch explore --ui-stats FILE`: from poll() returning to the next
+# poll(), so a long UI-thread operation shows up as an input stall).
+#
+#   tests/soak_tui.sh                       # the full soak: 10000 keys, 100 resizes
+#   KEYS=800 RESIZES=10 tests/soak_tui.sh   # the short version (tests/test_tui_soak.sh, in CI)
+#
+# Env: BOSCH_BIN, BOSCH_MODEL (skip with 77 when absent), KEYS, RESIZES, SEED (of the key
+# sequence), BATCH (keys per tmux send-keys), STALL_MS (the budget, 200). Needs tmux (else 77).
+# Prints the figures (keys, resizes, seconds, UI iterations, max / p99 / p50 busy ms, load).
+# Keys that would end the explorer are not sent (q, Q, Ctrl-C, Ctrl-\, Ctrl-Z); everything else
+# is: every mode's keys, dialogs, edits, search control, exports and loads with random file names
+# (inside a scratch folder), held-out evaluations and asks.
+set -u
+BIN=${BOSCH_BIN:-build/bosch}
+MODEL=${BOSCH_MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}
+KEYS=${KEYS:-10000}
+RESIZES=${RESIZES:-100}
+SEED=${SEED:-18}
+BATCH=${BATCH:-8}
+STALL_MS=${STALL_MS:-200}
+if [[ ! -f "$MODEL" ]]; then echo "skip: model $MODEL not found"; exit 77; fi
+if ! command -v tmux >/dev/null; then echo "skip: tmux not installed"; exit 77; fi
+if [[ ! -x "$BIN" ]]; then echo "FAIL: $BIN is not an executable"; exit 1; fi
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+MODEL=$(cd "$(dirname "$MODEL")" && pwd)/$(basename "$MODEL")
+
+export LC_ALL=C.UTF-8 LANG=C.UTF-8
+TT=tmux-256color
+infocmp "$TT" >/dev/null 2>&1 || TT=screen-256color
+WORK=$(mktemp -d /tmp/soak_tui.XXXXXX)
+SOCK="bosch-soak-$$"
+T() { tmux -L "$SOCK" -f /dev/null "$@"; }
+cleanup() { T kill-server >/dev/null 2>&1; rm -rf "$WORK"; }
+trap cleanup EXIT
+screen() { T capture-pane -p -t soak; }
+wait_for() { # REGEX TIMEOUT_S
+    local deadline=$((SECONDS + $2))
+    while ((SECONDS < deadline)); do
+        screen | grep -Eq -- "$1" && return 0
+        sleep 0.2
+    done
+    echo "--- timed out after $2 s waiting for /$1/; screen:"
+    screen
+    return 1
+}
+
+T new-session -d -s soak -x 80 -y 24 \
+    "cd '$WORK' && env TERM=$TT '$BIN' explore '$MODEL' --ui-stats '$WORK/ui-stats.csv' 2>'$WORK/stderr'; echo rc=\$? > '$WORK/rc'; sleep 3600"
+wait_for '\[ready\]' 180 || { echo "FAIL: the model never loaded"; exit 1; }
+PID=$(pgrep -P "$(T display-message -p -t soak '#{pane_pid}')" | head -1)
+T send-keys -t soak s
+sleep 0.3
+T send-keys -t soak Enter
+wait_for '\[(preparing|searching)\]' 60 || { echo "FAIL: the search did not start"; exit 1; }
+
+# The key alphabet (tmux key names). Letters other than q / Q, digits, punctuation the keys use,
+# Enter, Escape, Tab, BSpace, arrows, paging, Home/End, F1, Ctrl-L, Ctrl-U.
+keys=(a b c d e f g h i j k l m n o p r s t u v w x y z A B C D E F G H I J K L M N O P R S T U V W X Y Z
+    0 1 2 3 4 5 6 7 8 9 Space Enter Escape Tab BSpace Up Down Left Right PPage NPage Home End F1 C-l C-u
+    '?' '+' '-' / . _)
+nk=${#keys[@]}
+RANDOM=$SEED
+every=$((RESIZES > 0 ? KEYS / RESIZES : KEYS + 1))
+sent=0 resized=0 dead=0 t0=$SECONDS
+while ((sent < KEYS)); do
+    batch=()
+    for ((i = 0; i < BATCH && sent < KEYS; i++)); do
+        batch+=("${keys[RANDOM % nk]}")
+        sent=$((sent + 1))
+        if ((resized < RESIZES && sent % every == 0)); then
+            T send-keys -t soak "${batch[@]}"
+            batch=()
+            T resize-window -t soak -x $((80 + RANDOM % 121)) -y $((24 + RANDOM % 37))
+            resized=$((resized + 1))
+        fi
+    done
+    ((${#batch[@]})) && T send-keys -t soak "${batch[@]}"
+    if ! kill -0 "$PID" 2>/dev/null; then
+        dead=1
+        break
+    fi
+    sleep 0.02
+done
+secs=$((SECONDS - t0))
+if ((dead)); then
+    echo "FAIL: the explorer died after $sent keys and $resized resizes: $(cat "$WORK/rc" 2>/dev/null)"
+    screen
+    cat "$WORK/stderr"
+    exit 1
+fi
+echo "sent $sent keys and $resized resizes in $secs s; the explorer is alive"
+screen | head -1
+
+# The final quit: Escape closes any dialog or prompt, q quits (y confirms an unsaved search).
+T resize-window -t soak -x 80 -y 24
+for try in 1 2 3 4 5; do
+    T send-keys -t soak Escape
+    sleep 0.3
+    T send-keys -t soak q
+    sleep 0.5
+    [[ -s $WORK/rc ]] && break
+    T send-keys -t soak y
+    sleep 1
+    [[ -s $WORK/rc ]] && break
+done
+for i in $(seq 1 50); do [[ -s $WORK/rc ]] && break; sleep 0.1; done
+fails=0
+rc=$(cat "$WORK/rc" 2>/dev/null)
+if [[ $rc == rc=0 ]]; then echo "ok: exit status 0"; else
+    echo "FAIL: exit status: ${rc:-the explorer did not quit}"
+    screen
+    fails=1
+fi
+if [[ -s $WORK/ui-stats.csv ]]; then
+    IFS=, read -r n max p99 p50 mean over < <(tail -1 "$WORK/ui-stats.csv")
+    echo "ui thread: $n wake-ups, busy max $max ms, p99 $p99 ms, p50 $p50 ms, mean $mean ms, $over over 200 ms"
+    if awk -v m="$max" -v b="$STALL_MS" 'BEGIN { exit !(m <= b) }'; then
+        echo "ok: no input stall over $STALL_MS ms"
+    else
+        echo "FAIL: the UI thread was busy $max ms at once (budget $STALL_MS ms)"
+        fails=1
+    fi
+else
+    echo "FAIL: no --ui-stats file written"
+    fails=1
+fi
+echo "load: $(uptime)"
+exit $fails

@@ -1,0 +1,184 @@
+/* worker_io.c — the explorer's file jobs on the worker thread (worker.h worker_io): export the
+ * mask, the trace or the per-layer table, load a mask. The path is checked before anything is
+ * read or written, so a directory or an unwritable folder is named at once and the user can give
+ * another path (nothing computed is lost). The writes go through csvio's atomic writer. The worker
+ * thread is the only writer of snap and trace, so it reads them here without the mutex. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "csvio.h"
+#include "worker_internal.h"
+
+/* 0 when `path` can be written by a rename into its folder; -1 with a message naming it. */
+static int check_export_path(const char *path, char *err, size_t errlen) {
+    struct stat st;
+    if (!path[0]) {
+        snprintf(err, errlen, "no file name given");
+        return -1;
+    }
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%s is a directory: give a file name (e.g. %s/bosch-mask.csv)", path, path);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            snprintf(err, errlen, "%s is not a regular file: give another name", path);
+            return -1;
+        }
+    }
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", path);
+    const char *dir = dirname(copy);
+    if (stat(dir, &st) != 0) {
+        snprintf(err, errlen, "folder %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: %s is not a folder", path, dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(err, errlen, "cannot write in folder %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* 0 when `path` is a readable regular file; -1 with a message naming it. */
+static int check_load_path(const char *path, char *err, size_t errlen) {
+    struct stat st;
+    if (!path[0]) {
+        snprintf(err, errlen, "no file name given");
+        return -1;
+    }
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s is a directory: give a mask CSV file", path);
+        return -1;
+    }
+    if (access(path, R_OK) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int export_trace(worker *w, const char *path, char *err, size_t errlen) {
+    static const char *const hdr[] = {"eval",     "stage", "group",   "layer",     "score",
+                                      "accuracy", "ratio", "seconds", "mask_hash", "mask"};
+    csv_out *o = csv_out_open(path, hdr, 10, err, errlen);
+    if (!o) return -1;
+    int rc = 0;
+    for (long i = 0; i < w->n_trace && rc == 0; i++) {
+        const trace_row *r = &w->trace[i];
+        rc = csv_out_rowf(o, "%ld\x1f%d\x1f%d\x1f%d\x1f%.6f\x1f%.6f\x1f%.6f\x1f%.3f\x1f%016llx\x1f%s",
+                          r->eval, r->stage, r->group, r->layer, r->score, r->accuracy, r->ratio, r->seconds,
+                          (unsigned long long)r->mask_hash, r->mask ? r->mask : "");
+    }
+    if (rc) {
+        csv_out_abort(o);
+        snprintf(err, errlen, "%s: write failed", path);
+        return -1;
+    }
+    return csv_out_commit(o, err, errlen);
+}
+
+static int export_layers(worker *w, const char *path, char *err, size_t errlen) {
+    static const char *const hdr[] = {"layer", "delta", "weight", "ratio", "bucket", "n_swa"};
+    csv_out *o = csv_out_open(path, hdr, 6, err, errlen);
+    if (!o) return -1;
+    const ex_snapshot *s = &w->snap;
+    int rc = 0;
+    for (int l = 0; l < s->hp.n_layer && l < EX_MAX_LAYERS && rc == 0; l++) {
+        char d[32] = "", wt[32] = "", r[32] = "", b[16] = "", n[16] = "";
+        double dl = s->delta[l]; /* stage 2's; before it, S_full - s_best of a probed layer (as drawn) */
+        if (isnan(dl) && s->probed[l] && isfinite(s->s_best[l]) && isfinite(s->full_raw))
+            dl = s->full_raw - s->s_best[l];
+        if (!isnan(dl)) snprintf(d, sizeof d, "%.6f", dl);
+        if (!isnan(s->weight[l])) snprintf(wt, sizeof wt, "%.6f", s->weight[l]);
+        if (!isnan(s->ratio[l])) snprintf(r, sizeof r, "%.6f", s->ratio[l]);
+        if (s->bucket[l] >= 0) snprintf(b, sizeof b, "%d", s->bucket[l]);
+        if (s->n_swa[l] >= 0) snprintf(n, sizeof n, "%d", s->n_swa[l]);
+        char ls[16];
+        snprintf(ls, sizeof ls, "%d", l);
+        const char *row[] = {ls, d, wt, r, b, n};
+        rc = csv_out_row(o, row);
+    }
+    if (rc) {
+        csv_out_abort(o);
+        snprintf(err, errlen, "%s: write failed", path);
+        return -1;
+    }
+    return csv_out_commit(o, err, errlen);
+}
+
+void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m) {
+    static ex_io res; /* worker thread only; holds a mask, too large for the stack */
+    memset(&res, 0, sizeof res);
+    res.kind = kind;
+    snprintf(res.path, sizeof res.path, "%s", path);
+    char err[512] = "";
+    int load = kind == EX_IO_LOAD_MASK;
+    int rc = load ? check_load_path(path, err, sizeof err) : check_export_path(path, err, sizeof err);
+    res.path_refused = rc != 0;
+    if (rc == 0) {
+        switch (kind) {
+        case EX_IO_EXPORT_MASK: {
+            ex_mask local = *m;
+            attn_mask am;
+            ex_mask_view(&local, &am);
+            rc = csv_mask_save(path, &am, w->snap.model_name, w->snap.hp.n_head, err, sizeof err);
+            if (rc == 0)
+                snprintf(res.msg, sizeof res.msg, "mask written to %s (ratio %.3f)", path, mask_ratio(&am));
+            break;
+        }
+        case EX_IO_EXPORT_TRACE:
+            rc = export_trace(w, path, err, sizeof err);
+            res.n_evals = w->n_trace;
+            if (rc == 0)
+                snprintf(res.msg, sizeof res.msg, "trace of %ld evaluations written to %s", w->n_trace, path);
+            break;
+        case EX_IO_EXPORT_LAYERS:
+            rc = export_layers(w, path, err, sizeof err);
+            if (rc == 0) snprintf(res.msg, sizeof res.msg, "per-layer table written to %s", path);
+            break;
+        case EX_IO_LOAD_MASK: {
+            attn_mask loaded;
+            char warn[512] = "";
+            rc = csv_mask_load_for(path, &loaded, &w->snap.hp, w->snap.model_name, warn, sizeof warn, err,
+                                   sizeof err);
+            if (rc == 0) {
+                if (ex_mask_from(&res.mask, &loaded) != 0) {
+                    snprintf(err, sizeof err, "%s: the mask does not fit the explorer", path);
+                    rc = -1;
+                } else if (warn[0]) { /* another model's mask of the same shape: say so instead */
+                    snprintf(res.msg, sizeof res.msg, "warning: %s", warn);
+                } else {
+                    snprintf(res.msg, sizeof res.msg, "loaded %s: ratio %.3f, window %d (u undoes)", path,
+                             mask_ratio(&loaded), loaded.window);
+                }
+                mask_free(&loaded);
+            }
+            break;
+        }
+        }
+    }
+    res.ok = rc == 0;
+    if (rc != 0) snprintf(res.msg, sizeof res.msg, "%s", err);
+    pthread_mutex_lock(&w->mu);
+    res.seq = w->snap.io.seq + 1;
+    w->snap.io = res;
+    if (rc != 0) worker_log_locked(w, "%s", err);
+    worker_publish_locked(w);
+    pthread_mutex_unlock(&w->mu);
+}
