@@ -43,6 +43,9 @@
 #include "probes.h"
 #include "search.h"
 
+/* Upper limit of --window and --sinks, tokens (bosch eval's). */
+#define MAX_TOKENS (1L << 24)
+
 static volatile sig_atomic_t g_stop;
 static void on_stop_signal(int sig) {
     (void)sig;
@@ -262,9 +265,9 @@ int cmd_search(int argc, char **argv) {
         else if (!strcmp(a, "--method"))
             opt_method = v;
         else if (!strcmp(a, "--window"))
-            bad = cli_parse_int("search", a, v, 1, &window), have_window = 1;
+            bad = cli_parse_int_range("search", a, v, 1, MAX_TOKENS, &window), have_window = 1;
         else if (!strcmp(a, "--sinks"))
-            bad = cli_parse_int("search", a, v, 0, &sinks), have_sinks = 1;
+            bad = cli_parse_int_range("search", a, v, 0, MAX_TOKENS, &sinks), have_sinks = 1;
         else if (!strcmp(a, "--seed"))
             bad = cli_parse_seed("search", a, v, &seed), have_seed = 1;
         else if (!strcmp(a, "--budget1"))
@@ -419,6 +422,19 @@ int cmd_search(int argc, char **argv) {
         if (k_spec >= 0) cfg.stage1_k_spec = k_spec;
         if (ranks >= 0) cfg.stage2_ranks = ranks;
         if (indep >= 0) cfg.stage1_independent = indep;
+        int too_long = have_window && cfg.window >= cfg.calib_tokens ? 1
+                       : have_sinks && cfg.sinks >= cfg.calib_tokens ? 2
+                                                                     : 0;
+        if (too_long) {
+            fprintf(stderr,
+                    "bosch search: %s %d: bad value (need fewer tokens than the calibration length, %d "
+                    "(--length), or every SWA head sees the whole sequence)\n",
+                    too_long == 1 ? "--window" : "--sinks", too_long == 1 ? cfg.window : cfg.sinks,
+                    cfg.calib_tokens);
+            model_free(m);
+            restore_stop_signals(old_sa);
+            return 2;
+        }
         if (search_config_check(&cfg, err, sizeof err)) {
             fprintf(stderr, "bosch search: %s\n", err);
             model_free(m);
