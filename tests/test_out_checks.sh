@@ -7,7 +7,7 @@
 #     `eval --out` a directory, `eval --out` a file in an unwritable folder, `compare --out` an
 #     unwritable folder and a search run's folder;
 #  2. `search` stopped by SIGINT, SIGTERM and SIGHUP (the last one with --force over the folder of
-#     part 1) after a few evaluations: exit 1, "status=interrupted", DIR/state and DIR/trace.csv with
+#     part 1) after a few evaluations, started in the background of this script (SIGINT ignored): exit 1, "status=interrupted", DIR/state and DIR/trace.csv with
 #     every evaluation; `compare` stopped by SIGHUP: exit 130 and its cache kept.
 # Env: BOSCH_BIN, BOSCH_MODEL (exit 77 without the model).
 set -u
@@ -93,7 +93,8 @@ refused "compare --out a search run's folder" "$WORK/run holds a search run (sta
     compare "$MODEL" --preset quick --out "$WORK/run"
 
 # ---- 2. SIGINT, SIGTERM, SIGHUP save like SIGINT ------------------------------------------------
-set -m # background jobs of a non-interactive shell would otherwise start with SIGINT ignored
+# No job control: background jobs start with SIGINT ignored, as from any script; kill -INT must
+# still stop them (only an ignored SIGHUP, nohup's, stays ignored).
 for sig in INT TERM HUP; do
     D=$WORK/s_$sig
     extra=()
@@ -136,7 +137,6 @@ rc=$?
 n=$(wc -l <"$C/cache.tsv" 2>/dev/null)
 [[ $rc -eq 130 && ${n:-0} -ge 3 ]] && pass "compare SIGHUP: exit 130, cache kept ($n lines)" ||
     { fail "compare SIGHUP: exit $rc (want 130), cache ${n:-none} lines"; tail -n 3 "$WORK/c.out"; }
-set +m
 
 echo "$fails failure(s)"
 [[ $fails -eq 0 ]]

@@ -54,7 +54,9 @@ static void on_signal(int sig) {
     g_stop = 1;
 }
 
-/* SIGINT, SIGTERM and SIGHUP stop the comparison cleanly; one the process ignores stays ignored. */
+/* SIGINT, SIGTERM and SIGHUP stop the comparison cleanly. SIGINT and SIGTERM are always caught (a
+ * shell starts background jobs with SIGINT ignored, and `kill -INT` must still stop them); SIGHUP
+ * stays ignored under nohup. */
 static const int stop_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
 
 static void catch_stop_signals(struct sigaction old[3]) {
@@ -64,7 +66,7 @@ static void catch_stop_signals(struct sigaction old[3]) {
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < 3; i++) {
         sigaction(stop_sigs[i], NULL, &old[i]);
-        if (old[i].sa_handler != SIG_IGN) sigaction(stop_sigs[i], &sa, NULL);
+        if (stop_sigs[i] != SIGHUP || old[i].sa_handler != SIG_IGN) sigaction(stop_sigs[i], &sa, NULL);
     }
 }
 
