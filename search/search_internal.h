@@ -40,7 +40,7 @@ typedef struct {
 /* A parsed state file (format: search_io.c). */
 typedef struct {
     search_config cfg;
-    int version;          /* 1 or 2 */
+    int version; /* 1 or 2 */
     int n_layer, n_head_kv;
     search_log_entry *log; /* [n_log], malloc'd */
     long n_log;
