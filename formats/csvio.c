@@ -1,7 +1,9 @@
 /* csvio.c — CSV reading and writing through libcsv (see csvio.h, DESIGN.md §8).
  * Writing: fields are quoted by libcsv's csv_fwrite only when they need it (a comma, a quote, a
  * line break or leading/trailing blanks); separators and newlines are ours. Rows go to a temporary
- * file beside the target, which is flushed, fsync'ed and renamed over it on commit.
+ * file beside the target, PATH.tmp.<pid>.XXXXXX (tmpfiles.h), which is flushed, fsync'ed and renamed
+ * over it on commit; opening removes the temporary files of PATH that a killed writer left behind.
+ * A PATH that is a directory is refused at open, before any row is computed.
  * Reading: the file is fed to csv_parse one physical line at a time so every row knows the line it
  * starts on; csv_parse's consumed byte count and csv_fini (strict mode) detect malformed quoting.
  */
@@ -20,12 +22,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tmpfiles.h"
+
 #define CSV_MAX_FILE_BYTES ((size_t)1 << 30) /* refuse to read CSV files over 1 GiB */
 
 struct csv_out {
     FILE *f;
     char *path; /* final name */
-    char *tmp;  /* PATH.tmp.XXXXXX */
+    char *tmp;  /* PATH.tmp.<pid>.XXXXXX */
     int n_cols;
     int failed_errno; /* first write error (0: none) */
     long rows;
@@ -54,20 +58,30 @@ static int write_fields(csv_out *w, const char *const *fields) {
     return 0;
 }
 
+/* A target that is a directory cannot be renamed over: say so before anything is written. Also
+ * removes the target's stale temporary files. 0 or -1 with a message. */
+static int check_target(const char *path, char *err, size_t errlen) {
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "%s: is a directory (need a file name)", path);
+        return -1;
+    }
+    tmpfile_remove_stale(path);
+    return 0;
+}
+
 csv_out *csv_out_open(const char *path, const char *const *header, int n_cols, char *err, size_t errlen) {
     if (!path || !*path || !header || n_cols <= 0) {
         snprintf(err, errlen, "csv: bad arguments to csv_out_open (path '%s', %d columns)",
                  path ? path : "(null)", n_cols);
         return NULL;
     }
+    if (check_target(path, err, errlen)) return NULL;
     csv_out *w = calloc(1, sizeof *w);
     if (!w) goto oom;
     w->n_cols = n_cols;
     w->path = strdup(path);
-    if (!w->path || asprintf(&w->tmp, "%s.tmp.XXXXXX", path) < 0) {
-        w->tmp = NULL;
-        goto oom;
-    }
+    if (!w->path || !(w->tmp = tmpfile_template(path))) goto oom;
     int fd = mkstemp(w->tmp);
     if (fd < 0) {
         snprintf(err, errlen, "%s: cannot create temporary file %s: %s", path, w->tmp, strerror(errno));
@@ -212,8 +226,12 @@ void csv_out_abort(csv_out *w) {
 
 int csv_write_text(const char *path, const char *text, char *err, size_t errlen) {
     char *tmp = NULL;
-    if (!path || !*path || asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
+    if (!path || !*path || !(tmp = tmpfile_template(path))) {
         snprintf(err, errlen, "%s: out of memory or no path", path ? path : "(null)");
+        return -1;
+    }
+    if (check_target(path, err, errlen)) {
+        free(tmp);
         return -1;
     }
     int fd = mkstemp(tmp);

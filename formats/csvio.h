@@ -10,7 +10,8 @@
 #include "mask.h"
 #include "model.h"
 
-/* A CSV file being written: rows go to PATH.tmp.XXXXXX; csv_out_commit renames it to PATH. */
+/* A CSV file being written: rows go to PATH.tmp.<pid>.XXXXXX (tmpfiles.h); csv_out_commit renames it
+ * to PATH. */
 typedef struct csv_out csv_out;
 
 /* Open for writing and write the header row (n_cols names). NULL with a message on failure. */

@@ -224,8 +224,15 @@ int search_run(search_state *st, volatile sig_atomic_t *stop, char *err, size_t 
 /* Tell listeners the driver paused (1) or resumed (0): emits SEARCH_EV_PAUSED/RESUMED. */
 void search_notify_paused(search_state *st, int paused);
 
-/* Save config + evaluation log to path (written to path.tmp, then renamed). 0 or -1. */
+/* Save config + evaluation log to path (format: search_io.c, version 2), atomically: written to
+ * path.tmp.<pid>.XXXXXX, fsync'ed and renamed (stale temporary files of path are removed first).
+ * 0 or -1 with a message. */
 int search_save(const search_state *st, const char *path, char *err, size_t errlen);
+/* Append the evaluations logged since the last call (*n_written of them are in path already) to a
+ * state file written by search_save, one line each, and flush them to the kernel; *n_written
+ * becomes the log's length. Call after every step so that a kill loses only the evaluation in
+ * flight. 0 or -1 with a message naming path. */
+int search_append(const search_state *st, const char *path, long *n_written, char *err, size_t errlen);
 /* Rebuild a saved search: the config comes from the file; n_layer/n_head_kv must match. Replays the
  * log (events with replayed = 1), makes one unlogged objective call to restore and verify the
  * prefix-reuse base, and returns a state ready to continue. 0, or -1 with a message (file, line,

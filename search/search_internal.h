@@ -37,6 +37,23 @@ typedef struct {
     double *sample_nll; /* [n_samples] or NULL */
 } search_log_entry;
 
+/* A parsed state file (format: search_io.c). */
+typedef struct {
+    search_config cfg;
+    int version; /* 1 or 2 */
+    int n_layer, n_head_kv;
+    search_log_entry *log; /* [n_log], malloc'd */
+    long n_log;
+    long dropped_line; /* version 2: the line number of an incomplete last line (a write cut by a
+                          kill), which is left out; 0: none */
+} search_state_file;
+
+/* Parse a state file from f (path only names it in messages): header, then the evaluation log.
+ * Needs no model. 0, or -1 with a message naming the file, the line and the field; out is then
+ * empty. Free with search_state_file_free. */
+int search_state_parse(FILE *f, const char *path, search_state_file *out, char *err, size_t errlen);
+void search_state_file_free(search_state_file *s);
+
 struct search_state {
     search_config cfg;
     int L, H;

@@ -4,7 +4,9 @@
 #  2. every numeric option of eval is refused just outside the range its message quotes and
 #     accepted at both ends of it (the message is the rule: no other hidden limit);
 #  3. every comma-separated list option (eval, bench, compare) refuses an empty item ("X,", ",X",
-#     "X,,Y") and an empty list, naming the option and the text, and accepts a good list;
+#     "X,,Y") and an empty list, naming the option and the text, and accepts a good list; and
+#     search / compare / eval refuse --ratio nan, inf or out of [0, 1], an empty --out / --resume /
+#     --mask, --window / --sinks past 2^24 or the calibration length, naming option and value;
 #  4. a mask CSV naming another model of the same shape loads with a warning naming the file, the
 #     mask's model and the loaded model; one of another shape is refused;
 #  5. SIGINT / SIGTERM during `bosch eval --out F` exits 130 / 143 and leaves neither F.tmp.* nor a
@@ -121,6 +123,30 @@ expect 2 "--methods: bad list 'bosch,nope' (unknown method 'nope'" compare "$NOM
 expect 2 "bosch compare: --calib: bad value 'both' (need single or mix)" compare "$NOMODEL" --out "$WORK/c" \
     --calib both
 expect 2 "bosch search: --calib: bad value 'Mix' (need single or mix)" search "$NOMODEL" --calib Mix
+# --ratio: a number in [0, 1], named with its value (not "--ratio and --out are required"); an
+# empty --out / --resume / --mask names the option; each missing option is named alone
+for r in nan inf -inf -0.5 1.5 0.5x '' ' 0.5'; do
+    expect 2 "bosch search: --ratio: bad value '$r' (need a number in [0, 1])" search "$NOMODEL" --ratio "$r" \
+        --out "$WORK/o"
+done
+expect 2 "bosch search: --out: empty value (need a folder)" search "$NOMODEL" --ratio 0.5 --out ''
+expect 2 "bosch search: --resume: empty value (need the folder of a saved search)" search "$NOMODEL" --resume ''
+expect 2 "bosch search: --ratio R is required (or --resume DIR)" search "$NOMODEL" --out "$WORK/o"
+expect 2 "bosch search: --out DIR is required (or --resume DIR)" search "$NOMODEL" --ratio 0.5
+expect 2 "bosch search: --force cannot be combined with --resume" search "$NOMODEL" --resume "$WORK/o" --force
+expect 2 "bosch compare: --out: empty value (need a folder)" compare "$NOMODEL" --out ''
+expect 2 "bosch eval: --out: empty value (need a file name, or '-' for none)" eval "$NOMODEL" --out ''
+expect 2 "bosch eval: --mask: empty value (need a mask file)" eval "$NOMODEL" --mask ''
+# --window / --sinks: at most 2^24 tokens, and fewer than the calibration length
+expect 2 "bosch search: --sinks: bad value '16777217' (need an integer in [0, 16777216])" search "$NOMODEL" \
+    --ratio 0.5 --out "$WORK/o" --sinks 16777217
+expect 2 "bosch compare: --window: bad value '16777217' (need an integer in [1, 16777216])" compare "$NOMODEL" \
+    --out "$WORK/c" --window 16777217
+expect 2 "bosch compare: --sinks 300: bad value (need fewer tokens than the calibration length, 256 (--length)" \
+    compare "$NOMODEL" --out "$WORK/c" --length 256 --sinks 300
+expect 2 "bosch search: --window 512: bad value (need fewer tokens than the calibration length, 512 (--length)" \
+    search "$MODEL" --preset tiny --ratio 0.5 --window 512 --out "$WORK/o" --device cpu
+[[ ! -e "$WORK/o/state" ]] && pass "a refused --window starts no search" || fail "a refused --window wrote a state"
 
 # ---- 4. a mask CSV of another model --------------------------------------------------------
 # write_mask FILE MODEL_FIELD N_LAYER: all-full mask of N_LAYER x 3 KV heads (GQA groups of 3).

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -214,6 +215,100 @@ int cli_parse_real_list(const char *cmd, const char *opt, const char *v, double 
         }
     free(items);
     return n;
+}
+
+int cli_parse_real(const char *cmd, const char *opt, const char *v, double min, double max, double *out) {
+    double x;
+    if (strict_real(v, &x) || !(x >= min && x <= max)) {
+        fprintf(stderr, "bosch %s: %s: bad value '%s' (need a number in [%g, %g])\n", cmd, opt, v ? v : "",
+                min, max);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int cli_need_nonempty(const char *cmd, const char *opt, const char *v, const char *what) {
+    if (v && *v) return 0;
+    fprintf(stderr, "bosch %s: %s: empty value (need %s)\n", cmd, opt, what);
+    return -1;
+}
+
+/* Create and remove a probe file in dir: 0 when dir is writable, else -1 with errno set. */
+static int probe_writable(const char *dir) {
+    char probe[PATH_MAX];
+    if (snprintf(probe, sizeof probe, "%s/.bosch-probe.%ld.XXXXXX", dir, (long)getpid()) >=
+        (int)sizeof probe) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = mkstemp(probe);
+    if (fd < 0) return -1;
+    close(fd);
+    return unlink(probe);
+}
+
+int cli_out_dir_ready(const char *cmd, const char *dir) {
+    struct stat sb;
+    if (!dir || !*dir) {
+        fprintf(stderr, "bosch %s: empty output folder name\n", cmd);
+        return -1;
+    }
+    if (stat(dir, &sb) != 0 && mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "bosch %s: %s: cannot create the output folder: %s\n", cmd, dir, strerror(errno));
+        return -1;
+    }
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "bosch %s: %s: not a directory (need a folder for the output)\n", cmd, dir);
+        return -1;
+    }
+    if (probe_writable(dir)) {
+        fprintf(stderr, "bosch %s: %s: output folder is not writable: %s\n", cmd, dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int cli_out_file_ready(const char *cmd, const char *path) {
+    struct stat sb;
+    if (!path || !*path) {
+        fprintf(stderr, "bosch %s: empty output file name\n", cmd);
+        return -1;
+    }
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "bosch %s: %s: is a directory (need a file name)\n", cmd, path);
+        return -1;
+    }
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash == path ? 1 : slash - path), path);
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "bosch %s: %s: its folder %s does not exist\n", cmd, path, dir);
+        return -1;
+    }
+    if (probe_writable(dir)) {
+        fprintf(stderr, "bosch %s: %s: folder %s is not writable: %s\n", cmd, path, dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int cli_out_dir_holds(const char *dir, const char *const *names, int n, char *found, size_t cap) {
+    int k = 0;
+    size_t len = 0;
+    if (cap) found[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        char p[PATH_MAX];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        if (lstat(p, &sb) != 0) continue;
+        if (len < cap) len += (size_t)snprintf(found + len, cap - len, "%s%s", k ? ", " : "", names[i]);
+        k++;
+    }
+    return k;
 }
 
 int cli_parse_precision(const char *cmd, const char *v, engine_precision *out) {

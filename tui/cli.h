@@ -43,6 +43,23 @@ int cli_parse_tokens_list(const char *cmd, const char *opt, const char *v, long 
 int cli_parse_real_list(const char *cmd, const char *opt, const char *v, double min, double max, double *out,
                         int cap);
 
+/* V a finite decimal number in [min, max] (no blanks, nan or inf). 0, or -1 with
+ * "bad value 'V' (need a number in [min, max])". */
+int cli_parse_real(const char *cmd, const char *opt, const char *v, double min, double max, double *out);
+
+/* V not empty: 0, or -1 with "bosch CMD: OPT: empty value (need WHAT)". */
+int cli_need_nonempty(const char *cmd, const char *opt, const char *v, const char *what);
+
+/* Output checks, made before any work starts; each prints "bosch CMD: PATH: why" and returns -1.
+ * cli_out_dir_ready: DIR exists or is created (one level, mode 0777 minus the umask), is a
+ * directory, and is writable (a probe file DIR/.bosch-probe.<pid>.XXXXXX is created and removed).
+ * cli_out_file_ready: PATH is not a directory, and its folder exists and is writable (same probe). */
+int cli_out_dir_ready(const char *cmd, const char *dir);
+int cli_out_file_ready(const char *cmd, const char *path);
+/* Which of names[0..n) exist in dir: joined by ", " into found (cap bytes; "" when none). Returns
+ * how many exist. */
+int cli_out_dir_holds(const char *dir, const char *const *names, int n, char *found, size_t cap);
+
 /* --precision V: "fp32", "bf16" or "auto" (gemm.h). 0, or -1 with "need fp32, bf16 or auto". */
 int cli_parse_precision(const char *cmd, const char *v, engine_precision *out);
 

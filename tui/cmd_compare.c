@@ -1,7 +1,11 @@
 /* cmd_compare.c — `bosch compare`: the comparison protocol of compare/compare.h from the command
  * line. A preset gives the whole plan; the options below change parts of it. Progress goes to
- * stderr, the markdown table to stdout, every file to --out DIR. Ctrl-C stops after the current
- * evaluation with everything kept in DIR/cache.tsv; the same command continues from there. */
+ * stderr, the markdown table to stdout, every file to --out DIR. DIR is checked before the model
+ * loads (created if missing, a writable folder, not holding a search run) and its cache before any
+ * evaluation (a comparison with other settings is refused); --force starts over. SIGINT (Ctrl-C),
+ * SIGTERM and SIGHUP stop after the current evaluation with everything kept in DIR/cache.tsv (exit
+ * 130); the same command continues from there. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,14 +42,40 @@ static void usage(FILE *f) {
             "  --aprime N       seeds of the A' experiment (0: skip)\n"
             "  --device D       cpu, cuda or auto: where every evaluator runs\n"
             "  --precision P    CPU GEMMs: fp32, bf16 or auto\n"
-            "  Ctrl-C stops; the same command continues from DIR/cache.tsv.\n");
+            "  --force          start over: remove DIR/cache.tsv (the memo of every evaluation) and\n"
+            "                   run even where DIR holds a search run or a comparison with other settings\n"
+            "  Ctrl-C, SIGTERM or SIGHUP stops (exit 130); the same command continues from\n"
+            "  DIR/cache.tsv. DIR is created if missing and must be writable.\n");
 }
 
-static volatile int g_stop; /* set by SIGINT/SIGTERM, read between evaluations */
+static volatile int g_stop; /* set by SIGINT/SIGTERM/SIGHUP, read between evaluations */
 static void on_signal(int sig) {
     (void)sig;
     g_stop = 1;
 }
+
+/* SIGINT, SIGTERM and SIGHUP stop the comparison cleanly. SIGINT and SIGTERM are always caught (a
+ * shell starts background jobs with SIGINT ignored, and `kill -INT` must still stop them); SIGHUP
+ * stays ignored under nohup. */
+static const int stop_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+
+static void catch_stop_signals(struct sigaction old[3]) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++) {
+        sigaction(stop_sigs[i], NULL, &old[i]);
+        if (stop_sigs[i] != SIGHUP || old[i].sa_handler != SIG_IGN) sigaction(stop_sigs[i], &sa, NULL);
+    }
+}
+
+static void restore_stop_signals(const struct sigaction old[3]) {
+    for (int i = 0; i < 3; i++) sigaction(stop_sigs[i], &old[i], NULL);
+}
+
+/* The files of a search run (bosch search --out): a comparison does not write there. */
+static const char *const search_files[] = {"state", "trace.csv", "mask.csv", "layers.csv"};
 
 static void progress(const char *line, void *user) {
     (void)user;
@@ -106,7 +136,7 @@ int cmd_compare(int argc, char **argv) {
     long window = -1, sinks = -1, heldout = -1, valid = -1, samples = -1, length = -1, b1 = -1, b3 = -1,
          aprime = -1;
     unsigned long long seed = 0;
-    int have_seed = 0, calib_mix = -1;
+    int have_seed = 0, calib_mix = -1, force = 0;
     model_opts mopts = {PRECISION_AUTO, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -122,6 +152,10 @@ int cmd_compare(int argc, char **argv) {
             model_path = a;
             continue;
         }
+        if (!strcmp(a, "--force")) {
+            force = 1;
+            continue;
+        }
         if (!v) {
             fprintf(stderr, "bosch compare: option %s needs a value\n", a);
             return 2;
@@ -129,7 +163,7 @@ int cmd_compare(int argc, char **argv) {
         i++;
         int bad = 0;
         if (!strcmp(a, "--out"))
-            out_dir = v;
+            bad = cli_need_nonempty("compare", a, v, "a folder"), out_dir = v;
         else if (!strcmp(a, "--preset"))
             preset = v;
         else if (!strcmp(a, "--methods"))
@@ -147,9 +181,9 @@ int cmd_compare(int argc, char **argv) {
         else if (!strcmp(a, "--seed"))
             bad = cli_parse_seed("compare", a, v, &seed), have_seed = 1;
         else if (!strcmp(a, "--window"))
-            bad = cli_parse_int("compare", a, v, 1, &window);
+            bad = cli_parse_int_range("compare", a, v, 1, 1L << 24, &window);
         else if (!strcmp(a, "--sinks"))
-            bad = cli_parse_int("compare", a, v, 0, &sinks);
+            bad = cli_parse_int_range("compare", a, v, 0, 1L << 24, &sinks);
         else if (!strcmp(a, "--heldout"))
             bad = cli_parse_int("compare", a, v, 1, &heldout);
         else if (!strcmp(a, "--valid"))
@@ -173,7 +207,7 @@ int cmd_compare(int argc, char **argv) {
         }
         if (bad) return 2;
     }
-    if (!out_dir || !*out_dir) {
+    if (!out_dir) {
         fprintf(stderr, "bosch compare: --out DIR is required\n");
         usage(stderr);
         return 2;
@@ -237,9 +271,43 @@ int cmd_compare(int argc, char **argv) {
         fprintf(stderr, "bosch compare: %s\n", err);
         return 2;
     }
+    if ((window > 0 && plan.cfg.window >= plan.cfg.calib_tokens) ||
+        (sinks >= 0 && plan.cfg.sinks >= plan.cfg.calib_tokens)) {
+        fprintf(stderr,
+                "bosch compare: %s %d: bad value (need fewer tokens than the calibration length, %d "
+                "(--length), or every SWA head sees the whole sequence)\n",
+                window > 0 && plan.cfg.window >= plan.cfg.calib_tokens ? "--window" : "--sinks",
+                window > 0 && plan.cfg.window >= plan.cfg.calib_tokens ? plan.cfg.window : plan.cfg.sinks,
+                plan.cfg.calib_tokens);
+        return 2;
+    }
+    /* the output folder before the model loads: created, writable, not another kind of run */
+    if (cli_out_dir_ready("compare", out_dir)) return 1;
+    char found[128];
+    if (cli_out_dir_holds(out_dir, search_files, 4, found, sizeof found) && !force) {
+        fprintf(stderr,
+                "bosch compare: %s holds a search run (%s), not a comparison; choose another --out, or "
+                "--force\n",
+                out_dir, found);
+        return 1;
+    }
+    if (force) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/cache.tsv", out_dir);
+        if (remove(p) && errno != ENOENT) {
+            fprintf(stderr, "bosch compare: --force: cannot remove %s: %s\n", p, strerror(errno));
+            return 1;
+        }
+    }
+    struct sigaction old_sa[3];
+    g_stop = 0;
+    catch_stop_signals(old_sa); /* from here a signal stops the comparison cleanly */
     if (!model_path) model_path = cli_default_model();
     model *m = NULL;
-    if (cli_load_model("compare", model_path, &mopts, &m)) return 1;
+    if (cli_load_model("compare", model_path, &mopts, &m)) {
+        restore_stop_signals(old_sa);
+        return 1;
+    }
     int rc = 1;
     device_eval *dev = NULL;
     if (device_eval_create(&dev, device, m, err, sizeof err)) {
@@ -253,13 +321,9 @@ int cmd_compare(int argc, char **argv) {
                 device == DEVICE_CPU ? ", GEMMs " : "",
                 device == DEVICE_CPU ? gemm_precision_name(m->precision) : "");
     }
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
     compare_result *res = NULL;
     int s = compare_run(&plan, m, device_eval_backend(dev), out_dir, &g_stop, progress, NULL, &res, err,
                         sizeof err);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
     if (s == 0) {
         size_t cap = 1 << 16;
         char *buf = malloc(cap);
@@ -276,6 +340,7 @@ int cmd_compare(int argc, char **argv) {
     }
     device_eval_free(dev);
 out:
+    restore_stop_signals(old_sa);
     model_free(m);
     return rc;
 }

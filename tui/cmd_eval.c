@@ -2,7 +2,8 @@
  * probability of one head mask on probe tasks (held-out split by default), per task and length.
  * Table on stdout, progress bar on stderr, results CSV (DESIGN.md §8:
  * method,ratio,task,length,accuracy,score,kv_bytes) written through csvio once every row is known
- * (its folder is checked first), with SIGINT/SIGTERM/SIGHUP held while it is written: an interrupted
+ * (checked before the model loads: not a directory, its folder writable; csvio removes the stale
+ * temporary files of a killed run), with SIGINT/SIGTERM/SIGHUP held while it is written: an interrupted
  * run dies of the signal (130/143) and leaves no PATH.tmp.XXXXXX behind. MODEL may stand anywhere
  * among the options; every option value is checked in full, with a message naming option and value.
  */
@@ -112,11 +113,13 @@ static int parse_one(const char *a, const char *v, eval_opts *o, int *used) {
         fprintf(stderr, "bosch eval: %s needs a value\n", a);
         return -1;
     }
-    if (!strcmp(a, "--mask"))
+    if (!strcmp(a, "--mask")) {
         o->mask_path = v;
-    else if (!strcmp(a, "--out"))
+        rc = cli_need_nonempty("eval", a, v, "a mask file");
+    } else if (!strcmp(a, "--out")) {
         o->out_path = v;
-    else if (!strcmp(a, "--method"))
+        rc = cli_need_nonempty("eval", a, v, "a file name, or '-' for none");
+    } else if (!strcmp(a, "--method"))
         o->method = v;
     else if (!strcmp(a, "--device"))
         o->device = v;

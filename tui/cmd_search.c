@@ -5,11 +5,17 @@
  *                [--buckets N] [--samples N] [--length T] [--delta cumulative|marginal]
  *                [--stage1-k capped|spec] [--stage2 proportional|ranks]
  *                [--stage1 cascade|independent] [--device cpu|cuda|auto]
+ *                [--force]
  *   bosch search [MODEL] --resume DIR [--device cpu|cuda|auto]
  *
- * Writes DIR/mask.csv, DIR/trace.csv, DIR/layers.csv and DIR/state (search.h save format).
- * Progress goes to stderr; a one-line summary (key=value) to stdout. Ctrl-C only sets a flag: the
- * search stops after the current evaluation, saves DIR/state and the trace so far, and exits 1;
+ * Writes DIR/mask.csv, DIR/trace.csv, DIR/layers.csv and DIR/state (search_io.c format: a log; its
+ * header is written before the first evaluation, then one line is appended and flushed after every
+ * evaluation, so a kill -9 loses only the evaluation in flight). DIR is checked before any work: it
+ * is created if missing and must be a writable folder; one that already holds a run (a state,
+ * trace, mask, layers or comparison file) is refused unless --force (its search files are removed
+ * first) or --resume. Progress goes to stderr; a one-line summary (key=value) to stdout. SIGINT
+ * (Ctrl-C), SIGTERM and SIGHUP only set a flag: the search stops after the current evaluation,
+ * saves DIR/state and the trace so far, and exits 1;
  * `--resume DIR` continues it to the same final mask (the settings come from DIR/state, so no other
  * search option may be given with it). --device (the evaluator's forward: CPU fp32 or GPU bf16;
  * default cuda when a GPU is visible) is a property of the run, not of the result: the state does
@@ -37,11 +43,39 @@
 #include "probes.h"
 #include "search.h"
 
+/* Upper limit of --window and --sinks, tokens (bosch eval's). */
+#define MAX_TOKENS (1L << 24)
+
 static volatile sig_atomic_t g_stop;
-static void on_sigint(int sig) {
+static void on_stop_signal(int sig) {
     (void)sig;
     g_stop = 1;
 }
+
+/* The signals that stop a search cleanly (state and trace saved), and their previous actions.
+ * SIGINT and SIGTERM are always caught (a shell starts background jobs with SIGINT ignored, and
+ * `kill -INT` must still stop them); SIGHUP stays ignored under nohup. */
+static const int stop_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+
+static void catch_stop_signals(struct sigaction old[3]) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++) {
+        sigaction(stop_sigs[i], NULL, &old[i]);
+        if (stop_sigs[i] != SIGHUP || old[i].sa_handler != SIG_IGN) sigaction(stop_sigs[i], &sa, NULL);
+    }
+}
+
+static void restore_stop_signals(const struct sigaction old[3]) {
+    for (int i = 0; i < 3; i++) sigaction(stop_sigs[i], &old[i], NULL);
+}
+
+/* The files of a run in an --out folder: what a search writes, and what a comparison writes. */
+static const char *const run_files[] = {"state",      "trace.csv", "mask.csv",
+                                        "layers.csv", "cache.tsv", "results.csv"};
+enum { N_SEARCH_FILES = 4, N_RUN_FILES = sizeof run_files / sizeof run_files[0] };
 
 typedef struct {
     long eval;
@@ -161,8 +195,11 @@ static void usage(FILE *f) {
                "         [--restarts K] [--buckets N] [--samples N] [--length T]\n"
                "         [--delta cumulative|marginal] [--stage1-k capped|spec] [--calib single|mix]\n"
                "         [--stage2 proportional|ranks] [--stage1 cascade|independent]\n"
-               "         [--device cpu|cuda|auto]\n"
+               "         [--device cpu|cuda|auto] [--force]\n"
                "       bosch search [MODEL] --resume DIR [--device cpu|cuda|auto]\n"
+               "  --out DIR: created if missing; must be writable; a folder that holds another run\n"
+               "            (state, trace.csv, mask.csv, layers.csv, cache.tsv, results.csv) is refused\n"
+               "  --force:  overwrite the run in DIR (its state, trace, mask and layers are removed)\n"
                "  --resume: the search settings come from DIR/state (no other search option); the device\n"
                "            does not: it is a property of the run, taken from this command line, and must\n"
                "            be the one that saved the state (the resumed scores are checked bit for bit;\n"
@@ -185,6 +222,7 @@ int cmd_search(int argc, char **argv) {
     int have_seed = 0, delta_marginal = -1, k_spec = -1, ranks = -1, indep = -1,
         calib_mix = -1;         /* -1: not given */
     const char *shaping = NULL; /* first search-shaping option given (rejected with --resume) */
+    int force = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -200,22 +238,25 @@ int cmd_search(int argc, char **argv) {
             model_path = a;
             continue;
         }
+        if (!strcmp(a, "--force")) {
+            force = 1;
+            continue;
+        }
         if (!v) {
             fprintf(stderr, "bosch search: option %s needs a value\n", a);
             return 2;
         }
         i++;
-        char *end = NULL;
         int bad = 0;
         if (strcmp(a, "--out") && strcmp(a, "--resume") && strcmp(a, "--device") &&
             strcmp(a, "--precision") && !shaping)
             shaping = a;
         if (!strcmp(a, "--ratio"))
-            ratio = strtod(v, &end);
+            bad = cli_parse_real("search", a, v, 0.0, 1.0, &ratio);
         else if (!strcmp(a, "--out"))
-            out_dir = v;
+            bad = cli_need_nonempty("search", a, v, "a folder"), out_dir = v;
         else if (!strcmp(a, "--resume"))
-            resume = v;
+            bad = cli_need_nonempty("search", a, v, "the folder of a saved search"), resume = v;
         else if (!strcmp(a, "--device"))
             opt_device = v;
         else if (!strcmp(a, "--precision"))
@@ -225,9 +266,9 @@ int cmd_search(int argc, char **argv) {
         else if (!strcmp(a, "--method"))
             opt_method = v;
         else if (!strcmp(a, "--window"))
-            bad = cli_parse_int("search", a, v, 1, &window), have_window = 1;
+            bad = cli_parse_int_range("search", a, v, 1, MAX_TOKENS, &window), have_window = 1;
         else if (!strcmp(a, "--sinks"))
-            bad = cli_parse_int("search", a, v, 0, &sinks), have_sinks = 1;
+            bad = cli_parse_int_range("search", a, v, 0, MAX_TOKENS, &sinks), have_sinks = 1;
         else if (!strcmp(a, "--seed"))
             bad = cli_parse_seed("search", a, v, &seed), have_seed = 1;
         else if (!strcmp(a, "--budget1"))
@@ -280,10 +321,6 @@ int cmd_search(int argc, char **argv) {
             return 2;
         }
         if (bad) return 2;
-        if (end && (*end || end == v)) {
-            fprintf(stderr, "bosch search: %s: bad value '%s'\n", a, v);
-            return 2;
-        }
     }
     if (resume && shaping) {
         fprintf(
@@ -292,8 +329,17 @@ int cmd_search(int argc, char **argv) {
             shaping, resume);
         return 2;
     }
+    if (resume && force) {
+        fprintf(stderr,
+                "bosch search: --force cannot be combined with --resume (it continues the run in %s)\n",
+                resume);
+        return 2;
+    }
     if (!resume && (!out_dir || isnan(ratio))) {
-        fprintf(stderr, "bosch search: --ratio and --out are required (or --resume DIR)\n");
+        fprintf(stderr, "bosch search: %s is required (or --resume DIR)\n",
+                !out_dir && isnan(ratio) ? "--ratio R and --out DIR are"
+                : !out_dir               ? "--out DIR"
+                                         : "--ratio R");
         usage(stderr);
         return 2;
     }
@@ -307,12 +353,6 @@ int cmd_search(int argc, char **argv) {
             return 2;
         }
     }
-    struct stat sb;
-    if (!resume && stat(out_dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "bosch search: %s: not a directory\n", out_dir);
-        return 1;
-    }
-
     char err[1024], state_path[4096];
     search_config cfg;
     if (resume) {
@@ -325,13 +365,40 @@ int cmd_search(int argc, char **argv) {
         search_config_default(&cfg);
         search_config_paper_options(&cfg); /* budgets are totals until the variant splits them */
     }
+    /* every output checked before any work: a folder, writable, not holding another run */
+    if (cli_out_dir_ready("search", out_dir)) return 1;
+    if (!resume) {
+        char found[256];
+        if (cli_out_dir_holds(out_dir, run_files, N_RUN_FILES, found, sizeof found) && !force) {
+            fprintf(stderr,
+                    "bosch search: %s already holds a run (%s); continue it with --resume %s, overwrite it "
+                    "with --force, or choose another --out\n",
+                    out_dir, found, out_dir);
+            return 1;
+        }
+        for (int i = 0; force && i < N_SEARCH_FILES; i++) {
+            char p[4096];
+            snprintf(p, sizeof p, "%s/%s", out_dir, run_files[i]);
+            if (remove(p) && errno != ENOENT) {
+                fprintf(stderr, "bosch search: --force: cannot remove %s: %s\n", p, strerror(errno));
+                return 1;
+            }
+        }
+    }
+    struct sigaction old_sa[3];
+    g_stop = 0;
+    catch_stop_signals(old_sa); /* from here on a signal stops the search cleanly */
 
     model *m = NULL;
-    if (cli_load_model("search", model_path, &mo, &m)) return 1;
+    if (cli_load_model("search", model_path, &mo, &m)) {
+        restore_stop_signals(old_sa);
+        return 1;
+    }
     if (!resume) {
         if (search_preset_apply(&cfg, preset, m->hp.n_ctx_train, err, sizeof err)) {
             fprintf(stderr, "bosch search: %s\n", err);
             model_free(m);
+            restore_stop_signals(old_sa);
             return 2;
         }
         cfg.ratio = ratio;
@@ -349,26 +416,31 @@ int cmd_search(int argc, char **argv) {
         if (search_variant_apply(&cfg, opt_method ? opt_method : "bosch", err, sizeof err)) {
             fprintf(stderr, "bosch search: %s\n", err);
             model_free(m);
+            restore_stop_signals(old_sa);
             return 2;
         }
         if (delta_marginal >= 0) cfg.delta_marginal = delta_marginal;
         if (k_spec >= 0) cfg.stage1_k_spec = k_spec;
         if (ranks >= 0) cfg.stage2_ranks = ranks;
         if (indep >= 0) cfg.stage1_independent = indep;
+        int too_long = have_window && cfg.window >= cfg.calib_tokens ? 1
+                       : have_sinks && cfg.sinks >= cfg.calib_tokens ? 2
+                                                                     : 0;
+        if (too_long) {
+            fprintf(stderr,
+                    "bosch search: %s %d: bad value (need fewer tokens than the calibration length, %d "
+                    "(--length), or every SWA head sees the whole sequence)\n",
+                    too_long == 1 ? "--window" : "--sinks", too_long == 1 ? cfg.window : cfg.sinks,
+                    cfg.calib_tokens);
+            model_free(m);
+            restore_stop_signals(old_sa);
+            return 2;
+        }
         if (search_config_check(&cfg, err, sizeof err)) {
             fprintf(stderr, "bosch search: %s\n", err);
             model_free(m);
+            restore_stop_signals(old_sa);
             return 2;
-        }
-        if (mkdir(out_dir, 0777) && errno != EEXIST) {
-            fprintf(stderr, "bosch search: %s: cannot create: %s\n", out_dir, strerror(errno));
-            model_free(m);
-            return 1;
-        }
-        if (stat(out_dir, &sb) || !S_ISDIR(sb.st_mode)) {
-            fprintf(stderr, "bosch search: %s: not a directory\n", out_dir);
-            model_free(m);
-            return 1;
         }
         snprintf(state_path, sizeof state_path, "%s/state", out_dir);
     }
@@ -409,23 +481,18 @@ int cmd_search(int argc, char **argv) {
         goto fail;
     }
 
-    struct sigaction sa, old_sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_sa);
-    g_stop = 0;
+    /* the log's header (and, on a resume, the evaluations replayed: a line cut by a kill is gone),
+     * written atomically before the first evaluation; then one line per evaluation */
+    if (search_save(st, state_path, err, sizeof err)) goto fail;
+    long logged = search_n_evals(st);
     int r = 0;
-    long saved_at = search_n_evals(st);
     while (!g_stop) {
         r = search_step(st, err, sizeof err);
+        char aerr[1024];
+        if (search_append(st, state_path, &logged, aerr, sizeof aerr)) /* retried after the next one */
+            fprintf(stderr, "%swarning: %s\n", lis.tty ? "\n" : "", aerr);
         if (r) break;
-        if (search_n_evals(st) - saved_at >= 10) { /* crash safety: the state is small */
-            if (search_save(st, state_path, err, sizeof err)) fprintf(stderr, "warning: %s\n", err);
-            saved_at = search_n_evals(st);
-        }
     }
-    sigaction(SIGINT, &old_sa, NULL);
     if (r < 0) goto fail;
     if (search_save(st, state_path, err, sizeof err) || write_trace(out_dir, &lis, err, sizeof err))
         goto fail;
@@ -455,6 +522,7 @@ fail:
     fprintf(stderr, "%sbosch search: %s\n", lis.tty ? "\n" : "", err);
     rc = 1;
 done:
+    restore_stop_signals(old_sa);
     for (long i = 0; i < lis.n; i++) free(lis.rows[i].mask);
     free(lis.rows);
     search_free(st);

@@ -1,0 +1,334 @@
+/* search_state.c — parse a search state file (format: search_io.c) into its config and evaluation
+ * log, without a model or an objective: what search_load replays and what tests/fuzz/fuzz_state.c
+ * feeds with arbitrary bytes. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search_internal.h"
+
+/* Bounds of a state file: a line of an evaluation holds at most this many per-sample NLLs, a file
+ * at most this many evaluations (a search makes a few thousand). */
+#define STATE_MAX_SAMPLES (1 << 20)
+#define STATE_MAX_EVALS 100000000L
+#define STATE_MAX_LINE ((size_t)32 << 20)
+
+static int parse_long(const char *v, long min, long max, long *out) {
+    char *end = NULL;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno || x < min || x > max) return -1;
+    *out = x;
+    return 0;
+}
+
+/* One "key value" header line into c / L / H. 0, or -1 naming the line. */
+static int header_kv(const char *k, const char *v, search_config *c, int *L, int *H, const char *path,
+                     int line, char *err, size_t errlen) {
+    static const struct {
+        const char *key;
+        long min, max;
+    } ints[] = {{"window", 1, INT_MAX},         {"sinks", 0, INT_MAX},
+                {"stage1_budget", 0, LONG_MAX}, {"stage3_budget", 0, LONG_MAX},
+                {"restarts", 0, INT_MAX},       {"n_buckets", 0, INT_MAX},
+                {"delta_marginal", 0, 1},       {"stage1_k_spec", 0, 1},
+                {"stage2_ranks", 0, 1},         {"stage1_independent", 0, 1},
+                {"stage1_singles", 0, 1},       {"stage3_scope", 0, 1},
+                {"refine_budget", 0, LONG_MAX}, {"calib_samples", 0, INT_MAX},
+                {"calib_tokens", 0, INT_MAX},   {"calib_mix", 0, 1},
+                {"n_layer", 1, 4096},           {"n_head_kv", 1, 4096}};
+    if (!strcmp(k, "method")) {
+        char why[256];
+        if (search_method_parse(v, &c->method, why, sizeof why) == 0) return 0;
+        snprintf(err, errlen, "%s: line %d: %s", path, line, why);
+        return -1;
+    }
+    if (!strcmp(k, "ratio")) {
+        char *end = NULL;
+        c->ratio = strtod(v, &end);
+        if (end == v || *end || !(c->ratio >= 0 && c->ratio <= 1)) {
+            snprintf(err, errlen, "%s: line %d: ratio '%s' is not a number in [0, 1]", path, line, v);
+            return -1;
+        }
+        return 0;
+    }
+    if (!strcmp(k, "preset")) {
+        snprintf(c->preset, sizeof c->preset, "%.15s", v);
+        return 0;
+    }
+    if (!strcmp(k, "seed")) {
+        char *end = NULL;
+        errno = 0;
+        c->seed = strtoull(v, &end, 10);
+        if (end == v || *end || errno || v[0] == '-') {
+            snprintf(err, errlen, "%s: line %d: seed '%s' is not an unsigned integer", path, line, v);
+            return -1;
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        if (strcmp(k, ints[i].key)) continue;
+        long x;
+        if (parse_long(v, ints[i].min, ints[i].max, &x)) {
+            snprintf(err, errlen, "%s: line %d: %s '%s' is not an integer in [%ld, %ld]", path, line, k, v,
+                     ints[i].min, ints[i].max);
+            return -1;
+        }
+        switch (i) {
+        case 0:
+            c->window = (int)x;
+            break;
+        case 1:
+            c->sinks = (int)x;
+            break;
+        case 2:
+            c->stage1_budget_per_layer = x;
+            break;
+        case 3:
+            c->stage3_budget_per_group = x;
+            break;
+        case 4:
+            c->restarts = (int)x;
+            break;
+        case 5:
+            c->n_buckets = (int)x;
+            break;
+        case 6:
+            c->delta_marginal = (int)x;
+            break;
+        case 7:
+            c->stage1_k_spec = (int)x;
+            break;
+        case 8:
+            c->stage2_ranks = (int)x;
+            break;
+        case 9:
+            c->stage1_independent = (int)x;
+            break;
+        case 10:
+            c->stage1_singles = (int)x;
+            break;
+        case 11:
+            c->stage3_scope = (int)x;
+            break;
+        case 12:
+            c->refine_budget = x;
+            break;
+        case 13:
+            c->calib_samples = (int)x;
+            break;
+        case 14:
+            c->calib_tokens = (int)x;
+            break;
+        case 15:
+            c->calib_mix = (int)x;
+            break;
+        case 16:
+            *L = (int)x;
+            break;
+        default:
+            *H = (int)x;
+            break;
+        }
+        return 0;
+    }
+    snprintf(err, errlen, "%s: line %d: unknown key '%s'", path, line, k);
+    return -1;
+}
+
+/* One "eval HASH SCORE ACCURACY NLL SECONDS N NLL_1 .. NLL_N" line (s without its newline) into e.
+ * 0, or -1 naming the line and the field. */
+static int parse_eval(char *s, search_log_entry *e, const char *path, long line, char *err, size_t errlen) {
+    memset(e, 0, sizeof *e);
+    char *p = s, *end;
+    while (*p == ' ') p++;
+    if (strncmp(p, "eval ", 5)) {
+        snprintf(err, errlen, "%s: line %ld: expected an 'eval' record", path, line);
+        return -1;
+    }
+    p += 5;
+    errno = 0;
+    e->hash = strtoull(p, &end, 16);
+    if (end == p || *end != ' ' || errno) {
+        snprintf(err, errlen, "%s: line %ld: eval record: bad mask hash", path, line);
+        return -1;
+    }
+    p = end;
+    double *d[4] = {&e->score, &e->accuracy, &e->nll, &e->seconds};
+    static const char *const names[4] = {"score", "accuracy", "nll", "seconds"};
+    for (int i = 0; i < 4; i++) {
+        *d[i] = strtod(p, &end);
+        if (end == p || *end != ' ') {
+            snprintf(err, errlen, "%s: line %ld: eval record: bad %s", path, line, names[i]);
+            return -1;
+        }
+        p = end;
+    }
+    long n = strtol(p, &end, 10);
+    if (end == p || (*end && *end != ' ') || n < 0 || n > STATE_MAX_SAMPLES) {
+        snprintf(err, errlen, "%s: line %ld: eval record: bad sample count (need 0 to %d)", path, line,
+                 STATE_MAX_SAMPLES);
+        return -1;
+    }
+    p = end;
+    e->n_samples = (int)n;
+    if (n > 0 && !(e->sample_nll = malloc(sizeof(double) * (size_t)n))) {
+        snprintf(err, errlen, "%s: line %ld: out of memory", path, line);
+        return -1;
+    }
+    for (long i = 0; i < n; i++) {
+        e->sample_nll[i] = strtod(p, &end);
+        if (end == p || (*end && *end != ' ')) {
+            snprintf(err, errlen, "%s: line %ld: eval record: missing sample NLL %ld of %ld", path, line,
+                     i + 1, n);
+            free(e->sample_nll);
+            e->sample_nll = NULL;
+            return -1;
+        }
+        p = end;
+    }
+    while (*p == ' ') p++;
+    if (*p) {
+        snprintf(err, errlen, "%s: line %ld: eval record: unexpected text after %ld sample NLLs", path, line,
+                 n);
+        free(e->sample_nll);
+        e->sample_nll = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* getline with a length bound: the line's length (with its newline, if any), 0 at EOF, -1 (message)
+ * when longer than STATE_MAX_LINE. */
+static ssize_t read_line(FILE *f, char **buf, size_t *cap, const char *path, long line, char *err,
+                         size_t errlen) {
+    ssize_t n = getline(buf, cap, f);
+    if (n <= 0) return 0;
+    if ((size_t)n > STATE_MAX_LINE) {
+        snprintf(err, errlen, "%s: line %ld: longer than %zu bytes", path, line, STATE_MAX_LINE);
+        return -1;
+    }
+    if (memchr(*buf, '\0', (size_t)n)) {
+        snprintf(err, errlen, "%s: line %ld: contains a NUL byte", path, line);
+        return -1;
+    }
+    return n;
+}
+
+int search_state_parse(FILE *f, const char *path, search_state_file *out, char *err, size_t errlen) {
+    static const char *const required[] = {"method",    "ratio",         "window",        "sinks",
+                                           "seed",      "stage1_budget", "stage3_budget", "restarts",
+                                           "n_buckets", "n_layer",       "n_head_kv"};
+    enum { N_REQ = sizeof required / sizeof required[0] };
+    int seen[N_REQ] = {0};
+    memset(out, 0, sizeof *out);
+    search_config *c = &out->cfg;
+    search_config_default(c);
+    /* a key a file does not have means the behaviour before it existed: the paper's options */
+    search_config_paper_options(c);
+    c->calib_mix = 0;
+    char *buf = NULL;
+    size_t cap = 0;
+    long line = 1, n_evals = -1;
+    ssize_t n = read_line(f, &buf, &cap, path, line, err, errlen);
+    if (n < 0) goto fail;
+    if (n > 0 && !strcmp(buf, "bosch-search-state 1\n"))
+        out->version = 1;
+    else if (n > 0 && !strcmp(buf, "bosch-search-state 2\n"))
+        out->version = 2;
+    else {
+        snprintf(err, errlen, "%s: line 1: not a search state file (bosch-search-state 1 or 2)", path);
+        goto fail;
+    }
+    /* the header: "key value" lines up to n_evals (version 1) or the line "log" (version 2) */
+    for (;;) {
+        line++;
+        n = read_line(f, &buf, &cap, path, line, err, errlen);
+        if (n < 0) goto fail;
+        if (n == 0 || buf[n - 1] != '\n') {
+            snprintf(err, errlen, "%s: line %ld: missing '%s' (the header ends there)", path, line,
+                     out->version == 1 ? "n_evals" : "log");
+            goto fail;
+        }
+        buf[n - 1] = '\0';
+        if (out->version == 2 && !strcmp(buf, "log")) break;
+        char k[64], v[256], extra[2];
+        if (n > 320 || sscanf(buf, "%63s %255s %1s", k, v, extra) != 2) {
+            snprintf(err, errlen, "%s: line %ld: expected 'KEY VALUE'", path, line);
+            goto fail;
+        }
+        for (int i = 0; i < N_REQ; i++)
+            if (!strcmp(k, required[i])) seen[i] = 1;
+        if (out->version == 1 && !strcmp(k, "n_evals")) {
+            if (parse_long(v, 0, STATE_MAX_EVALS, &n_evals)) {
+                snprintf(err, errlen, "%s: line %ld: bad n_evals '%s' (need 0 to %ld)", path, line, v,
+                         STATE_MAX_EVALS);
+                goto fail;
+            }
+            break;
+        }
+        if (header_kv(k, v, c, &out->n_layer, &out->n_head_kv, path, (int)line, err, errlen)) goto fail;
+    }
+    for (int i = 0; i < N_REQ; i++)
+        if (!seen[i]) {
+            snprintf(err, errlen, "%s: missing '%s' before line %ld", path, required[i], line);
+            goto fail;
+        }
+    /* the log: n_evals lines (version 1), or every line to the end (version 2) */
+    long cap_log = 0;
+    for (;;) {
+        if (out->version == 1 && out->n_log == n_evals) break;
+        line++;
+        n = read_line(f, &buf, &cap, path, line, err, errlen);
+        if (n < 0) goto fail;
+        if (n == 0) {
+            if (out->version == 1) {
+                snprintf(err, errlen, "%s: line %ld: missing eval record %ld of %ld", path, line,
+                         out->n_log + 1, n_evals);
+                goto fail;
+            }
+            break;
+        }
+        if (buf[n - 1] != '\n') {
+            /* an evaluation appended by a process killed while writing it: version 2 drops it */
+            if (out->version == 2 && fgetc(f) == EOF) {
+                out->dropped_line = line;
+                break;
+            }
+        } else {
+            buf[--n] = '\0';
+        }
+        if (out->n_log >= STATE_MAX_EVALS) {
+            snprintf(err, errlen, "%s: line %ld: more than %ld evaluations", path, line, STATE_MAX_EVALS);
+            goto fail;
+        }
+        if (out->n_log == cap_log) {
+            long nc = cap_log ? 2 * cap_log : 64;
+            search_log_entry *p = realloc(out->log, sizeof *p * (size_t)nc);
+            if (!p) {
+                snprintf(err, errlen, "%s: line %ld: out of memory", path, line);
+                goto fail;
+            }
+            out->log = p, cap_log = nc;
+        }
+        if (parse_eval(buf, &out->log[out->n_log], path, line, err, errlen)) goto fail;
+        out->n_log++;
+    }
+    free(buf);
+    return 0;
+fail:
+    free(buf);
+    search_state_file_free(out);
+    return -1;
+}
+
+void search_state_file_free(search_state_file *s) {
+    for (long i = 0; s->log && i < s->n_log; i++) free(s->log[i].sample_nll);
+    free(s->log);
+    s->log = NULL;
+    s->n_log = 0;
+}
