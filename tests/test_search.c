@@ -616,162 +616,163 @@ static void test_cancel_not_recorded(void **state) {
     }
     search_free(a);
     search_free(b);
+}
 
-    static char *slurp_text(const char *path, size_t *n) {
-        FILE *f = fopen(path, "rb");
-        assert_non_null(f);
-        static char buf[1 << 20];
-        *n = fread(buf, 1, sizeof buf - 1, f);
+static char *slurp_text(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char buf[1 << 20];
+    *n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[*n] = '\0';
+    return buf;
+}
+
+static void spit_text(const char *path, const char *text, size_t n) {
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, n, f), n);
+    fclose(f);
+}
+
+/* The state is a log: the header once (search_save), then one line appended per evaluation
+ * (search_append), each readable at once. A last line cut by a kill is dropped and the search
+ * resumes from the evaluation before it to the uninterrupted result; a bad line in the middle is
+ * an error naming its line. */
+static void test_state_log_append(void **state) {
+    (void)state;
+    search_config cfg;
+    config(&cfg, 0.5);
+    synth s0;
+    search_objective o0;
+    recorder ref = {0};
+    search_state *full = run_full(&cfg, &s0, &o0, &ref);
+
+    char err[256], path[] = "/tmp/test_search_logXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    synth s1;
+    search_objective o1;
+    synth_init(&s1, &o1);
+    search_state *st;
+    assert_int_equal(search_create(&st, &cfg, L, H, &o1, NULL, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_save(st, path, err, sizeof err), 0);
+    long logged = search_n_evals(st);
+    assert_int_equal(logged, 0);
+    const int cut = 23;
+    for (int i = 0; i < cut; i++) {
+        assert_true(search_step(st, err, sizeof err) >= 0);
+        assert_int_equal(search_append(st, path, &logged, err, sizeof err), 0);
+        assert_int_equal(logged, search_n_evals(st));
+        /* every evaluation is in the file as soon as search_append returns */
+        FILE *f = fopen(path, "r");
+        search_state_file sf;
+        assert_int_equal(search_state_parse(f, path, &sf, err, sizeof err), 0);
         fclose(f);
-        buf[*n] = '\0';
-        return buf;
+        assert_int_equal(sf.version, 2);
+        assert_int_equal(sf.n_log, search_n_evals(st));
+        assert_int_equal(sf.dropped_line, 0);
+        search_state_file_free(&sf);
     }
+    long n_done = search_n_evals(st);
+    assert_true(n_done >= 10);
+    search_free(st);
 
-    static void spit_text(const char *path, const char *text, size_t n) {
-        FILE *f = fopen(path, "wb");
-        assert_non_null(f);
-        assert_int_equal(fwrite(text, 1, n, f), n);
-        fclose(f);
+    size_t n;
+    char *text = slurp_text(path, &n);
+    char *last = text + n - 1; /* the newline ending the last eval line */
+    while (last > text && last[-1] != '\n') last--;
+    /* cut inside the last line: that evaluation is dropped, the rest resumes */
+    spit_text(path, text, (size_t)(last - text) + 20);
+    synth s2;
+    search_objective o2;
+    synth_init(&s2, &o2);
+    assert_int_equal(search_load(&st, path, L, H, &o2, NULL, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_n_evals(st), n_done - 1);
+    assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
+    assert_memory_equal(search_result_mask(st)->z, search_result_mask(full)->z, L * H);
+    assert_int_equal(search_n_evals(st), search_n_evals(full));
+    search_free(st);
+
+    /* a malformed middle line: an error naming it */
+    text = slurp_text(path, &n);
+    char *third = strstr(text, "\nlog\n");
+    assert_non_null(third);
+    third += 5;
+    for (int k = 0; k < 2; k++) third = strchr(third, '\n') + 1; /* the 3rd eval line */
+    memcpy(third, "evil", 4);
+    spit_text(path, text, n);
+    assert_int_equal(search_load(&st, path, L, H, &o2, NULL, NULL, NULL, err, sizeof err), -1);
+    int header_lines = 0;
+    for (char *q = text; q < third; q++) header_lines += *q == '\n';
+    char want[64];
+    snprintf(want, sizeof want, "line %d: expected an 'eval' record", header_lines + 1);
+    assert_non_null(strstr(err, want));
+    search_free(full);
+    remove(path);
+}
+
+/* A version 1 state (n_evals in the header, written before the log) reads as the same config and
+ * log as its version 2 twin: both fixtures hold the first 20 evaluations of one small search. */
+static void test_state_v1_and_v2(void **state) {
+    (void)state;
+    char err[256];
+    search_state_file a, b;
+    FILE *f = fopen(BOSCH_SOURCE_DIR "/tests/fixtures/state_v1.txt", "r");
+    assert_non_null(f);
+    assert_int_equal(search_state_parse(f, "v1", &a, err, sizeof err), 0);
+    fclose(f);
+    f = fopen(BOSCH_SOURCE_DIR "/tests/fixtures/state_v2.txt", "r");
+    assert_non_null(f);
+    assert_int_equal(search_state_parse(f, "v2", &b, err, sizeof err), 0);
+    fclose(f);
+    assert_int_equal(a.version, 1);
+    assert_int_equal(b.version, 2);
+    assert_int_equal(a.n_log, 20);
+    assert_int_equal(b.n_log, 20);
+    assert_int_equal(a.n_layer, 30);
+    assert_int_equal(a.n_head_kv, 3);
+    assert_int_equal(b.cfg.window, 64);
+    assert_true(b.cfg.ratio == 0.5);
+    assert_memory_equal(&a.cfg, &b.cfg, sizeof a.cfg);
+    /* the first record, as written in the fixture */
+    assert_true(a.log[0].hash == 0xa820b0dbbb6b4c3dull);
+    assert_true(a.log[0].score == 0.96152701288782794);
+    assert_int_equal(a.log[0].n_samples, 2);
+    assert_true(a.log[0].sample_nll[1] == 0.062058086770223522);
+    for (long i = 0; i < a.n_log; i++) {
+        assert_true(a.log[i].hash == b.log[i].hash);
+        assert_true(a.log[i].score == b.log[i].score);
+        assert_int_equal(a.log[i].n_samples, b.log[i].n_samples);
     }
+    search_state_file_free(&a);
+    search_state_file_free(&b);
+    /* version 1 files are atomic: a short one is an error, not a dropped line */
+    static const char v1[] = "bosch-search-state 1\nmethod bosch\nratio 0.5\nwindow 8\nsinks 0\nseed 1\n"
+                             "stage1_budget 3\nstage3_budget 4\nrestarts 1\nn_buckets 4\nn_layer 2\n"
+                             "n_head_kv 2\nn_evals 2\neval 00000000000000ab 1 1 0 0.5 0\n";
+    f = fmemopen((void *)v1, sizeof v1 - 1, "r");
+    assert_int_equal(search_state_parse(f, "short", &a, err, sizeof err), -1);
+    fclose(f);
+    assert_non_null(strstr(err, "short: line 15: missing eval record 2 of 2"));
+}
 
-    /* The state is a log: the header once (search_save), then one line appended per evaluation
-     * (search_append), each readable at once. A last line cut by a kill is dropped and the search
-     * resumes from the evaluation before it to the uninterrupted result; a bad line in the middle is
-     * an error naming its line. */
-    static void test_state_log_append(void **state) {
-        (void)state;
-        search_config cfg;
-        config(&cfg, 0.5);
-        synth s0;
-        search_objective o0;
-        recorder ref = {0};
-        search_state *full = run_full(&cfg, &s0, &o0, &ref);
-
-        char err[256], path[] = "/tmp/test_search_logXXXXXX";
-        int fd = mkstemp(path);
-        assert_true(fd >= 0);
-        close(fd);
-        synth s1;
-        search_objective o1;
-        synth_init(&s1, &o1);
-        search_state *st;
-        assert_int_equal(search_create(&st, &cfg, L, H, &o1, NULL, NULL, NULL, err, sizeof err), 0);
-        assert_int_equal(search_save(st, path, err, sizeof err), 0);
-        long logged = search_n_evals(st);
-        assert_int_equal(logged, 0);
-        const int cut = 23;
-        for (int i = 0; i < cut; i++) {
-            assert_true(search_step(st, err, sizeof err) >= 0);
-            assert_int_equal(search_append(st, path, &logged, err, sizeof err), 0);
-            assert_int_equal(logged, search_n_evals(st));
-            /* every evaluation is in the file as soon as search_append returns */
-            FILE *f = fopen(path, "r");
-            search_state_file sf;
-            assert_int_equal(search_state_parse(f, path, &sf, err, sizeof err), 0);
-            fclose(f);
-            assert_int_equal(sf.version, 2);
-            assert_int_equal(sf.n_log, search_n_evals(st));
-            assert_int_equal(sf.dropped_line, 0);
-            search_state_file_free(&sf);
-        }
-        long n_done = search_n_evals(st);
-        assert_true(n_done >= 10);
-        search_free(st);
-
-        size_t n;
-        char *text = slurp_text(path, &n);
-        char *last = text + n - 1; /* the newline ending the last eval line */
-        while (last > text && last[-1] != '\n') last--;
-        /* cut inside the last line: that evaluation is dropped, the rest resumes */
-        spit_text(path, text, (size_t)(last - text) + 20);
-        synth s2;
-        search_objective o2;
-        synth_init(&s2, &o2);
-        assert_int_equal(search_load(&st, path, L, H, &o2, NULL, NULL, NULL, err, sizeof err), 0);
-        assert_int_equal(search_n_evals(st), n_done - 1);
-        assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
-        assert_memory_equal(search_result_mask(st)->z, search_result_mask(full)->z, L * H);
-        assert_int_equal(search_n_evals(st), search_n_evals(full));
-        search_free(st);
-
-        /* a malformed middle line: an error naming it */
-        text = slurp_text(path, &n);
-        char *third = strstr(text, "\nlog\n");
-        assert_non_null(third);
-        third += 5;
-        for (int k = 0; k < 2; k++) third = strchr(third, '\n') + 1; /* the 3rd eval line */
-        memcpy(third, "evil", 4);
-        spit_text(path, text, n);
-        assert_int_equal(search_load(&st, path, L, H, &o2, NULL, NULL, NULL, err, sizeof err), -1);
-        int header_lines = 0;
-        for (char *q = text; q < third; q++) header_lines += *q == '\n';
-        char want[64];
-        snprintf(want, sizeof want, "line %d: expected an 'eval' record", header_lines + 1);
-        assert_non_null(strstr(err, want));
-        search_free(full);
-        remove(path);
-    }
-
-    /* A version 1 state (n_evals in the header, written before the log) reads as the same config and
-     * log as its version 2 twin: both fixtures hold the first 20 evaluations of one small search. */
-    static void test_state_v1_and_v2(void **state) {
-        (void)state;
-        char err[256];
-        search_state_file a, b;
-        FILE *f = fopen(BOSCH_SOURCE_DIR "/tests/fixtures/state_v1.txt", "r");
-        assert_non_null(f);
-        assert_int_equal(search_state_parse(f, "v1", &a, err, sizeof err), 0);
-        fclose(f);
-        f = fopen(BOSCH_SOURCE_DIR "/tests/fixtures/state_v2.txt", "r");
-        assert_non_null(f);
-        assert_int_equal(search_state_parse(f, "v2", &b, err, sizeof err), 0);
-        fclose(f);
-        assert_int_equal(a.version, 1);
-        assert_int_equal(b.version, 2);
-        assert_int_equal(a.n_log, 20);
-        assert_int_equal(b.n_log, 20);
-        assert_int_equal(a.n_layer, 30);
-        assert_int_equal(a.n_head_kv, 3);
-        assert_int_equal(b.cfg.window, 64);
-        assert_true(b.cfg.ratio == 0.5);
-        assert_memory_equal(&a.cfg, &b.cfg, sizeof a.cfg);
-        /* the first record, as written in the fixture */
-        assert_true(a.log[0].hash == 0xa820b0dbbb6b4c3dull);
-        assert_true(a.log[0].score == 0.96152701288782794);
-        assert_int_equal(a.log[0].n_samples, 2);
-        assert_true(a.log[0].sample_nll[1] == 0.062058086770223522);
-        for (long i = 0; i < a.n_log; i++) {
-            assert_true(a.log[i].hash == b.log[i].hash);
-            assert_true(a.log[i].score == b.log[i].score);
-            assert_int_equal(a.log[i].n_samples, b.log[i].n_samples);
-        }
-        search_state_file_free(&a);
-        search_state_file_free(&b);
-        /* version 1 files are atomic: a short one is an error, not a dropped line */
-        static const char v1[] = "bosch-search-state 1\nmethod bosch\nratio 0.5\nwindow 8\nsinks 0\nseed 1\n"
-                                 "stage1_budget 3\nstage3_budget 4\nrestarts 1\nn_buckets 4\nn_layer 2\n"
-                                 "n_head_kv 2\nn_evals 2\neval 00000000000000ab 1 1 0 0.5 0\n";
-        f = fmemopen((void *)v1, sizeof v1 - 1, "r");
-        assert_int_equal(search_state_parse(f, "short", &a, err, sizeof err), -1);
-        fclose(f);
-        assert_non_null(strstr(err, "short: line 15: missing eval record 2 of 2"));
-    }
-
-    int main(void) {
-        const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_event_order_and_optimum),
-            cmocka_unit_test(test_deterministic),
-            cmocka_unit_test(test_save_resume_same_result),
-            cmocka_unit_test(test_resume_mismatch),
-            cmocka_unit_test(test_resume_changed_objective),
-            cmocka_unit_test(test_stage1_k_cap),
-            cmocka_unit_test(test_stage1_independent),
-            cmocka_unit_test(test_heads_separable),
-            cmocka_unit_test(test_heads_refinement_beats_cut),
-            cmocka_unit_test(test_heads_resume),
-            cmocka_unit_test(test_cancel_not_recorded),
-            cmocka_unit_test(test_state_log_append),
-            cmocka_unit_test(test_state_v1_and_v2),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-    }
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_event_order_and_optimum),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_save_resume_same_result),
+        cmocka_unit_test(test_resume_mismatch),
+        cmocka_unit_test(test_resume_changed_objective),
+        cmocka_unit_test(test_stage1_k_cap),
+        cmocka_unit_test(test_stage1_independent),
+        cmocka_unit_test(test_heads_separable),
+        cmocka_unit_test(test_heads_refinement_beats_cut),
+        cmocka_unit_test(test_heads_resume),
+        cmocka_unit_test(test_cancel_not_recorded),
+        cmocka_unit_test(test_state_log_append),
+        cmocka_unit_test(test_state_v1_and_v2),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
