@@ -11,6 +11,8 @@
 #ifndef BOSCH_CLI_H
 #define BOSCH_CLI_H
 
+#include <signal.h>
+
 #include "commands.h"
 #include "model.h"
 
@@ -59,6 +61,16 @@ int cli_out_file_ready(const char *cmd, const char *path);
 /* Which of names[0..n) exist in dir: joined by ", " into found (cap bytes; "" when none). Returns
  * how many exist. */
 int cli_out_dir_holds(const char *dir, const char *const *names, int n, char *found, size_t cap);
+
+/* Set to 1 by SIGINT, SIGTERM or SIGHUP while cli_catch_stop_signals is in force; the long commands
+ * (search, compare) read it between evaluations and stop cleanly, saving what they did. */
+extern volatile sig_atomic_t cli_stop;
+/* Clear cli_stop and catch SIGINT, SIGTERM and SIGHUP, keeping their previous actions in old[3].
+ * SIGINT and SIGTERM are always caught (a shell starts background jobs with SIGINT ignored, and
+ * `kill -INT` must still stop them); SIGHUP stays ignored under nohup. */
+void cli_catch_stop_signals(struct sigaction old[3]);
+/* Put back the actions cli_catch_stop_signals saved. */
+void cli_restore_stop_signals(const struct sigaction old[3]);
 
 /* --precision V: "fp32", "bf16" or "auto" (gemm.h). 0, or -1 with "need fp32, bf16 or auto". */
 int cli_parse_precision(const char *cmd, const char *v, engine_precision *out);

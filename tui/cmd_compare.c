@@ -48,32 +48,6 @@ static void usage(FILE *f) {
             "  DIR/cache.tsv. DIR is created if missing and must be writable.\n");
 }
 
-static volatile int g_stop; /* set by SIGINT/SIGTERM/SIGHUP, read between evaluations */
-static void on_signal(int sig) {
-    (void)sig;
-    g_stop = 1;
-}
-
-/* SIGINT, SIGTERM and SIGHUP stop the comparison cleanly. SIGINT and SIGTERM are always caught (a
- * shell starts background jobs with SIGINT ignored, and `kill -INT` must still stop them); SIGHUP
- * stays ignored under nohup. */
-static const int stop_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
-
-static void catch_stop_signals(struct sigaction old[3]) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 3; i++) {
-        sigaction(stop_sigs[i], NULL, &old[i]);
-        if (stop_sigs[i] != SIGHUP || old[i].sa_handler != SIG_IGN) sigaction(stop_sigs[i], &sa, NULL);
-    }
-}
-
-static void restore_stop_signals(const struct sigaction old[3]) {
-    for (int i = 0; i < 3; i++) sigaction(stop_sigs[i], &old[i], NULL);
-}
-
 /* The files of a search run (bosch search --out): a comparison does not write there. */
 static const char *const search_files[] = {"state", "trace.csv", "mask.csv", "layers.csv"};
 
@@ -300,12 +274,11 @@ int cmd_compare(int argc, char **argv) {
         }
     }
     struct sigaction old_sa[3];
-    g_stop = 0;
-    catch_stop_signals(old_sa); /* from here a signal stops the comparison cleanly */
+    cli_catch_stop_signals(old_sa); /* from here a signal stops the comparison cleanly */
     if (!model_path) model_path = cli_default_model();
     model *m = NULL;
     if (cli_load_model("compare", model_path, &mopts, &m)) {
-        restore_stop_signals(old_sa);
+        cli_restore_stop_signals(old_sa);
         return 1;
     }
     int rc = 1;
@@ -322,7 +295,7 @@ int cmd_compare(int argc, char **argv) {
                 device == DEVICE_CPU ? gemm_precision_name(m->precision) : "");
     }
     compare_result *res = NULL;
-    int s = compare_run(&plan, m, device_eval_backend(dev), out_dir, &g_stop, progress, NULL, &res, err,
+    int s = compare_run(&plan, m, device_eval_backend(dev), out_dir, &cli_stop, progress, NULL, &res, err,
                         sizeof err);
     if (s == 0) {
         size_t cap = 1 << 16;
@@ -340,7 +313,7 @@ int cmd_compare(int argc, char **argv) {
     }
     device_eval_free(dev);
 out:
-    restore_stop_signals(old_sa);
+    cli_restore_stop_signals(old_sa);
     model_free(m);
     return rc;
 }

@@ -46,32 +46,6 @@
 /* Upper limit of --window and --sinks, tokens (bosch eval's). */
 #define MAX_TOKENS (1L << 24)
 
-static volatile sig_atomic_t g_stop;
-static void on_stop_signal(int sig) {
-    (void)sig;
-    g_stop = 1;
-}
-
-/* The signals that stop a search cleanly (state and trace saved), and their previous actions.
- * SIGINT and SIGTERM are always caught (a shell starts background jobs with SIGINT ignored, and
- * `kill -INT` must still stop them); SIGHUP stays ignored under nohup. */
-static const int stop_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
-
-static void catch_stop_signals(struct sigaction old[3]) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 3; i++) {
-        sigaction(stop_sigs[i], NULL, &old[i]);
-        if (stop_sigs[i] != SIGHUP || old[i].sa_handler != SIG_IGN) sigaction(stop_sigs[i], &sa, NULL);
-    }
-}
-
-static void restore_stop_signals(const struct sigaction old[3]) {
-    for (int i = 0; i < 3; i++) sigaction(stop_sigs[i], &old[i], NULL);
-}
-
 /* The files of a run in an --out folder: what a search writes, and what a comparison writes. */
 static const char *const run_files[] = {"state",      "trace.csv", "mask.csv",
                                         "layers.csv", "cache.tsv", "results.csv"};
@@ -386,19 +360,18 @@ int cmd_search(int argc, char **argv) {
         }
     }
     struct sigaction old_sa[3];
-    g_stop = 0;
-    catch_stop_signals(old_sa); /* from here on a signal stops the search cleanly */
+    cli_catch_stop_signals(old_sa); /* from here on a signal stops the search cleanly */
 
     model *m = NULL;
     if (cli_load_model("search", model_path, &mo, &m)) {
-        restore_stop_signals(old_sa);
+        cli_restore_stop_signals(old_sa);
         return 1;
     }
     if (!resume) {
         if (search_preset_apply(&cfg, preset, m->hp.n_ctx_train, err, sizeof err)) {
             fprintf(stderr, "bosch search: %s\n", err);
             model_free(m);
-            restore_stop_signals(old_sa);
+            cli_restore_stop_signals(old_sa);
             return 2;
         }
         cfg.ratio = ratio;
@@ -416,7 +389,7 @@ int cmd_search(int argc, char **argv) {
         if (search_variant_apply(&cfg, opt_method ? opt_method : "bosch", err, sizeof err)) {
             fprintf(stderr, "bosch search: %s\n", err);
             model_free(m);
-            restore_stop_signals(old_sa);
+            cli_restore_stop_signals(old_sa);
             return 2;
         }
         if (delta_marginal >= 0) cfg.delta_marginal = delta_marginal;
@@ -433,13 +406,13 @@ int cmd_search(int argc, char **argv) {
                     too_long == 1 ? "--window" : "--sinks", too_long == 1 ? cfg.window : cfg.sinks,
                     cfg.calib_tokens);
             model_free(m);
-            restore_stop_signals(old_sa);
+            cli_restore_stop_signals(old_sa);
             return 2;
         }
         if (search_config_check(&cfg, err, sizeof err)) {
             fprintf(stderr, "bosch search: %s\n", err);
             model_free(m);
-            restore_stop_signals(old_sa);
+            cli_restore_stop_signals(old_sa);
             return 2;
         }
         snprintf(state_path, sizeof state_path, "%s/state", out_dir);
@@ -486,7 +459,7 @@ int cmd_search(int argc, char **argv) {
     if (search_save(st, state_path, err, sizeof err)) goto fail;
     long logged = search_n_evals(st);
     int r = 0;
-    while (!g_stop) {
+    while (!cli_stop) {
         r = search_step(st, err, sizeof err);
         char aerr[1024];
         if (search_append(st, state_path, &logged, aerr, sizeof aerr)) /* retried after the next one */
@@ -522,7 +495,7 @@ fail:
     fprintf(stderr, "%sbosch search: %s\n", lis.tty ? "\n" : "", err);
     rc = 1;
 done:
-    restore_stop_signals(old_sa);
+    cli_restore_stop_signals(old_sa);
     for (long i = 0; i < lis.n; i++) free(lis.rows[i].mask);
     free(lis.rows);
     search_free(st);
