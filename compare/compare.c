@@ -14,12 +14,7 @@
 
 #include "compare_internal.h"
 #include "rng.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 static void say(compare_progress progress, void *user, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -396,7 +391,7 @@ int compare_run(const compare_plan *p, const model *m, const eval_backend *be, c
         snprintf(err, errlen, "compare: %s: not a directory", out_dir);
         return -1;
     }
-    const double t0 = now_s();
+    const double t0 = base_now_s();
     compare_result *r = calloc(1, sizeof *r);
     calib_set *cs = NULL;
     search_objective calib = {0}, memo_obj = {0};
@@ -425,7 +420,7 @@ int compare_run(const compare_plan *p, const model *m, const eval_backend *be, c
     /* 1. masks from the calibration split */
     for (int mi = 0; mi < p->n_methods; mi++) {
         say(progress, user, "%s (%.0f s, %ld new calibration evaluations so far)", p->methods[mi],
-            now_s() - t0, mo.misses);
+            base_now_s() - t0, mo.misses);
         int s = method_masks(r, mi, m, &memo_obj, stop, progress, user, err, errlen);
         if (s) {
             rc = s;
@@ -449,7 +444,7 @@ int compare_run(const compare_plan *p, const model *m, const eval_backend *be, c
             if (calib_norm(r, &memo_obj, &r->masks[k], &r->calib_norm[k], err, errlen)) goto done;
     }
     say(progress, user, "masks done (%.0f s; %ld calibration evaluations made, %ld answered by the cache)",
-        now_s() - t0, r->cache.calib_misses, r->cache.calib_hits);
+        base_now_s() - t0, r->cache.calib_misses, r->cache.calib_hits);
 
     /* 2. A': BOSCH's masks at adjacent ratios */
     const int bi = compare_method_index(p, "bosch");
@@ -489,7 +484,7 @@ int compare_run(const compare_plan *p, const model *m, const eval_backend *be, c
             }
         }
     }
-    r->seconds = now_s() - t0;
+    r->seconds = base_now_s() - t0;
     if (compare_write_reports(r, out_dir, err, errlen)) goto done;
     say(progress, user, "done in %.0f s (%ld calibration evaluations made, %ld split scores made)",
         r->seconds, r->cache.calib_misses, r->cache.cell_misses);

@@ -13,28 +13,20 @@
 
 #include "gguf.h"
 
-void cuda_seterr(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* Device allocation recorded in g->allocs so cuda_model_free releases it. */
 static int dev_alloc(cuda_model *g, void **p, size_t bytes, const char *what, char *err, size_t errlen) {
     if (g->n_allocs == g->cap_allocs) {
         int cap = g->cap_allocs ? 2 * g->cap_allocs : 64;
         void **a = realloc(g->allocs, sizeof(void *) * (size_t)cap);
         if (!a) {
-            cuda_seterr(err, errlen, "cuda: out of host memory");
+            base_seterr(err, errlen, "cuda: out of host memory");
             return -1;
         }
         g->allocs = a, g->cap_allocs = cap;
     }
     char msg[256];
     if (kern_malloc(p, bytes, msg, sizeof msg)) {
-        cuda_seterr(err, errlen, "cuda: %s (%zu bytes): %s", what, bytes, msg);
+        base_seterr(err, errlen, "cuda: %s (%zu bytes): %s", what, bytes, msg);
         return -1;
     }
     g->allocs[g->n_allocs++] = *p;
@@ -46,7 +38,7 @@ static int upload_matrix(cuda_model *g, const char *name, uint64_t ne0, uint64_t
                          char *err, size_t errlen) {
     const gguf_tensor *t = gguf_find_tensor(g->m->gguf, name);
     if (!t || t->ne[0] != ne0 || t->ne[1] != ne1) {
-        cuda_seterr(err, errlen, "cuda: %s: tensor '%s' missing or not [%llu][%llu]", g->m->path, name,
+        base_seterr(err, errlen, "cuda: %s: tensor '%s' missing or not [%llu][%llu]", g->m->path, name,
                     (unsigned long long)ne1, (unsigned long long)ne0);
         return -1;
     }
@@ -57,7 +49,7 @@ static int upload_matrix(cuda_model *g, const char *name, uint64_t ne0, uint64_t
              kern_dequant_bf16(t->type, raw, dst, ne0 * ne1, NULL, msg, sizeof msg) ||
              kern_sync(NULL, msg, sizeof msg);
     kern_free(raw);
-    if (rc) cuda_seterr(err, errlen, "cuda: %s: tensor '%s': %s", g->m->path, name, msg);
+    if (rc) base_seterr(err, errlen, "cuda: %s: tensor '%s': %s", g->m->path, name, msg);
     return rc ? -1 : 0;
 }
 
@@ -105,7 +97,7 @@ int cuda_model_create(cuda_model **out, const model *m, int device, char *err, s
     *out = NULL;
     int n_dev = kern_device_count();
     if (device < 0 || device >= n_dev) {
-        cuda_seterr(err, errlen, "cuda: device %d does not exist (%d CUDA devices found)", device, n_dev);
+        base_seterr(err, errlen, "cuda: device %d does not exist (%d CUDA devices found)", device, n_dev);
         return -1;
     }
     /* prefill attention kernel: mma (head_dim <= 128) else wmma, unless BOSCH_CUDA_ATTN says */
@@ -119,7 +111,7 @@ int cuda_model_create(cuda_model **out, const model *m, int device, char *err, s
         } else if (!strcmp(impl, "fp32")) {
             attn = kern_attn_prefill;
         } else {
-            cuda_seterr(err, errlen,
+            base_seterr(err, errlen,
                         "cuda: environment variable BOSCH_CUDA_ATTN is '%s'; use mma (head_dim <= 128; this "
                         "model's is %d), wmma or fp32",
                         impl, m->hp.head_dim);
@@ -130,7 +122,7 @@ int cuda_model_create(cuda_model **out, const model *m, int device, char *err, s
     cuda_model *g = calloc(1, sizeof *g);
     if (!g || !(g->layers = calloc((size_t)m->hp.n_layer, sizeof(cuda_layer)))) {
         free(g);
-        cuda_seterr(err, errlen, "cuda: out of host memory");
+        base_seterr(err, errlen, "cuda: out of host memory");
         return -1;
     }
     g->m = m;
@@ -214,7 +206,7 @@ int cuda_ensure_rows(cuda_model *g, int rows, char *err, size_t errlen) {
     return 0;
 oom:
     free_scratch(g);
-    cuda_seterr(err, errlen, "cuda: activations for %d token rows: %s", rows, msg);
+    base_seterr(err, errlen, "cuda: activations for %d token rows: %s", rows, msg);
     return -1;
 }
 
@@ -230,7 +222,7 @@ static int upload_masks(cuda_model *g, const attn_mask *const *masks, int n_seq,
     }
     uint8_t *h = malloc(bytes);
     if (!h) {
-        cuda_seterr(err, errlen, "cuda: out of host memory");
+        base_seterr(err, errlen, "cuda: out of host memory");
         return -1;
     }
     for (int s = 0; s < n_seq; s++) {
@@ -340,7 +332,7 @@ int cuda_logits(cuda_model *g, const int *rows, int n_rows, float *logits, char 
 int cuda_embed(cuda_model *g, const int32_t *tokens, int n, char *err, size_t errlen) {
     for (int i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= g->hp.n_vocab) {
-            cuda_seterr(err, errlen, "cuda: token %d (index %d) is outside the vocabulary of %d", tokens[i],
+            base_seterr(err, errlen, "cuda: token %d (index %d) is outside the vocabulary of %d", tokens[i],
                         i, g->hp.n_vocab);
             return -1;
         }
@@ -353,31 +345,31 @@ static int check_args(const cuda_model *g, const attn_mask *const *masks, int n_
     const model_hparams *hp = &g->hp;
     if (n_seq < 1 || n_tokens < 1 || (long long)n_seq * n_tokens > (1 << 30) || layer0 < 0 ||
         layer0 >= hp->n_layer) {
-        cuda_seterr(err, errlen, "cuda: forward: bad batch (n_seq %d, n_tokens %d, layer0 %d)", n_seq,
+        base_seterr(err, errlen, "cuda: forward: bad batch (n_seq %d, n_tokens %d, layer0 %d)", n_seq,
                     n_tokens, layer0);
         return -1;
     }
     for (int s = 0; masks && s < n_seq; s++)
         if (masks[s]->n_layer != hp->n_layer || masks[s]->n_head_kv != hp->n_head_kv ||
             masks[s]->window < 1 || masks[s]->sinks < 0) {
-            cuda_seterr(err, errlen,
+            base_seterr(err, errlen,
                         "cuda: forward: mask %d is %d x %d (window %d, sinks %d); the model has %d x %d", s,
                         masks[s]->n_layer, masks[s]->n_head_kv, masks[s]->window, masks[s]->sinks,
                         hp->n_layer, hp->n_head_kv);
             return -1;
         }
     if (n_rows < 0 || (n_rows > 0 && !rows)) {
-        cuda_seterr(err, errlen, "cuda: forward: %d logit rows need a rows array", n_rows);
+        base_seterr(err, errlen, "cuda: forward: %d logit rows need a rows array", n_rows);
         return -1;
     }
     for (int i = 0; i < n_rows; i++)
         if (rows[i] < 0 || rows[i] >= n_seq * n_tokens) {
-            cuda_seterr(err, errlen, "cuda: forward: logit row %d = %d is outside 0..%d", i, rows[i],
+            base_seterr(err, errlen, "cuda: forward: logit row %d = %d is outside 0..%d", i, rows[i],
                         n_seq * n_tokens - 1);
             return -1;
         }
     if (kv && (layer0 != 0 || cuda_kv_check(kv, masks, n_seq, n_tokens, err, errlen))) {
-        if (layer0 != 0) cuda_seterr(err, errlen, "cuda: forward: a KV cache needs layer0 = 0");
+        if (layer0 != 0) base_seterr(err, errlen, "cuda: forward: a KV cache needs layer0 = 0");
         return -1;
     }
     return 0;
@@ -398,11 +390,11 @@ int cuda_forward_layers_cancel(cuda_model *g, const attn_mask *const *masks, int
     const model_hparams *hp = &g->hp;
     TRY(check_args(g, masks, n_seq, n_tokens, layer0, kv, rows, n_rows, err, errlen));
     if (n_rows > 0 && !logits) {
-        cuda_seterr(err, errlen, "cuda: forward: %d logit rows need a logits array", n_rows);
+        base_seterr(err, errlen, "cuda: forward: %d logit rows need a logits array", n_rows);
         return -1;
     }
     if (layer0 == 0 ? !tokens : !x_in) {
-        cuda_seterr(err, errlen, "cuda: forward: %s is NULL (layer0 %d)", layer0 == 0 ? "tokens" : "x_in",
+        base_seterr(err, errlen, "cuda: forward: %s is NULL (layer0 %d)", layer0 == 0 ? "tokens" : "x_in",
                     layer0);
         return -1;
     }
@@ -417,7 +409,7 @@ int cuda_forward_layers_cancel(cuda_model *g, const attn_mask *const *masks, int
     for (int l = layer0; l < hp->n_layer; l++) {
         if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) {
             TRY(kern_sync(NULL, err, errlen)); /* the layers already queued finish before we return */
-            cuda_seterr(err, errlen, "cancelled");
+            base_seterr(err, errlen, "cancelled");
             return CUDA_CANCELLED;
         }
         if (x_save && x_save[l] && l > layer0) TRY(kern_download(x_save[l], g->x, x_bytes, err, errlen));

@@ -6,6 +6,7 @@
 
 #include "backend_cuda.h"
 #include "kernels/kernels.h"
+#include "err.h" /* base_seterr: every message of the GPU backend */
 
 #define CUDA_LOGIT_CHUNK 256 /* rows per LM-head GEMM: bounds the device logits buffer */
 
@@ -55,7 +56,6 @@ struct cuda_model {
     float *d_logits; /* [CUDA_LOGIT_CHUNK][n_vocab] */
 };
 
-void cuda_seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int cuda_ensure_rows(cuda_model *g, int rows, char *err, size_t errlen);
 /* g->x [n][n_embd] = embeddings of tokens (ids checked on the host). */
 int cuda_embed(cuda_model *g, const int32_t *tokens, int n, char *err, size_t errlen);

@@ -8,6 +8,7 @@
 
 #include "backend_cuda_internal.h"
 #include "kv_cache.h"
+#include "rng.h"
 
 struct cuda_kv {
     int n_layer, n_head_kv, head_dim, n_seq, n_ctx, n_past;
@@ -28,7 +29,7 @@ int cuda_kv_create(cuda_kv **out, const cuda_model *g, const attn_mask *mask, in
     *out = NULL;
     if (mask->n_layer != hp->n_layer || mask->n_head_kv != hp->n_head_kv || mask->window < 1 ||
         mask->sinks < 0 || n_seq < 1 || n_ctx < 1) {
-        cuda_seterr(err, errlen,
+        base_seterr(err, errlen,
                     "cuda: KV cache: mask %d x %d (window %d, sinks %d), n_seq %d, n_ctx %d do not fit "
                     "the model (%d x %d)",
                     mask->n_layer, mask->n_head_kv, mask->window, mask->sinks, n_seq, n_ctx, hp->n_layer,
@@ -41,7 +42,7 @@ int cuda_kv_create(cuda_kv **out, const cuda_model *g, const attn_mask *mask, in
     float **hk = malloc(sizeof(float *) * units), **hv = malloc(sizeof(float *) * units);
     int rc = -1;
     if (!kv || !cap || !hk || !hv || mask_copy(&kv->mask, mask)) {
-        cuda_seterr(err, errlen, "cuda: out of host memory");
+        base_seterr(err, errlen, "cuda: out of host memory");
         goto done;
     }
     kv->n_layer = hp->n_layer, kv->n_head_kv = hp->n_head_kv, kv->head_dim = hp->head_dim;
@@ -120,7 +121,7 @@ static int same_mask(const attn_mask *a, const attn_mask *b) {
 int cuda_kv_check(const cuda_kv *kv, const attn_mask *const *masks, int n_seq, int n_tokens, char *err,
                   size_t errlen) {
     if (kv->n_past != 0 || n_seq != kv->n_seq || n_tokens > kv->n_ctx) {
-        cuda_seterr(err, errlen,
+        base_seterr(err, errlen,
                     "cuda: KV cache: prefill of %d x %d tokens needs an empty cache of %d sequences "
                     "x >= %d positions (it has n_past %d, %d x %d)",
                     n_seq, n_tokens, n_seq, n_tokens, kv->n_past, kv->n_seq, kv->n_ctx);
@@ -129,7 +130,7 @@ int cuda_kv_check(const cuda_kv *kv, const attn_mask *const *masks, int n_seq, i
     for (int s = 0; s < n_seq; s++) {
         int ok = masks ? same_mask(masks[s], &kv->mask) : mask_count_swa(&kv->mask) == 0;
         if (!ok) {
-            cuda_seterr(err, errlen, "cuda: KV cache: the mask of sequence %d differs from the cache's", s);
+            base_seterr(err, errlen, "cuda: KV cache: the mask of sequence %d differs from the cache's", s);
             return -1;
         }
     }
@@ -148,16 +149,10 @@ int cuda_kv_store_prefill(cuda_kv *kv, int l, const float *d_k, const float *d_v
 #define FILL_POOL_ROWS 4096      /* rows of the random pool (16 MiB) */
 #define FILL_CALL_ROWS (1 << 22) /* rows per kern_gather_rows call (blocks of one launch) */
 
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 int cuda_kv_fill_random(cuda_kv *kv, int n_past, uint64_t seed, char *err, size_t errlen) {
     if (n_past < 0 || n_past > kv->n_ctx) {
-        cuda_seterr(err, errlen, "cuda: KV cache: fill_random n_past %d is outside 0..%d", n_past, kv->n_ctx);
+        base_seterr(err, errlen, "cuda: KV cache: fill_random n_past %d is outside 0..%d", n_past, kv->n_ctx);
         return -1;
     }
     uint64_t total = kv->bytes / sizeof(float), rows = total / FILL_ROW, tail = total % FILL_ROW;
@@ -169,15 +164,15 @@ int cuda_kv_fill_random(cuda_kv *kv, int n_past, uint64_t seed, char *err, size_
     int32_t *d_idx = NULL;
     int rc = -1;
     if (!h_pool || !h_idx) {
-        cuda_seterr(err, errlen, "cuda: KV cache: fill_random: out of host memory (%llu rows)",
+        base_seterr(err, errlen, "cuda: KV cache: fill_random: out of host memory (%llu rows)",
                     (unsigned long long)rows);
         goto done;
     }
     uint64_t st = seed;
     for (size_t i = 0; i < pool_n; i++) /* top 24 bits -> uniform in [-1, 1) */
-        h_pool[i] = (float)((double)(splitmix64(&st) >> 40) / 8388608.0 - 1.0);
+        h_pool[i] = (float)((double)(rng_splitmix64(&st) >> 40) / 8388608.0 - 1.0);
     if (rows > 0) {
-        for (uint64_t r = 0; r < rows; r++) h_idx[r] = (int32_t)(splitmix64(&st) % pool_rows);
+        for (uint64_t r = 0; r < rows; r++) h_idx[r] = (int32_t)(rng_splitmix64(&st) % pool_rows);
         if (kern_malloc((void **)&d_pool, sizeof(float) * pool_n, err, errlen) ||
             kern_malloc((void **)&d_idx, sizeof(int32_t) * rows, err, errlen) ||
             kern_upload(d_pool, h_pool, sizeof(float) * pool_n, err, errlen) ||
@@ -236,7 +231,7 @@ static int decode_layer(cuda_model *g, cuda_kv *kv, int l, int pos, char *err, s
 int cuda_decode(cuda_model *g, cuda_kv *kv, const int32_t *tokens, float *logits, char *err, size_t errlen) {
     int n = kv->n_seq, pos = kv->n_past;
     if (pos >= kv->n_ctx) {
-        cuda_seterr(err, errlen, "cuda: decode: the KV cache is full (%d positions)", kv->n_ctx);
+        base_seterr(err, errlen, "cuda: decode: the KV cache is full (%d positions)", kv->n_ctx);
         return -1;
     }
     TRY(cuda_ensure_rows(g, n, err, errlen));

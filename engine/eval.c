@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "forward.h"
+#include "clock.h"
 
 struct evaluator {
     const model *m;
@@ -46,12 +47,6 @@ struct evaluator {
     eval_sample_result *base_res; /* [n_samples] results of the base mask */
     eval_result base_out;
 };
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void evaluator_free(evaluator *ev) {
     if (!ev) return;
@@ -323,7 +318,7 @@ static int check_mask(const evaluator *ev, const attn_mask *mask, char *err, siz
 static int evaluate(evaluator *ev, const attn_mask *mask, int store, eval_result *out,
                     eval_sample_result *per_sample, char *err, size_t errlen) {
     if (check_mask(ev, mask, err, errlen)) return -1;
-    double t0 = now_s();
+    double t0 = base_now_s();
     const int L = ev->m->hp.n_layer;
     int first = ev->reuse && ev->have_base ? first_changed_layer(mask, &ev->base) : 0;
     if (store && !ev->reuse) {
@@ -335,7 +330,7 @@ static int evaluate(evaluator *ev, const attn_mask *mask, int store, eval_result
         if (res) memcpy(res, ev->base_res, sizeof *res * (size_t)ev->n_samples);
         eval_result r = ev->base_out;
         r.first_layer = L;
-        r.seconds = now_s() - t0;
+        r.seconds = base_now_s() - t0;
         if (out) *out = r;
         return 0;
     }
@@ -351,7 +346,7 @@ static int evaluate(evaluator *ev, const attn_mask *mask, int store, eval_result
     if (rc == 0) {
         summarize(ev, res, &r);
         r.first_layer = first;
-        r.seconds = now_s() - t0;
+        r.seconds = base_now_s() - t0;
         if (store) {
             if (res != ev->base_res) memcpy(ev->base_res, res, sizeof *res * (size_t)ev->n_samples);
             mask_free(&ev->base);

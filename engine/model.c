@@ -12,24 +12,12 @@
 
 #include "model_internal.h"
 #include "quant.h"
+#include "clock.h"
+#include "err.h"
 
 #define MODEL_ALIGN 64
 /* Dequantization work unit: about this many elements, cut at row boundaries. */
 #define MODEL_CHUNK_ELEMS (1u << 18)
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static char *dup_str(const char *s) {
     size_t n = strlen(s) + 1;
@@ -45,7 +33,7 @@ static int read_u32(const gguf_file *g, const char *arch, const char *suffix, lo
     snprintf(key, sizeof key, "%s.%s", arch, suffix);
     if (!gguf_find_kv(g, key)) {
         if (def < 0) {
-            seterr(err, errlen, "model: %s: missing metadata key '%s'", g->path, key);
+            base_seterr(err, errlen, "model: %s: missing metadata key '%s'", g->path, key);
             return -1;
         }
         *out = (int)def;
@@ -54,7 +42,7 @@ static int read_u32(const gguf_file *g, const char *arch, const char *suffix, lo
     uint32_t v;
     if (gguf_get_u32(g, key, &v, err, errlen) != 0) return -1;
     if (v > (1u << 30)) {
-        seterr(err, errlen, "model: %s: key '%s' = %u is out of range", g->path, key, v);
+        base_seterr(err, errlen, "model: %s: key '%s' = %u is out of range", g->path, key, v);
         return -1;
     }
     *out = (int)v;
@@ -67,7 +55,7 @@ static int read_f32(const gguf_file *g, const char *arch, const char *suffix, do
     snprintf(key, sizeof key, "%s.%s", arch, suffix);
     if (!gguf_find_kv(g, key)) {
         if (required) {
-            seterr(err, errlen, "model: %s: missing metadata key '%s'", g->path, key);
+            base_seterr(err, errlen, "model: %s: missing metadata key '%s'", g->path, key);
             return -1;
         }
         *out = (float)def;
@@ -89,13 +77,13 @@ static int read_hparams(model *m, const char *arch, char *err, size_t errlen) {
         read_f32(g, arch, "attention.layer_norm_rms_epsilon", 0, 1, &hp->rms_eps, err, errlen))
         return -1;
     if (hp->n_layer < 1 || hp->n_embd < 1 || hp->n_ff < 1 || hp->n_head < 1 || hp->n_head_kv < 1) {
-        seterr(err, errlen,
+        base_seterr(err, errlen,
                "model: %s: bad shape n_layer=%d n_embd=%d n_ff=%d n_head=%d n_head_kv=%d", g->path,
                hp->n_layer, hp->n_embd, hp->n_ff, hp->n_head, hp->n_head_kv);
         return -1;
     }
     if (hp->n_head % hp->n_head_kv != 0) {
-        seterr(err, errlen, "model: %s: n_head=%d is not a multiple of n_head_kv=%d", g->path,
+        base_seterr(err, errlen, "model: %s: n_head=%d is not a multiple of n_head_kv=%d", g->path,
                hp->n_head, hp->n_head_kv);
         return -1;
     }
@@ -104,14 +92,14 @@ static int read_hparams(model *m, const char *arch, char *err, size_t errlen) {
         read_u32(g, arch, "rope.dimension_count", hp->head_dim, &hp->rope_dim, err, errlen))
         return -1;
     if (hp->head_dim < 2 || hp->rope_dim < 2 || hp->rope_dim > hp->head_dim || hp->rope_dim % 2) {
-        seterr(err, errlen, "model: %s: bad head_dim=%d / rope.dimension_count=%d", g->path,
+        base_seterr(err, errlen, "model: %s: bad head_dim=%d / rope.dimension_count=%d", g->path,
                hp->head_dim, hp->rope_dim);
         return -1;
     }
     int vlen;
     if (read_u32(g, arch, "attention.value_length", hp->head_dim, &vlen, err, errlen)) return -1;
     if (vlen != hp->head_dim) {
-        seterr(err, errlen, "model: %s: %s.attention.value_length=%d differs from key_length=%d "
+        base_seterr(err, errlen, "model: %s: %s.attention.value_length=%d differs from key_length=%d "
                "(unsupported)", g->path, arch, vlen, hp->head_dim);
         return -1;
     }
@@ -124,18 +112,18 @@ static int read_hparams(model *m, const char *arch, char *err, size_t errlen) {
         if (gguf_get_str(g, key, &type, err, errlen) != 0) return -1;
         int none = !strcmp(type, "none");
         if (!none)
-            seterr(err, errlen, "model: %s: %s = '%s' is not supported (no RoPE scaling)", g->path,
+            base_seterr(err, errlen, "model: %s: %s = '%s' is not supported (no RoPE scaling)", g->path,
                    key, type);
         free(type);
         if (!none) return -1;
     }
     if (gguf_find_tensor(g, "rope_freqs.weight")) {
-        seterr(err, errlen, "model: %s: tensor 'rope_freqs.weight' (RoPE frequency factors) is not "
+        base_seterr(err, errlen, "model: %s: tensor 'rope_freqs.weight' (RoPE frequency factors) is not "
                "supported", g->path);
         return -1;
     }
     if (!(hp->rms_eps > 0.0f) || !(hp->rope_base > 0.0f)) {
-        seterr(err, errlen, "model: %s: bad rms epsilon %g or rope base %g", g->path,
+        base_seterr(err, errlen, "model: %s: bad rms epsilon %g or rope base %g", g->path,
                (double)hp->rms_eps, (double)hp->rope_base);
         return -1;
     }
@@ -179,7 +167,7 @@ static int plan_tensor(loader *ld, const char *name, uint64_t ne0, uint64_t ne1,
     *slot = 0;
     if (!t) {
         if (optional) return 0;
-        seterr(ld->err, ld->errlen, "model: %s: missing tensor '%s'", g->path, name);
+        base_seterr(ld->err, ld->errlen, "model: %s: missing tensor '%s'", g->path, name);
         return -1;
     }
     uint64_t want[2] = {ne0, ne1};
@@ -188,12 +176,12 @@ static int plan_tensor(loader *ld, const char *name, uint64_t ne0, uint64_t ne1,
         char ws[64], hs[96];
         shape_str(ws, sizeof ws, want, ne1 == 1 ? 1 : 2);
         shape_str(hs, sizeof hs, t->ne, t->n_dims ? (int)t->n_dims : 1);
-        seterr(ld->err, ld->errlen, "model: %s: tensor '%s': expected shape %s, got %s", g->path,
+        base_seterr(ld->err, ld->errlen, "model: %s: tensor '%s': expected shape %s, got %s", g->path,
                name, ws, hs);
         return -1;
     }
     if (!quant_type_supported(t->type)) {
-        seterr(ld->err, ld->errlen, "model: %s: tensor '%s': unsupported type %u", g->path, name,
+        base_seterr(ld->err, ld->errlen, "model: %s: tensor '%s': unsupported type %u", g->path, name,
                t->type);
         return -1;
     }
@@ -260,7 +248,7 @@ static int dequantize_all(loader *ld) {
     if (!c_job || !c_row) {
         free(c_job);
         free(c_row);
-        seterr(ld->err, ld->errlen, "model: %s: out of memory", ld->m->path);
+        base_seterr(ld->err, ld->errlen, "model: %s: out of memory", ld->m->path);
         return -1;
     }
     size_t c = 0;
@@ -292,7 +280,7 @@ static int dequantize_all(loader *ld) {
     free(c_row);
     if (failed >= 0) {
         const gguf_tensor *t = ld->jobs[failed].t;
-        seterr(ld->err, ld->errlen, "model: %s: tensor '%.*s': cannot dequantize type %s",
+        base_seterr(ld->err, ld->errlen, "model: %s: tensor '%.*s': cannot dequantize type %s",
                ld->m->path, (int)t->name.len, t->name.ptr, quant_type_name(t->type));
         return -1;
     }
@@ -310,13 +298,13 @@ static int load_weights(model *m, char *err, size_t errlen) {
     int rc = -1;
     size_t s_tok, s_onorm, s_out;
     if (!ls || !ld.jobs || !m->layers) {
-        seterr(err, errlen, "model: %s: out of memory", m->path);
+        base_seterr(err, errlen, "model: %s: out of memory", m->path);
         goto done;
     }
     if (plan_all(&ld, &s_tok, &s_onorm, &s_out, ls)) goto done;
     if (ld.arena_elems > SIZE_MAX / sizeof(float) ||
         !(m->arena = aligned_alloc(MODEL_ALIGN, ld.arena_elems * sizeof(float)))) {
-        seterr(err, errlen, "model: %s: out of memory for %zu MiB of fp32 weights", m->path,
+        base_seterr(err, errlen, "model: %s: out of memory for %zu MiB of fp32 weights", m->path,
                ld.arena_elems * sizeof(float) >> 20);
         goto done;
     }
@@ -372,14 +360,14 @@ int model_load(model **out, const char *path, char *err, size_t errlen) {
 }
 
 int model_load_opts(model **out, const char *path, const model_opts *opts, char *err, size_t errlen) {
-    double t0 = now_s();
+    double t0 = base_now_s();
     model_opts o = {PRECISION_FP32, 0};
     if (opts) o = *opts;
     gemm_precision prec;
     *out = NULL;
     struct stat st;
     if (stat(path, &st) != 0) {
-        seterr(err, errlen,
+        base_seterr(err, errlen,
                "model: %s: %s; run scripts/setup to download the default model "
                "(SmolLM2-135M-Instruct Q4_1) into models/, or give another GGUF path (argument or BOSCH_MODEL)",
                path, strerror(errno));
@@ -389,7 +377,7 @@ int model_load_opts(model **out, const char *path, const model_opts *opts, char 
     model *m = calloc(1, sizeof *m);
     if (!m || !(m->path = dup_str(path))) {
         free(m);
-        seterr(err, errlen, "model: %s: out of memory", path);
+        base_seterr(err, errlen, "model: %s: out of memory", path);
         return -1;
     }
     char *arch = NULL;
@@ -402,18 +390,18 @@ int model_load_opts(model **out, const char *path, const model_opts *opts, char 
         m->hp.arch = MODEL_ARCH_QWEN3;
         m->hp.rope_neox = 1;
     } else {
-        seterr(err, errlen,
+        base_seterr(err, errlen,
                "model: %s: unsupported architecture '%s' (supported: llama, qwen3)", path, arch);
         goto fail;
     }
     if (read_hparams(m, arch, err, errlen) != 0) goto fail;
     const gguf_tensor *te = gguf_find_tensor(m->gguf, "token_embd.weight");
     if (!te) {
-        seterr(err, errlen, "model: %s: missing tensor 'token_embd.weight'", path);
+        base_seterr(err, errlen, "model: %s: missing tensor 'token_embd.weight'", path);
         goto fail;
     }
     if (te->ne[1] < 1 || te->ne[1] > (1u << 24)) {
-        seterr(err, errlen, "model: %s: tensor 'token_embd.weight': bad vocabulary size %llu", path,
+        base_seterr(err, errlen, "model: %s: tensor 'token_embd.weight': bad vocabulary size %llu", path,
                (unsigned long long)te->ne[1]);
         goto fail;
     }
@@ -426,7 +414,7 @@ int model_load_opts(model **out, const char *path, const model_opts *opts, char 
     }
     if (tokenizer_load(&m->tok, m->gguf, err, errlen) != 0) goto fail;
     if (tokenizer_n_vocab(m->tok) > m->hp.n_vocab) {
-        seterr(err, errlen, "model: %s: tokenizer has %d tokens but token_embd has %d rows", path,
+        base_seterr(err, errlen, "model: %s: tokenizer has %d tokens but token_embd has %d rows", path,
                tokenizer_n_vocab(m->tok), m->hp.n_vocab);
         goto fail;
     }
@@ -435,12 +423,12 @@ int model_load_opts(model **out, const char *path, const model_opts *opts, char 
     if (model_prepare_gemm(m, prec, err, errlen) != 0) {
         char msg[256];
         snprintf(msg, sizeof msg, "%s", err);
-        seterr(err, errlen, "model: %s: preparing the %s GEMM weights: %s", path, gemm_precision_name(prec), msg);
+        base_seterr(err, errlen, "model: %s: preparing the %s GEMM weights: %s", path, gemm_precision_name(prec), msg);
         goto fail;
     }
     m->decode_blocks = !o.decode_fp32 && model_map_blocks(m) == 0;
     free(arch);
-    m->load_s = now_s() - t0;
+    m->load_s = base_now_s() - t0;
     *out = m;
     return 0;
 fail:

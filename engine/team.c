@@ -1,5 +1,6 @@
 /* team.c — spin-then-sleep barrier for one parallel region (see team.h). */
 #include "team.h"
+#include "clock.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -23,12 +24,6 @@ void team_barrier_init(team_barrier *b, int n, atomic_int *spin_us) {
         atomic_store_explicit(spin_us, TEAM_SPIN_MAX_US, memory_order_relaxed);
 }
 
-static long now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
-}
-
 void team_barrier_wait(team_barrier *b) {
     if (b->n == 1) return;
     const int gen = atomic_load_explicit(&b->generation, memory_order_acquire);
@@ -40,11 +35,11 @@ void team_barrier_wait(team_barrier *b) {
         return;
     }
     const int spin = atomic_load_explicit(b->spin_us, memory_order_relaxed);
-    const long t0 = now_us();
+    const long t0 = (long)(base_now_s() * 1e6);
     int slept = 0;
     for (unsigned i = 1; atomic_load_explicit(&b->generation, memory_order_acquire) == gen; i++) {
         TEAM_PAUSE();
-        if ((i & 31) != 0 || now_us() - t0 < spin) continue;
+        if ((i & 31) != 0 || (long)(base_now_s() * 1e6) - t0 < spin) continue;
         /* past the spin budget: sleep until the last thread arrives (it wakes the sleepers) */
         atomic_fetch_add_explicit(&b->sleepers, 1, memory_order_seq_cst);
         while (atomic_load_explicit(&b->generation, memory_order_seq_cst) == gen)

@@ -14,14 +14,7 @@
 #include "pretokenize.h"
 #include "tokenizer_internal.h"
 #include "unicode.h"
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
+#include "err.h"
 
 /* ---- hash tables ---------------------------------------------------------------------------- */
 
@@ -144,7 +137,7 @@ static int check_utf8(const gguf_file *g, const char *key, uint64_t i, const cha
                       size_t errlen) {
     long at = first_invalid_utf8(s, n);
     if (at < 0) return 0;
-    set_err(err, errlen,
+    base_seterr(err, errlen,
             "tokenizer: %s: %s[%llu]: byte %ld (0x%02x) is not valid UTF-8 (byte-level BPE text is UTF-8)",
             g->path, key, (unsigned long long)i, at, (unsigned)(unsigned char)s[at]);
     return -1;
@@ -156,7 +149,7 @@ static int load_vocab(tokenizer *t, const gguf_file *g, char *err, size_t errlen
     uint64_t n = 0, n_types = 0;
     if (gguf_get_str_array(g, "tokenizer.ggml.tokens", &tokens, &n, err, errlen) != 0) return -1;
     if (n == 0 || n > INT32_MAX / 2) {
-        set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.tokens: bad count %llu", g->path,
+        base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.tokens: bad count %llu", g->path,
                 (unsigned long long)n);
         free(tokens);
         return -1;
@@ -165,7 +158,7 @@ static int load_vocab(tokenizer *t, const gguf_file *g, char *err, size_t errlen
     if (tkv) {
         /* llama.cpp reads this key only as an array of i32 and refuses any other type */
         if (tkv->type == GGUF_TYPE_ARRAY && tkv->arr_type != GGUF_TYPE_INT32) {
-            set_err(err, errlen,
+            base_seterr(err, errlen,
                     "tokenizer: %s: offset %llu: tokenizer.ggml.token_type is an array of %s; it must be an "
                     "array of i32 (as llama.cpp reads it)",
                     g->path, (unsigned long long)tkv->offset, gguf_type_name(tkv->arr_type));
@@ -177,7 +170,7 @@ static int load_vocab(tokenizer *t, const gguf_file *g, char *err, size_t errlen
             return -1;
         }
         if (n_types != n) {
-            set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.token_type has %llu entries, tokens %llu",
+            base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.token_type has %llu entries, tokens %llu",
                     g->path, (unsigned long long)n_types, (unsigned long long)n);
             free(tokens);
             free(types);
@@ -187,7 +180,7 @@ static int load_vocab(tokenizer *t, const gguf_file *g, char *err, size_t errlen
     uint64_t total = 0;
     for (uint64_t i = 0; i < n; i++) total += tokens[i].len + 1;
     if (total > UINT32_MAX) {
-        set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.tokens: %llu bytes of text", g->path,
+        base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.tokens: %llu bytes of text", g->path,
                 (unsigned long long)total);
         free(tokens);
         free(types);
@@ -205,7 +198,7 @@ static int load_vocab(tokenizer *t, const gguf_file *g, char *err, size_t errlen
     t->tok_slots = malloc(((size_t)t->tok_mask + 1) * sizeof(int32_t));
     if (!t->text || !t->piece || !t->text_off || !t->text_len || !t->piece_off || !t->piece_len || !t->type ||
         !t->tok_slots) {
-        set_err(err, errlen, "tokenizer: %s: out of memory for %llu tokens", g->path, (unsigned long long)n);
+        base_seterr(err, errlen, "tokenizer: %s: out of memory for %llu tokens", g->path, (unsigned long long)n);
         free(tokens);
         free(types);
         return -1;
@@ -215,7 +208,7 @@ static int load_vocab(tokenizer *t, const gguf_file *g, char *err, size_t errlen
     for (uint64_t i = 0; i < n; i++) {
         int ty = types ? types[i] : TOKEN_NORMAL;
         if (ty < 0 || ty > TOKEN_BYTE) {
-            set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.token_type[%llu] = %d is not a known type",
+            base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.token_type[%llu] = %d is not a known type",
                     g->path, (unsigned long long)i, ty);
             free(tokens);
             free(types);
@@ -260,7 +253,7 @@ static int load_merges(tokenizer *t, const gguf_file *g, char *err, size_t errle
     uint64_t n = 0;
     if (gguf_get_str_array(g, "tokenizer.ggml.merges", &merges, &n, err, errlen) != 0) return -1;
     if (n > INT32_MAX / 4) {
-        set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.merges: bad count %llu", g->path,
+        base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.merges: bad count %llu", g->path,
                 (unsigned long long)n);
         free(merges);
         return -1;
@@ -271,7 +264,7 @@ static int load_merges(tokenizer *t, const gguf_file *g, char *err, size_t errle
     for (uint64_t i = 0; i < n; i++) maxlen = merges[i].len > maxlen ? merges[i].len : maxlen;
     char *buf = malloc(maxlen + 1);
     if (!t->merge_slots || !buf) {
-        set_err(err, errlen, "tokenizer: %s: out of memory for %llu merges", g->path, (unsigned long long)n);
+        base_seterr(err, errlen, "tokenizer: %s: out of memory for %llu merges", g->path, (unsigned long long)n);
         free(merges);
         free(buf);
         return -1;
@@ -287,7 +280,7 @@ static int load_merges(tokenizer *t, const gguf_file *g, char *err, size_t errle
         }
         const char *sp = len > 1 ? memchr(s + 1, ' ', len - 1) : NULL;
         if (!sp) {
-            set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.merges[%llu] = '%.*s' is not 'a b'", g->path,
+            base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.merges[%llu] = '%.*s' is not 'a b'", g->path,
                     (unsigned long long)i, (int)(len > 64 ? 64 : len), s);
             free(merges);
             free(buf);
@@ -317,7 +310,7 @@ static int load_token_id(const gguf_file *g, const char *key, int32_t n_vocab, i
     uint32_t v;
     if (gguf_get_u32(g, key, &v, err, errlen) != 0) return -1;
     if (v >= (uint32_t)n_vocab) {
-        set_err(err, errlen, "tokenizer: %s: %s = %u is outside the vocabulary (%d tokens)", g->path, key, v,
+        base_seterr(err, errlen, "tokenizer: %s: %s = %u is outside the vocabulary (%d tokens)", g->path, key, v,
                 n_vocab);
         return -1;
     }
@@ -367,7 +360,7 @@ static int setup_eog(tokenizer *t, const gguf_file *g, char *err, size_t errlen)
                                             "<|end|>",       "<end_of_turn>", "<|end_of_text|>", "<EOT>"};
     t->eog = calloc((size_t)t->n_vocab, 1);
     if (!t->eog) {
-        set_err(err, errlen, "tokenizer: %s: out of memory", g->path);
+        base_seterr(err, errlen, "tokenizer: %s: out of memory", g->path);
         return -1;
     }
     if (t->eos >= 0) t->eog[t->eos] = 1;
@@ -390,12 +383,12 @@ int tokenizer_load_pre(tokenizer **out, const gguf_file *g, const char *pre, cha
     char *model = NULL, *pre_file = NULL, *tmpl = NULL;
     int rc = -1;
     if (!t) {
-        set_err(err, errlen, "tokenizer: %s: out of memory", g->path);
+        base_seterr(err, errlen, "tokenizer: %s: out of memory", g->path);
         return -1;
     }
     if (gguf_get_str(g, "tokenizer.ggml.model", &model, err, errlen) != 0) goto done;
     if (strcmp(model, "gpt2") != 0) {
-        set_err(err, errlen,
+        base_seterr(err, errlen,
                 "tokenizer: %s: tokenizer.ggml.model is '%s'; only 'gpt2' (byte-level BPE) is supported",
                 g->path, model);
         goto done;
@@ -405,7 +398,7 @@ int tokenizer_load_pre(tokenizer **out, const gguf_file *g, const char *pre, cha
         pre = pre_file;
     }
     if (pretok_kind_from_name(pre, &t->pre) != 0) {
-        set_err(err, errlen, "tokenizer: %s: tokenizer.ggml.pre is '%s'; known: %s", g->path, pre,
+        base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.pre is '%s'; known: %s", g->path, pre,
                 pretok_known_names());
         goto done;
     }
@@ -423,7 +416,7 @@ int tokenizer_load_pre(tokenizer **out, const gguf_file *g, const char *pre, cha
         t->byte_token[b] = lookup_text(t, s, n);
     }
     if (setup_specials(t) != 0) {
-        set_err(err, errlen, "tokenizer: %s: out of memory", g->path);
+        base_seterr(err, errlen, "tokenizer: %s: out of memory", g->path);
         goto done;
     }
     if (setup_eog(t, g, err, errlen) != 0) goto done;
@@ -431,7 +424,7 @@ int tokenizer_load_pre(tokenizer **out, const gguf_file *g, const char *pre, cha
         gguf_get_str(g, "tokenizer.chat_template", &tmpl, err, errlen) != 0)
         goto done;
     if (tokenizer_chat_setup(t, tmpl) != 0) {
-        set_err(err, errlen, "tokenizer: %s: out of memory", g->path);
+        base_seterr(err, errlen, "tokenizer: %s: out of memory", g->path);
         goto done;
     }
     rc = 0;

@@ -29,7 +29,7 @@
 #include "forward.h"
 #include "kernels.h"
 #include "kv_cache.h"
-#include "mkmodel.h"
+#include "gguf_write.h"
 #include "model.h"
 
 #define T_PREFILL 96

@@ -21,7 +21,7 @@
 #include "device.h"
 #include "forward.h"
 #include "kv_cache.h"
-#include "mkmodel.h"
+#include "gguf_write.h"
 #include "model.h"
 
 static char err[512];

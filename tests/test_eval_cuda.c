@@ -40,7 +40,7 @@
 #include "device_eval.h"
 #include "eval.h"
 #include "forward.h"
-#include "mkmodel.h"
+#include "gguf_write.h"
 #include "model.h"
 
 #ifdef BOSCH_HAVE_CUDA

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "forward.h"
-#include "mkmodel.h"
+#include "gguf_write.h"
 #include "model.h"
 #include "quant.h"
 

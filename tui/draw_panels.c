@@ -9,6 +9,7 @@
 
 #include "explorer_ui.h"
 #include "kv_cache.h"
+#include "clock.h"
 
 static const char *phase_name(const ex_snapshot *s) {
     switch (s->phase) {
@@ -43,7 +44,7 @@ void draw_title(ui_state *u) {
                                    "\u283c", "\u2834", "\u2826", "\u2827"};
     static const char *spin_a[] = {"|", "/", "-", "\\", "|", "/", "-", "\\"};
     int busy = s->busy || s->phase == EX_LOADING || s->phase == EX_PREPARING || s->phase == EX_RUNNING;
-    int k = (int)(ui_now() * 8) & 7;
+    int k = (int)(base_now_s() * 8) & 7;
     char shape[96] = "";
     if (u->have_model)
         snprintf(shape, sizeof shape, " %d layers x %d KV heads (%d query heads)", s->hp.n_layer,
@@ -314,12 +315,12 @@ void draw_footer(ui_state *u) {
     move(r.y, r.x);
     for (int i = 0; i < r.w - 1; i++) addch(' ');
     attroff(attr);
-    if (u->snap.busy && !(u->msg[0] && ui_now() - u->msg_t < 2.0)) {
+    if (u->snap.busy && !(u->msg[0] && base_now_s() - u->msg_t < 2.0)) {
         draw_text(r.y, r.x, r.w - 1, attr, " ?:help q:quit %s %s...", u->utf8 ? "\u2502" : "|",
                   u->snap.busy_what);
         return;
     }
-    if (u->msg[0] && ui_now() - u->msg_t < 6.0) {
+    if (u->msg[0] && base_now_s() - u->msg_t < 6.0) {
         draw_text(r.y, r.x, r.w - 1, attr, " ?:help q:quit %s %s", u->utf8 ? "\u2502" : "|", u->msg);
         return;
     }

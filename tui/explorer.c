@@ -21,6 +21,7 @@
 #include "explorer_ui.h"
 #include "ui_stats.h"
 #include "worker.h"
+#include "clock.h"
 
 /* Signal state: the only file-scope mutable state, as signal handlers need it. */
 static volatile sig_atomic_t sig_quit;   /* SIGTERM, SIGHUP, SIGQUIT: leave now */
@@ -242,9 +243,9 @@ int explorer_run(const explorer_opts *opts) {
         dirty = 0;
         struct pollfd pf[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
                                {.fd = worker_wake_fd(u->w), .events = POLLIN}};
-        if (stats && t_wake >= 0) ui_stats_add(stats, (ui_now() - t_wake) * 1e3);
+        if (stats && t_wake >= 0) ui_stats_add(stats, (base_now_s() - t_wake) * 1e3);
         int n = poll(pf, 2, 100);
-        t_wake = ui_now();
+        t_wake = base_now_s();
         if (n < 0) {
             if (errno == EINTR) continue;
             break;

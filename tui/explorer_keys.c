@@ -13,21 +13,16 @@
 #include "explorer_ui.h"
 #include "probes.h"
 #include "search.h"
+#include "clock.h"
 
 #define CTRL(c) ((c)&0x1f)
-
-double ui_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void ui_message(ui_state *u, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(u->msg, sizeof u->msg, fmt, ap);
     va_end(ap);
-    u->msg_t = ui_now();
+    u->msg_t = base_now_s();
 }
 
 int ui_search_unsaved(const ui_state *u) {

@@ -96,7 +96,6 @@ void ui_request_quit(ui_state *u); /* asks first when a search is unsaved */
 void ui_begin_edit(ui_state *u);
 void ui_message(ui_state *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int ui_search_unsaved(const ui_state *u);
-double ui_now(void);
 
 /* draw_grid.c */
 void draw_grid(ui_state *u);

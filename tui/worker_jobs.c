@@ -12,14 +12,9 @@
 #include "forward.h"
 #include "kv_cache.h"
 #include "worker_internal.h"
+#include "clock.h"
 
 #define HELDOUT_SAMPLES 8
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void set_busy(worker *w, const char *what) {
     pthread_mutex_lock(&w->mu);
@@ -31,7 +26,7 @@ static void set_busy(worker *w, const char *what) {
 
 int worker_job_load(worker *w) {
     char err[512] = "";
-    double t0 = now_s();
+    double t0 = base_now_s();
     model_opts mo = {(engine_precision)w->opts.precision, 0};
     if (model_load_opts(&w->m, w->opts.model_path, &mo, err, sizeof err) != 0) {
         pthread_mutex_lock(&w->mu);
@@ -68,9 +63,9 @@ int worker_job_load(worker *w) {
     w->snap.hp = *hp;
     snprintf(w->snap.model_name, sizeof w->snap.model_name, "%s", w->m->name ? w->m->name : "model");
     w->snap.phase = EX_READY;
-    snprintf(w->snap.status, sizeof w->snap.status, "model loaded in %.1f s", now_s() - t0);
+    snprintf(w->snap.status, sizeof w->snap.status, "model loaded in %.1f s", base_now_s() - t0);
     worker_log_locked(w, "loaded %s: %d layers, %d query heads, %d KV heads (%.1f s)", w->snap.model_name,
-                      hp->n_layer, hp->n_head, hp->n_head_kv, now_s() - t0);
+                      hp->n_layer, hp->n_head, hp->n_head_kv, base_now_s() - t0);
     if (dev_msg[0]) worker_log_locked(w, "%s", dev_msg);
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
@@ -302,7 +297,7 @@ done:
 void worker_job_ask(worker *w, const ex_mask *em, int sample) {
     char err[512] = "";
     set_busy(w, "asking the model (greedy generation with the current mask)");
-    double t0 = now_s();
+    double t0 = base_now_s();
     int rc = ensure_heldout(w, err, sizeof err);
     ex_mask local = *em;
     attn_mask am;
@@ -328,7 +323,7 @@ void worker_job_ask(worker *w, const ex_mask *em, int sample) {
         }
         free(gen);
     }
-    a.seconds = now_s() - t0;
+    a.seconds = base_now_s() - t0;
     set_busy(w, NULL);
     if (rc == FORWARD_CANCELLED) return; /* quitting */
     pthread_mutex_lock(&w->mu);

@@ -42,6 +42,7 @@
 #include "model.h"
 #include "probes.h"
 #include "search.h"
+#include "clock.h"
 
 /* Upper limit of --window and --sinks, tokens (bosch eval's). */
 #define MAX_TOKENS (1L << 24)
@@ -68,12 +69,6 @@ typedef struct {
     int cur_stage;
 } cli_listener;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void on_event(const search_event *ev, void *user) {
     cli_listener *c = user;
     if (ev->kind == SEARCH_EV_EVAL) {
@@ -92,7 +87,7 @@ static void on_event(const search_event *ev, void *user) {
     }
     if (ev->kind == SEARCH_EV_SEARCH_START) c->budget = ev->eval_budget;
     if (ev->replayed) return;
-    double t = now_s() - c->t0;
+    double t = base_now_s() - c->t0;
     switch (ev->kind) {
     case SEARCH_EV_EVAL:
         if (c->tty)
@@ -422,7 +417,7 @@ int cmd_search(int argc, char **argv) {
     device_eval *dev = NULL;
     search_objective obj = {0};
     search_state *st = NULL;
-    cli_listener lis = {.tty = isatty(2), .t0 = now_s()};
+    cli_listener lis = {.tty = isatty(2), .t0 = base_now_s()};
     int rc = 1;
     fprintf(stderr, "bosch search: %s, %d x %d KV heads, calibration %d x %d tokens, window %d\n", m->name,
             m->hp.n_layer, m->hp.n_head_kv, cfg.calib_samples, cfg.calib_tokens, cfg.window);
@@ -469,7 +464,7 @@ int cmd_search(int argc, char **argv) {
     if (r < 0) goto fail;
     if (search_save(st, state_path, err, sizeof err) || write_trace(out_dir, &lis, err, sizeof err))
         goto fail;
-    double elapsed = now_s() - lis.t0;
+    double elapsed = base_now_s() - lis.t0;
     if (r == 0) {
         fprintf(stderr,
                 "\ninterrupted after %ld evaluations; state saved to %s; continue with "

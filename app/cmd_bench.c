@@ -39,6 +39,7 @@
 #include "forward.h"
 #include "kv_cache.h"
 #include "model.h"
+#include "clock.h"
 
 #define BENCH_MAX_LIST 16
 #define BENCH_DEFAULT_WINDOW 256
@@ -88,18 +89,6 @@ static void bench_usage(FILE *f) {
 }
 
 /* CPU seconds used by the process so far, all threads (a check when the machine is shared). */
-static double cpu_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int parse_int(const char *opt, const char *s, int lo, int hi, int *out) {
     char *end;
     errno = 0;
@@ -233,11 +222,11 @@ static int bench_speed(const model *m, const attn_mask *mask, const int32_t *tok
     row->gpu_peak = 0;
     for (int r = 0; r < reps && rc == 0; r++) {
         kv_cache_clear(&kv);
-        double c0 = cpu_s(), t0 = now_s();
+        double c0 = base_cpu_s(), t0 = base_now_s();
         rc = forward_prefill(m, mask, toks, T, &kv, &last, 1, logits, ws);
-        double t1 = now_s(), c1 = cpu_s();
+        double t1 = base_now_s(), c1 = base_cpu_s();
         for (int d = 0; d < n_decode && rc == 0; d++) rc = forward_decode(m, mask, toks[d], &kv, logits, ws);
-        double t2 = now_s();
+        double t2 = base_now_s();
         if (t1 - t0 < row->prefill_s) row->prefill_s = t1 - t0, row->prefill_cpu_s = c1 - c0;
         if (t2 - t1 < row->decode_s) row->decode_s = t2 - t1;
     }
@@ -261,16 +250,16 @@ static int bench_speed_gpu(device_gpu *gpu, const model *m, const attn_mask *mas
     row->prefill_cpu_s = 0.0;
     row->kv_bytes = (uint64_t)B * kv_cache_bytes(&m->hp, mask, T, 4);
     for (int r = 0; r < reps && rc == 0; r++) {
-        double t0 = now_s();
+        double t0 = base_now_s();
         if (fill_random)
             rc = device_gpu_fill_random(gpu, T, 0x5eedull + (uint64_t)r, err, sizeof err);
         else
             rc = device_gpu_prefill(gpu, toks, T, logits, err, sizeof err);
-        double t1 = now_s();
+        double t1 = base_now_s();
         if (fill_random && rc == 0) fprintf(stderr, "bench: random KV fill %.3f s (not timed)\n", t1 - t0);
         for (int d = 0; d < n_decode && rc == 0; d++)
             rc = device_gpu_decode(gpu, dtoks + (size_t)d * B, logits, err, sizeof err);
-        double t2 = now_s();
+        double t2 = base_now_s();
         if (t1 - t0 < row->prefill_s) row->prefill_s = fill_random ? 0.0 : t1 - t0;
         if (t2 - t1 < row->decode_s) row->decode_s = t2 - t1;
     }
@@ -339,11 +328,11 @@ static int bench_eval(const model *m, const bench_opts *o, const device_eval *de
     eval_result rr = {0}, rs = {0};
     for (int k = 0; k < o->reps; k++) {
         fprintf(stderr, "bench: evaluator rep %d/%d\n", k + 1, o->reps);
-        double c0 = cpu_s();
+        double c0 = base_cpu_s();
         if (evaluator_score(reuse, &other, &rr, NULL, err, sizeof err)) goto out;
-        double c1 = cpu_s();
+        double c1 = base_cpu_s();
         if (evaluator_score(scratch, &other, &rs, NULL, err, sizeof err)) goto out;
-        double c2 = cpu_s();
+        double c2 = base_cpu_s();
         if (rr.seconds < best_reuse) best_reuse = rr.seconds, cpu_reuse = c1 - c0;
         if (rs.seconds < best_scratch) best_scratch = rs.seconds, cpu_scratch = c2 - c1;
     }
@@ -413,9 +402,9 @@ static double bench_gemm_ceiling(const model *m, int T, int reps, csv_out *csv, 
         const int K = gemm_weight_cols(shapes[k].w), N = gemm_weight_rows(shapes[k].w), M = shapes[k].M;
         double best = INFINITY;
         for (int r = 0; r < (reps > 3 ? reps : 3); r++) {
-            double t0 = now_s();
+            double t0 = base_now_s();
             if (gemm_run(gs, shapes[k].w, Y, N, X, K, M, 0, err, sizeof err)) goto out;
-            double t = now_s() - t0;
+            double t = base_now_s() - t0;
             if (t < best) best = t;
         }
         printf(" %s %dx%dx%d %.0f GFLOP/s;", shapes[k].name, M, K, N, 2.0 * M * K * N / best / 1e9);

@@ -1,6 +1,7 @@
-/* rng.h — the search's own PRNG: xoshiro256** (Blackman & Vigna 2018, "Scrambled linear
- * pseudorandom number generators"), seeded by splitmix64 (Steele, Lea & Flood 2014). Never rand():
- * searches must be reproducible from their seed on every platform.
+/* rng.h — the one PRNG of the program (the search, the model maker, the GPU KV fill):
+ * xoshiro256** (Blackman & Vigna 2018, "Scrambled linear pseudorandom number generators"), seeded
+ * by splitmix64 (Steele, Lea & Flood 2014). Never rand(): searches and made models must be
+ * reproducible from their seed on every platform.
  */
 #ifndef BOSCH_RNG_H
 #define BOSCH_RNG_H

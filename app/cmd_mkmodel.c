@@ -7,8 +7,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "mkmodel.h"
-#include "mkmodel_cmd.h"
+#include "gguf_write.h"
 #include "model.h"
 #include "quant.h"
 

@@ -16,6 +16,7 @@
 #include "kv_cache.h"
 #include "model.h"
 #include "ops.h"
+#include "clock.h"
 
 #define GEN_DEFAULT_N 128
 #define GEN_DEFAULT_WINDOW 256
@@ -37,12 +38,6 @@ static void gen_usage(FILE *f) {
             "  --device D       cpu, cuda or auto (default: cuda when a GPU is visible)\n" CLI_PRECISION_HELP
                 CLI_DECODE_HELP,
             cli_default_model(), GEN_DEFAULT_N, GEN_DEFAULT_WINDOW);
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static int parse_int(const char *opt, const char *s, int lo, int hi, int *out) {
@@ -243,7 +238,7 @@ int cmd_generate(int argc, char **argv) {
             kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, device_name(dev), gpu ? "" : " (",
             gpu ? "" : gemm_precision_name(m->precision),
             gpu ? "" : (m->decode_blocks ? " GEMMs, decode from the file's blocks)" : " GEMMs and decode)"));
-    double t0 = now_s();
+    double t0 = base_now_s();
     int last = (int)n_prompt - 1;
     int prc = gpu ? device_gpu_prefill(gpu, toks, (int)n_prompt, logits, err, sizeof err)
                   : forward_prefill(m, &mask, toks, (int)n_prompt, &kv, &last, 1, logits, ws);
@@ -251,10 +246,10 @@ int cmd_generate(int argc, char **argv) {
         fprintf(stderr, "bosch generate: prefill failed%s%s\n", gpu ? ": " : "", gpu ? err : "");
         goto done;
     }
-    double t_prefill = now_s() - t0;
+    double t_prefill = base_now_s() - t0;
     if (!o.chat) fputs(o.prompt, stdout);
     fflush(stdout);
-    t0 = now_s();
+    t0 = base_now_s();
     int n_gen = 0;
     char buf[256];
     while (n_gen < o.n_new) {
@@ -273,7 +268,7 @@ int cmd_generate(int argc, char **argv) {
             goto done;
         }
     }
-    double t_decode = now_s() - t0;
+    double t_decode = base_now_s() - t0;
     fputc('\n', stdout);
     fprintf(stderr,
             "bosch generate: load %.2f s; prefill %zu tokens in %.3f s (%.1f tokens/s); "

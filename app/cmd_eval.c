@@ -24,6 +24,7 @@
 #include "mask.h"
 #include "model.h"
 #include "probes.h"
+#include "clock.h"
 
 #define MAX_ITEMS 16
 
@@ -211,17 +212,11 @@ static int parse_opts(int argc, char **argv, eval_opts *o) {
     return 0;
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* One line on stderr: [#####.....] done/total label, elapsed and ETA. */
 static void progress(int quiet, int done, int total, const char *label, double t0) {
     if (quiet) return;
     int width = 30, fill = total ? done * width / total : width;
-    double el = now_s() - t0, eta = done ? el * (total - done) / done : 0.0;
+    double el = base_now_s() - t0, eta = done ? el * (total - done) / done : 0.0;
     fprintf(stderr, "\r[");
     for (int i = 0; i < width; i++) fputc(i < fill ? '#' : '.', stderr);
     fprintf(stderr, "] %d/%d %-22s %6.1fs eta %6.1fs", done, total, label, el, eta);
@@ -354,7 +349,7 @@ int cmd_eval(int argc, char **argv) {
     fflush(stdout);
 
     int rc = 0, total = o.n_tasks * o.n_lengths * o.samples, done = 0;
-    double t0 = now_s();
+    double t0 = base_now_s();
     for (int ti = 0; ti < o.n_tasks && !rc; ti++)
         for (int li = 0; li < o.n_lengths && !rc; li++) {
             probe_config cfg = probe_config_default();
@@ -374,7 +369,7 @@ int cmd_eval(int argc, char **argv) {
                 break;
             }
             eval_sample *es = malloc((size_t)set.n * sizeof *es);
-            double acc = 0, score = 0, t_group = now_s();
+            double acc = 0, score = 0, t_group = base_now_s();
             if (!es)
                 rc = 1;
             else
@@ -402,7 +397,7 @@ int cmd_eval(int argc, char **argv) {
                 score /= set.n;
                 uint64_t kvb = kv_cache_bytes(&m->hp, &mask, cfg.length_tokens, 4);
                 printf("%-14s %7s %7.1f%% %10.4f %8d %14llu %9.1f\n", probe_task_name(cfg.task), len_label,
-                       100.0 * acc, score, set.n, (unsigned long long)kvb, now_s() - t_group);
+                       100.0 * acc, score, set.n, (unsigned long long)kvb, base_now_s() - t_group);
                 fflush(stdout);
                 rows[n_rows++] = (eval_row){cfg.task, cfg.length_tokens, acc, score, kvb};
             }

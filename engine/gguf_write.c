@@ -1,7 +1,7 @@
 /* mkmodel.c — random-weight llama GGUF writer (see mkmodel.h). Layout of the file (GGUF v3):
  * header (magic, version, tensor count, key count), key/values, tensor infos, padding to the
  * alignment (32), then each tensor's data at an offset that is a multiple of 32. */
-#include "mkmodel.h"
+#include "gguf_write.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,6 +13,8 @@
 #include "gguf.h"
 #include "quant.h"
 #include "unicode.h"
+#include "err.h"
+#include "rng.h"
 
 #define MK_ALIGN 32
 #define MK_SPECIALS 3 /* <|endoftext|>, <|im_start|>, <|im_end|> */
@@ -22,14 +24,6 @@ static const char CHAT_TEMPLATE[] =
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
     "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% "
     "endif %}";
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 int mkmodel_preset(const char *name, mkmodel_shape *out) {
     static const mkmodel_shape smollm2 = {
@@ -169,14 +163,8 @@ static int plan_tensors(const mkmodel_shape *s, mk_tensor *t) {
     return n;
 }
 
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 static float uniform(uint64_t *s) { /* [-1, 1) */
-    return (float)((double)(splitmix64(s) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+    return (float)((double)(rng_splitmix64(s) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 }
 
 /* Q8_0 (quant.h): per 32 values d = max|x| / 127, q = round(x / d). */
@@ -252,7 +240,7 @@ static int check_shape(const mkmodel_shape *s, char *err, size_t errlen) {
         bad = "weight type (F16 or Q4_1)";
     else if (!(s->std > 0) || s->n_ctx < 1 || !(s->rope_base > 0) || !(s->rms_eps > 0))
         bad = "std / n_ctx / rope / eps";
-    if (bad) seterr(err, errlen, "mkmodel: bad %s", bad);
+    if (bad) base_seterr(err, errlen, "mkmodel: bad %s", bad);
     return bad ? -1 : 0;
 }
 
@@ -267,11 +255,11 @@ int mkmodel_write(const char *path, const mkmodel_shape *s, char *err, size_t er
     writer w = {fopen(tmp, "wb"), 0, 0};
     int rc = -1;
     if (!t || !row || !qrow) {
-        seterr(err, errlen, "mkmodel: out of memory");
+        base_seterr(err, errlen, "mkmodel: out of memory");
         goto done;
     }
     if (!w.f) {
-        seterr(err, errlen, "mkmodel: %s: %s", tmp, strerror(errno));
+        base_seterr(err, errlen, "mkmodel: %s: %s", tmp, strerror(errno));
         goto done;
     }
     int n_t = plan_tensors(s, t);
@@ -310,13 +298,13 @@ int mkmodel_write(const char *path, const mkmodel_shape *s, char *err, size_t er
     }
     if (!w.bad && (fseek(w.f, 16, SEEK_SET) != 0 || fwrite(&w.n_kv, 8, 1, w.f) != 1)) w.bad = 1;
     if (info_end < 0 || w.bad) {
-        seterr(err, errlen, "mkmodel: %s: write failed: %s", tmp, strerror(errno));
+        base_seterr(err, errlen, "mkmodel: %s: write failed: %s", tmp, strerror(errno));
         goto done;
     }
     int closed = fclose(w.f);
     w.f = NULL;
     if (closed != 0 || rename(tmp, path) != 0) {
-        seterr(err, errlen, "mkmodel: %s: %s", path, strerror(errno));
+        base_seterr(err, errlen, "mkmodel: %s: %s", path, strerror(errno));
         goto done;
     }
     rc = 0;

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "mkmodel_cmd.h"
 
 static const struct {
     const char *name;

@@ -1,0 +1,13 @@
+/* err.c — see err.h. */
+#include "err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void base_seterr(char *err, size_t errlen, const char *fmt, ...) {
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
