@@ -25,6 +25,11 @@ int csv_out_commit(csv_out *w, char *err, size_t errlen);
 /* Remove the temporary file and free. */
 void csv_out_abort(csv_out *w);
 
+/* Cells of numbers, into buf[cap] (returned): x with `decimals` decimals ("%.*f"), or "" when x is
+ * not finite; k in decimal, or "" when k is negative (not known). */
+const char *csv_cell_real(char *buf, size_t cap, double x, int decimals);
+const char *csv_cell_count(char *buf, size_t cap, long k);
+
 /* Write a whole text file atomically (the same temporary file, fsync and rename as csv_out).
  * 0, or -1 with a message naming the file. */
 int csv_write_text(const char *path, const char *text, char *err, size_t errlen);

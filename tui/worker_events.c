@@ -43,35 +43,7 @@ void worker_reset_search_snapshot_locked(worker *w) {
     s->hist_n = 0;
     s->best_eval = 0;
     s->best_overall = -INFINITY;
-    for (long i = 0; i < w->n_trace; i++) free(w->trace[i].mask);
-    w->n_trace = 0;
-}
-
-static void trace_push_locked(worker *w, const search_event *ev) {
-    if (w->n_trace == w->cap_trace) {
-        long cap = w->cap_trace ? w->cap_trace * 2 : 256;
-        trace_row *t = realloc(w->trace, (size_t)cap * sizeof *t);
-        if (!t) return;
-        w->trace = t;
-        w->cap_trace = cap;
-    }
-    trace_row *r = &w->trace[w->n_trace];
-    r->eval = ev->eval_index;
-    r->stage = ev->stage;
-    r->group = w->snap.group;
-    r->layer = w->snap.probe_layer;
-    r->score = ev->score;
-    r->accuracy = ev->accuracy;
-    r->ratio = ev->mask ? mask_ratio(ev->mask) : NAN;
-    r->seconds = ev->seconds;
-    r->mask_hash = ev->mask ? mask_hash(ev->mask) : 0;
-    r->mask = NULL;
-    if (ev->mask) {
-        size_t cap = (size_t)ev->mask->n_layer * (ev->mask->n_head_kv + 1) + 1;
-        r->mask = malloc(cap);
-        if (r->mask) mask_to_string(ev->mask, r->mask, cap);
-    }
-    w->n_trace++;
+    trace_rows_clear(&w->trace);
 }
 
 /* Per-layer statistics and global counters straight from the search's queries. */
@@ -153,7 +125,7 @@ void worker_on_event(const search_event *ev, void *user) {
             s->best_overall = ev->score;
             s->best_eval = ev->eval_index;
         }
-        trace_push_locked(w, ev);
+        (void)search_trace_add(&w->trace, ev); /* out of memory: the row is lost */
         worker_log_locked(w, "eval %ld: score %.3f, acc %.2f, %d SWA, %.2f s", ev->eval_index, ev->score,
                           ev->accuracy, ev->mask ? mask_count_swa(ev->mask) : -1, ev->seconds);
         break;

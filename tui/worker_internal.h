@@ -11,6 +11,7 @@
 #include "eval.h"
 #include "probes.h"
 #include "search.h"
+#include "search_rows.h"
 #include "worker.h"
 
 typedef enum { WCMD_START, WCMD_PAUSE, WCMD_RESUME, WCMD_STEP, WCMD_HELDOUT, WCMD_ASK, WCMD_IO } wcmd_kind;
@@ -26,15 +27,6 @@ typedef struct {
 
 #define WORKER_QUEUE 8
 
-/* One evaluation of the trace (DESIGN.md §8). */
-typedef struct {
-    long eval;
-    int stage, group, layer;
-    double score, accuracy, ratio, seconds;
-    uint64_t mask_hash;
-    char *mask; /* mask_to_string */
-} trace_row;
-
 struct worker {
     pthread_t thread;
     int thread_started;
@@ -49,8 +41,7 @@ struct worker {
     int quit;
     int done_flag;     /* thread has returned */
     atomic_int cancel; /* set by worker_stop: the engine stops the job in progress between layers */
-    trace_row *trace;
-    long n_trace, cap_trace;
+    trace_rows trace;  /* one row per evaluation (search_rows.h), written by the worker thread */
 
     /* ---- worker thread only ---- */
     explorer_opts opts;
