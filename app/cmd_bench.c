@@ -19,10 +19,8 @@
  * at M = T, gate|up and down at M = 512 per FFN chunk), as GFLOP/s per shape and as the tokens/s a
  * prefill would reach if it did nothing but those GEMMs; each CPU row then shows its prefill as a
  * share of that ceiling (column of_ceil; CSV measure "gemm_ceiling", prefill_tok_s = the ceiling).
- * The table goes to stdout, progress to stderr, and --csv writes the same rows. CSV columns
- * after first_layer (added later, so old readers still work): batch (sequences per forward; 0 on
- * evaluator rows), device, decode_fill (prefill or random), gpu_peak_bytes (peak GPU memory in use
- * so far, device-wide; 0 on the CPU).
+ * The table goes to stdout, progress to stderr, and --csv writes the same rows (formats/bench.h
+ * gives the columns).
  */
 #include <errno.h>
 #include <math.h>
@@ -31,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "cli.h"
 #include "csvio.h"
 #include "device.h"
@@ -269,10 +268,6 @@ static int bench_speed_gpu(device_gpu *gpu, const model *m, const attn_mask *mas
     return rc;
 }
 
-static const char *const CSV_HEADER[] = {
-    "measure",      "length",  "ratio", "n_swa",       "window", "sinks",  "kv_bytes",    "prefill_tok_s",
-    "decode_tok_s", "seconds", "cpu_s", "first_layer", "batch",  "device", "decode_fill", "gpu_peak_bytes"};
-
 typedef struct {
     const char *measure;
     int length, batch, n_swa, first;
@@ -281,18 +276,28 @@ typedef struct {
     bosch_device device;
 } csv_fields;
 
+/* One row of the --csv file (formats/bench.h); no file: nothing. 0 or -1 (said on stderr). */
 static int csv_row(csv_out *w, const bench_opts *o, const csv_fields *f) {
     if (!w) return 0;
-    int rc = csv_out_rowf(
-        w,
-        "%s\x1f%d\x1f%.4f\x1f%d\x1f%d\x1f%d\x1f%llu\x1f%.2f\x1f%.2f\x1f%.4f\x1f%.4f\x1f%d\x1f%d"
-        "\x1f%s\x1f%s\x1f%llu",
-        f->measure, f->length, f->ratio, f->n_swa, o->window, o->sinks, (unsigned long long)f->kv_bytes,
-        f->pf, f->dc, f->secs, f->cpu, f->first, f->batch, device_name(f->device),
-        strcmp(f->measure, "speed") ? "-"
-        : o->fill_random            ? "random"
-                                    : "prefill",
-        (unsigned long long)f->gpu_peak);
+    const bench_row r = {.measure = f->measure,
+                         .length = f->length,
+                         .ratio = f->ratio,
+                         .n_swa = f->n_swa,
+                         .window = o->window,
+                         .sinks = o->sinks,
+                         .kv_bytes = f->kv_bytes,
+                         .prefill_tok_s = f->pf,
+                         .decode_tok_s = f->dc,
+                         .seconds = f->secs,
+                         .cpu_s = f->cpu,
+                         .first_layer = f->first,
+                         .batch = f->batch,
+                         .device = device_name(f->device),
+                         .decode_fill = strcmp(f->measure, "speed") ? "-"
+                                        : o->fill_random            ? "random"
+                                                                    : "prefill",
+                         .gpu_peak_bytes = f->gpu_peak};
+    int rc = bench_csv_row(w, &r);
     if (rc) fprintf(stderr, "bosch bench: writing a CSV row to %s failed\n", o->csv_path);
     return rc;
 }
@@ -602,8 +607,7 @@ int cmd_bench(int argc, char **argv) {
     }
     csv_out *csv = NULL;
     if (o.csv_path) {
-        csv = csv_out_open(o.csv_path, CSV_HEADER, (int)(sizeof CSV_HEADER / sizeof *CSV_HEADER), err,
-                           sizeof err);
+        csv = bench_csv_open(o.csv_path, err, sizeof err);
         if (!csv) {
             fprintf(stderr, "bosch bench: %s\n", err);
             device_gpu_free(gpu);
