@@ -111,15 +111,7 @@ static int write_trace(const char *dir, const cli_listener *c, char *err, size_t
 static int write_layers(const char *dir, const search_state *st, int n_layer, char *err, size_t errlen) {
     char path[4096];
     snprintf(path, sizeof path, "%s/layers.csv", dir);
-    layers_row *rows = malloc(sizeof *rows * (size_t)(n_layer > 0 ? n_layer : 1));
-    if (!rows) {
-        snprintf(err, errlen, "layers.csv: out of memory");
-        return -1;
-    }
-    search_layers_rows(st, rows, n_layer);
-    int rc = layers_write(path, rows, n_layer, err, errlen);
-    free(rows);
-    return rc;
+    return search_layers_write(path, st, n_layer, err, errlen);
 }
 
 static void usage(FILE *f) {

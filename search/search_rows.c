@@ -2,6 +2,7 @@
 #include "search_rows.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 int search_trace_add(trace_rows *t, const search_event *ev) {
@@ -46,4 +47,16 @@ void search_layers_rows(const search_state *st, layers_row *rows, int n_layer) {
             r->ratio = (double)r->n_swa / final->n_head_kv;
         }
     }
+}
+
+int search_layers_write(const char *path, const search_state *st, int n_layer, char *err, size_t errlen) {
+    layers_row *rows = malloc(sizeof *rows * (size_t)(n_layer > 0 ? n_layer : 1));
+    if (!rows) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    search_layers_rows(st, rows, n_layer);
+    int rc = layers_write(path, rows, n_layer, err, errlen);
+    free(rows);
+    return rc;
 }

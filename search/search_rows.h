@@ -20,5 +20,7 @@ int search_trace_add(trace_rows *t, const search_event *ev);
  * n_swa of the final mask once the search is done, before that stage 2's assignment.
  * st NULL: every row unknown. */
 void search_layers_rows(const search_state *st, layers_row *rows, int n_layer);
+/* search_layers_rows, then layers_write to path. 0, or -1 with a message naming the file. */
+int search_layers_write(const char *path, const search_state *st, int n_layer, char *err, size_t errlen);
 
 #endif

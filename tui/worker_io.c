@@ -74,20 +74,6 @@ static int check_load_path(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
-/* The per-layer table of the current search (the same rows as `bosch search`'s layers.csv). */
-static int export_layers(worker *w, const char *path, char *err, size_t errlen) {
-    int n = w->snap.hp.n_layer;
-    layers_row *rows = malloc(sizeof *rows * (size_t)(n > 0 ? n : 1));
-    if (!rows) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    search_layers_rows(w->search, rows, n);
-    int rc = layers_write(path, rows, n, err, errlen);
-    free(rows);
-    return rc;
-}
-
 void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m) {
     static ex_io res; /* worker thread only; holds a mask, too large for the stack */
     memset(&res, 0, sizeof res);
@@ -115,7 +101,7 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
                 snprintf(res.msg, sizeof res.msg, "trace of %ld evaluations written to %s", w->trace.n, path);
             break;
         case EX_IO_EXPORT_LAYERS:
-            rc = export_layers(w, path, err, sizeof err);
+            rc = search_layers_write(path, w->search, w->snap.hp.n_layer, err, sizeof err);
             if (rc == 0) snprintf(res.msg, sizeof res.msg, "per-layer table written to %s", path);
             break;
         case EX_IO_LOAD_MASK: {
