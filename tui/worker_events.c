@@ -75,6 +75,53 @@ static void refresh_from_state_locked(worker *w) {
     }
 }
 
+/* An evaluation: the last score, the history for the sparkline, the best so far, the trace. */
+static void on_eval_locked(worker *w, const search_event *ev) {
+    ex_snapshot *s = &w->snap;
+    s->stage_evals++;
+    if (ev->eval_budget > 0) s->stage_budget = ev->eval_budget;
+    s->last_score = ev->score;
+    s->last_accuracy = ev->accuracy;
+    s->last_seconds = ev->seconds;
+    if (ev->mask) ex_mask_from(&s->last_mask, ev->mask);
+    double best = s->hist_n ? s->hist_best[(s->hist_n - 1) % EX_HIST] : -INFINITY;
+    if (isfinite(ev->score) && ev->score > best) best = ev->score;
+    s->hist[s->hist_n % EX_HIST] = ev->score;
+    s->hist_best[s->hist_n % EX_HIST] = best;
+    s->hist_n++;
+    if (isfinite(ev->score) && ev->score > s->best_overall && ev->eval_index > 2) {
+        s->best_overall = ev->score;
+        s->best_eval = ev->eval_index;
+    }
+    (void)search_trace_add(&w->trace, ev); /* out of memory: the row is lost */
+    worker_log_locked(w, "eval %ld: score %.3f, acc %.2f, %d SWA, %.2f s", ev->eval_index, ev->score,
+                      ev->accuracy, ev->mask ? mask_count_swa(ev->mask) : -1, ev->seconds);
+}
+
+/* Stage 2's statistics of one layer. */
+static void on_layer_stats_locked(worker *w, const search_event *ev) {
+    ex_snapshot *s = &w->snap;
+    if (ev->layer < 0 || ev->layer >= EX_MAX_LAYERS) return;
+    s->delta[ev->layer] = ev->delta;
+    s->weight[ev->layer] = ev->weight;
+    s->ratio[ev->layer] = ev->ratio;
+    s->bucket[ev->layer] = ev->bucket;
+    s->n_swa[ev->layer] = ev->n_swa;
+}
+
+/* A stage-3 group starting: its layers, its budget. */
+static void on_group_start_locked(worker *w, const search_event *ev, const char *msg) {
+    ex_snapshot *s = &w->snap;
+    s->group = ev->group;
+    memset(s->in_group, 0, sizeof s->in_group);
+    for (int i = 0; i < ev->n_layers_in_group && ev->group_layers; i++)
+        if (ev->group_layers[i] >= 0 && ev->group_layers[i] < EX_MAX_LAYERS)
+            s->in_group[ev->group_layers[i]] = 1;
+    s->stage_evals = 0;
+    if (ev->eval_budget > 0) s->stage_budget = ev->eval_budget;
+    worker_log_locked(w, "%s", msg ? msg : "group started");
+}
+
 void worker_on_event(const search_event *ev, void *user) {
     worker *w = user;
     ex_snapshot *s = &w->snap;
@@ -109,48 +156,17 @@ void worker_on_event(const search_event *ev, void *user) {
         if (ev->layer >= 0 && ev->layer < EX_MAX_LAYERS) s->probed[ev->layer] = 1;
         if (msg) worker_log_locked(w, "%s", msg);
         break;
-    case SEARCH_EV_EVAL: {
-        s->stage_evals++;
-        if (ev->eval_budget > 0) s->stage_budget = ev->eval_budget;
-        s->last_score = ev->score;
-        s->last_accuracy = ev->accuracy;
-        s->last_seconds = ev->seconds;
-        if (ev->mask) ex_mask_from(&s->last_mask, ev->mask);
-        double best = s->hist_n ? s->hist_best[(s->hist_n - 1) % EX_HIST] : -INFINITY;
-        if (isfinite(ev->score) && ev->score > best) best = ev->score;
-        s->hist[s->hist_n % EX_HIST] = ev->score;
-        s->hist_best[s->hist_n % EX_HIST] = best;
-        s->hist_n++;
-        if (isfinite(ev->score) && ev->score > s->best_overall && ev->eval_index > 2) {
-            s->best_overall = ev->score;
-            s->best_eval = ev->eval_index;
-        }
-        (void)search_trace_add(&w->trace, ev); /* out of memory: the row is lost */
-        worker_log_locked(w, "eval %ld: score %.3f, acc %.2f, %d SWA, %.2f s", ev->eval_index, ev->score,
-                          ev->accuracy, ev->mask ? mask_count_swa(ev->mask) : -1, ev->seconds);
+    case SEARCH_EV_EVAL:
+        on_eval_locked(w, ev);
         break;
-    }
     case SEARCH_EV_INCUMBENT:
         worker_log_locked(w, "%s", msg ? msg : "new best mask");
         break;
     case SEARCH_EV_LAYER_STATS:
-        if (ev->layer >= 0 && ev->layer < EX_MAX_LAYERS) {
-            s->delta[ev->layer] = ev->delta;
-            s->weight[ev->layer] = ev->weight;
-            s->ratio[ev->layer] = ev->ratio;
-            s->bucket[ev->layer] = ev->bucket;
-            s->n_swa[ev->layer] = ev->n_swa;
-        }
+        on_layer_stats_locked(w, ev);
         break;
     case SEARCH_EV_GROUP_START:
-        s->group = ev->group;
-        memset(s->in_group, 0, sizeof s->in_group);
-        for (int i = 0; i < ev->n_layers_in_group && ev->group_layers; i++)
-            if (ev->group_layers[i] >= 0 && ev->group_layers[i] < EX_MAX_LAYERS)
-                s->in_group[ev->group_layers[i]] = 1;
-        s->stage_evals = 0;
-        if (ev->eval_budget > 0) s->stage_budget = ev->eval_budget;
-        worker_log_locked(w, "%s", msg ? msg : "group started");
+        on_group_start_locked(w, ev, msg);
         break;
     case SEARCH_EV_GROUP_END:
         worker_log_locked(w, "%s", msg ? msg : "group committed");
