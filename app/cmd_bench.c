@@ -268,35 +268,13 @@ static int bench_speed_gpu(device_gpu *gpu, const model *m, const attn_mask *mas
     return rc;
 }
 
-typedef struct {
-    const char *measure;
-    int length, batch, n_swa, first;
-    double ratio, pf, dc, secs, cpu;
-    uint64_t kv_bytes, gpu_peak;
-    bosch_device device;
-} csv_fields;
-
-/* One row of the --csv file (formats/bench.h); no file: nothing. 0 or -1 (said on stderr). */
-static int csv_row(csv_out *w, const bench_opts *o, const csv_fields *f) {
+/* One row of the --csv file (formats/bench.h): r with the run's window, sinks and decode fill
+ * filled in; no file: nothing. 0 or -1 (said on stderr). */
+static int csv_row(csv_out *w, const bench_opts *o, bench_row r) {
     if (!w) return 0;
-    const bench_row r = {.measure = f->measure,
-                         .length = f->length,
-                         .ratio = f->ratio,
-                         .n_swa = f->n_swa,
-                         .window = o->window,
-                         .sinks = o->sinks,
-                         .kv_bytes = f->kv_bytes,
-                         .prefill_tok_s = f->pf,
-                         .decode_tok_s = f->dc,
-                         .seconds = f->secs,
-                         .cpu_s = f->cpu,
-                         .first_layer = f->first,
-                         .batch = f->batch,
-                         .device = device_name(f->device),
-                         .decode_fill = strcmp(f->measure, "speed") ? "-"
-                                        : o->fill_random            ? "random"
-                                                                    : "prefill",
-                         .gpu_peak_bytes = f->gpu_peak};
+    r.window = o->window;
+    r.sinks = o->sinks;
+    r.decode_fill = strcmp(r.measure, "speed") ? "-" : o->fill_random ? "random" : "prefill";
     int rc = bench_csv_row(w, &r);
     if (rc) fprintf(stderr, "bosch bench: writing a CSV row to %s failed\n", o->csv_path);
     return rc;
@@ -352,17 +330,17 @@ static int bench_eval(const model *m, const bench_opts *o, const device_eval *de
            rr.score == rs.score && rr.accuracy == rs.accuracy && rr.nll == rs.nll ? "yes" : "NO");
     double rho = mask_ratio(&other);
     int nsw = mask_count_swa(&other);
-    csv_fields fs = {.measure = "eval_scratch",
-                     .length = T,
-                     .n_swa = nsw,
-                     .ratio = rho,
-                     .secs = best_scratch,
-                     .cpu = cpu_scratch,
-                     .device = dev};
-    csv_fields fr = fs;
-    fr.measure = "eval_reuse", fr.secs = best_reuse, fr.cpu = cpu_reuse, fr.first = rr.first_layer;
+    bench_row fs = {.measure = "eval_scratch",
+                    .length = T,
+                    .n_swa = nsw,
+                    .ratio = rho,
+                    .seconds = best_scratch,
+                    .cpu_s = cpu_scratch,
+                    .device = device_name(dev)};
+    bench_row fr = fs;
+    fr.measure = "eval_reuse", fr.seconds = best_reuse, fr.cpu_s = cpu_reuse, fr.first_layer = rr.first_layer;
     evals_s[0] = 1.0 / best_scratch, evals_s[1] = 1.0 / best_reuse;
-    if (csv_row(csv, o, &fs) || csv_row(csv, o, &fr))
+    if (csv_row(csv, o, fs) || csv_row(csv, o, fr))
         snprintf(err, sizeof err, "writing the CSV row failed");
     else
         rc = 0;
@@ -417,9 +395,12 @@ static double bench_gemm_ceiling(const model *m, int T, int reps, csv_out *csv, 
     }
     total *= hp->n_layer;
     printf(" ceiling %.1f tok/s\n", T / total);
-    csv_fields f = {
-        .measure = "gemm_ceiling", .length = T, .pf = T / total, .secs = total, .device = DEVICE_CPU};
-    if (csv_row(csv, o, &f)) total = 0.0;
+    bench_row f = {.measure = "gemm_ceiling",
+                   .length = T,
+                   .prefill_tok_s = T / total,
+                   .seconds = total,
+                   .device = device_name(DEVICE_CPU)};
+    if (csv_row(csv, o, f)) total = 0.0;
 out:
     if (err[0]) fprintf(stderr, "bosch bench: GEMM ceiling: %s\n", err);
     gemm_scratch_free(gs);
@@ -539,19 +520,19 @@ static int bench_table(const model *m, const bench_opts *o, device_gpu *gpu, csv
                 *d =
                     (done_row){.length = T, .batch = B, .n_swa = mask_count_swa(&mask), .rho = o->ratios[ri]};
                 d->units = hp->n_layer * hp->n_head_kv, d->decode_tok_s = dc, d->kv_bytes = row.kv_bytes;
-                csv_fields f = {.measure = "speed",
-                                .length = T,
-                                .batch = B,
-                                .n_swa = mask_count_swa(&mask),
-                                .ratio = mask_ratio(&mask),
-                                .pf = pf,
-                                .dc = dc,
-                                .secs = row.prefill_s,
-                                .cpu = row.prefill_cpu_s,
-                                .kv_bytes = row.kv_bytes,
-                                .gpu_peak = row.gpu_peak,
-                                .device = o->device};
-                if (csv_row(csv, o, &f)) status = 1;
+                bench_row f = {.measure = "speed",
+                               .length = T,
+                               .batch = B,
+                               .n_swa = mask_count_swa(&mask),
+                               .ratio = mask_ratio(&mask),
+                               .prefill_tok_s = pf,
+                               .decode_tok_s = dc,
+                               .seconds = row.prefill_s,
+                               .cpu_s = row.prefill_cpu_s,
+                               .kv_bytes = row.kv_bytes,
+                               .gpu_peak_bytes = row.gpu_peak,
+                               .device = device_name(o->device)};
+                if (csv_row(csv, o, f)) status = 1;
                 mask_free(&mask);
             }
         }
