@@ -5,18 +5,21 @@
  *
  *   split      compare only: heldout or validation
  *   method     method name (eval: --method, the mask file, full or all_swa)
- *   ratio      SWA KV heads / all KV heads of the mask, 6 decimals
+ *   ratio      SWA KV heads / all KV heads of the mask; eval 6 decimals, compare 4
  *   task       probe task (probe_task_name), or all: every cell of the split pooled (compare)
  *   haystack   compare only: noise or text, or all
  *   length     prompt length, tokens, an integer (0 on an all row)
  *   n, hits    compare only: samples and exact matches
- *   accuracy   exact-match fraction (hits / n), 6 decimals
- *   ci_lo, ci_hi  compare only: its 95 % Wilson interval, 6 decimals
+ *   accuracy   exact-match fraction (hits / n); eval 6 decimals, compare 4
+ *   ci_lo, ci_hi  compare only: its 95 % Wilson interval, 4 decimals
  *   score      mean answer-token probability, 6 decimals
  *   kv_bytes   KV-cache bytes of the mask at `length` (an all row: at the split's last length)
  *
- * Readers (compare/compare_folder.c, the explorer's comparison view) find the columns by name and
- * parse numbers with strtod, so files of older versions (4 decimals in the comparison file) load. */
+ * The two layouts keep the precision each file has always had (scripts, tests and the recorded
+ * docs/search-results.csv read them): the comparison file's ratio is also the key its readers
+ * match and its mask files are named by (mask_METHOD_RATIO.csv, 3 decimals). Readers
+ * (compare/compare_folder.c, the explorer's comparison view) find the columns by name and parse
+ * numbers with strtod, so either precision loads. */
 #ifndef BOSCH_RESULTS_H
 #define BOSCH_RESULTS_H
 

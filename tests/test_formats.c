@@ -126,9 +126,9 @@ static void test_results_files(void **state) {
     assert_int_equal(results_write(path, RESULTS_COMPARE, r, 2, err, sizeof err), 0);
     assert_file_is(path,
                    "split,method,ratio,task,haystack,length,n,hits,accuracy,ci_lo,ci_hi,score,kv_bytes\n"
-                   "heldout,bosch,0.875000,niah_single,noise,1024,16,15,0.937500,0.716706,0.988889,"
+                   "heldout,bosch,0.8750,niah_single,noise,1024,16,15,0.9375,0.7167,0.9889,"
                    "0.500000,123456789012\n"
-                   "heldout,bosch,0.875000,all,all,0,48,1,0.020833,0.000000,0.100000,0.333333,7\n");
+                   "heldout,bosch,0.8750,all,all,0,48,1,0.0208,0.0000,0.1000,0.333333,7\n");
     /* the eval layout: DESIGN.md §8's columns, the same cells */
     path_in(path, sizeof path, "eval.csv");
     assert_int_equal(results_write(path, RESULTS_EVAL, r, 2, err, sizeof err), 0);
