@@ -21,7 +21,9 @@ static const char *const passkey_noise[] = {
 };
 #define N_NOISE 4
 
-uint64_t probe_rng_next(uint64_t *state) { return rng_splitmix64(state); }
+uint64_t probe_rng_next(uint64_t *state) {
+    return rng_splitmix64(state);
+}
 
 uint64_t probe_rng_below(uint64_t *state, uint64_t n) {
     uint64_t limit = UINT64_MAX - UINT64_MAX % n; /* accept r < limit: a multiple of n values */
