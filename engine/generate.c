@@ -12,6 +12,7 @@
 struct generate_cpu {
     const model *m;
     const attn_mask *mask;
+    attn_mask full; /* all heads full, when created with mask NULL */
     kv_cache kv;
     forward_ws *ws;
     float *logits;
@@ -27,7 +28,13 @@ int generate_cpu_create(generate_cpu **out, const model *m, const attn_mask *mas
     }
     g->m = m;
     g->mask = mask;
-    if (kv_cache_init(&g->kv, &m->hp, mask, n_ctx) != 0) {
+    if (!mask && mask_init(&g->full, m->hp.n_layer, m->hp.n_head_kv, 1, 0, ATTN_FULL) != 0) {
+        free(g);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (kv_cache_init(&g->kv, &m->hp, mask ? mask : &g->full, n_ctx) != 0) {
+        mask_free(&g->full);
         free(g);
         snprintf(err, errlen, "cannot allocate the KV cache for %d tokens", n_ctx);
         return -1;
@@ -49,6 +56,7 @@ void generate_cpu_free(generate_cpu *g) {
     free(g->logits);
     forward_ws_free(g->ws);
     kv_cache_free(&g->kv);
+    mask_free(&g->full);
     free(g);
 }
 
