@@ -266,7 +266,7 @@ void worker_job_ask(worker *w, const ex_mask *em, int sample) {
     ex_mask local = *em;
     attn_mask am;
     ex_mask_view(&local, &am);
-    static ex_ask a; /* worker thread only */
+    ex_ask a;
     memset(&a, 0, sizeof a);
     if (rc == 0) {
         const probe_sample *ps = &w->heldout.samples[((sample % w->heldout.n) + w->heldout.n) % w->heldout.n];
