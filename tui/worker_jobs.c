@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "forward.h"
-#include "kv_cache.h"
+#include "generate.h"
 #include "worker_internal.h"
 #include "clock.h"
 
@@ -240,57 +240,21 @@ static void decode_line(const tokenizer *tok, const int32_t *ids, int n, char *o
     free(s);
 }
 
-/* Greedy generation of up to max_new tokens after the prompt. 0, -1 (message), or FORWARD_CANCELLED
- * when *cancel became non-zero (read before each layer of the prefill and before each token). */
+/* Greedy generation (generate_greedy on the CPU) of up to max_new tokens after the prompt into
+ * out. 0, -1 (message), or FORWARD_CANCELLED when *cancel became non-zero. */
 static int generate(const model *m, const attn_mask *mask, const int32_t *prompt, int n_prompt, int max_new,
                     const atomic_int *cancel, int32_t *out, int *n_out, char *err, size_t errlen) {
-    const model_hparams *hp = &m->hp;
-    forward_ws *ws = forward_ws_create(hp, n_prompt);
-    float *logits = malloc((size_t)hp->n_vocab * sizeof *logits);
-    kv_cache kv;
-    int kv_ok = ws && logits && kv_cache_init(&kv, hp, mask, n_prompt + max_new) == 0;
-    int rc = -1;
-    *n_out = 0;
-    if (!kv_ok) {
+    char why[256] = "";
+    generate_opts go = {mask, max_new, cancel, NULL, NULL, NULL, NULL};
+    generate_result r;
+    int rc = generate_greedy(m, prompt, n_prompt, &go, out, &r, why, sizeof why);
+    *n_out = r.n_gen;
+    if (rc == -1 && r.stage == GENERATE_SETUP)
         snprintf(err, errlen, "out of memory for %d prompt tokens", n_prompt);
-        goto done;
-    }
-    int last = n_prompt - 1;
-    forward_ws_set_cancel(ws, cancel);
-    int frc = forward_prefill(m, mask, prompt, n_prompt, &kv, &last, 1, logits, ws);
-    if (frc == FORWARD_CANCELLED) {
-        rc = FORWARD_CANCELLED;
-        goto done;
-    }
-    if (frc != 0) {
-        snprintf(err, errlen, "prefill of %d tokens failed: %s", n_prompt, forward_ws_error(ws));
-        goto done;
-    }
-    for (int t = 0; t < max_new; t++) {
-        if (atomic_load_explicit(cancel, memory_order_relaxed)) {
-            rc = FORWARD_CANCELLED;
-            goto done;
-        }
-        int32_t best = 0;
-        for (int v = 1; v < hp->n_vocab; v++)
-            if (logits[v] > logits[best]) best = v;
-        if (tokenizer_is_eog(m->tok, best)) break;
-        out[(*n_out)++] = best;
-        frc = t + 1 < max_new ? forward_decode(m, mask, best, &kv, logits, ws) : 0;
-        if (frc == FORWARD_CANCELLED) {
-            rc = FORWARD_CANCELLED;
-            goto done;
-        }
-        if (frc != 0) {
-            snprintf(err, errlen, "decode step %d failed", t);
-            goto done;
-        }
-    }
-    rc = 0;
-done:
-    if (kv_ok) kv_cache_free(&kv);
-    free(logits);
-    forward_ws_free(ws);
+    else if (rc == -1 && r.stage == GENERATE_PREFILL)
+        snprintf(err, errlen, "prefill of %d tokens failed: %s", n_prompt, why);
+    else if (rc == -1)
+        snprintf(err, errlen, "decode step %d failed", r.n_gen - 1);
     return rc;
 }
 
@@ -302,7 +266,7 @@ void worker_job_ask(worker *w, const ex_mask *em, int sample) {
     ex_mask local = *em;
     attn_mask am;
     ex_mask_view(&local, &am);
-    static ex_ask a; /* worker thread only */
+    ex_ask a;
     memset(&a, 0, sizeof a);
     if (rc == 0) {
         const probe_sample *ps = &w->heldout.samples[((sample % w->heldout.n) + w->heldout.n) % w->heldout.n];
