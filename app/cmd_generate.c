@@ -11,7 +11,8 @@
 #include "cli.h"
 #include "commands.h"
 #include "csvio.h"
-#include "device.h"
+#include "backend.h"
+#include "cli_backend.h"
 #include "forward.h"
 #include "kv_cache.h"
 #include "model.h"
@@ -187,8 +188,8 @@ int cmd_generate(int argc, char **argv) {
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc == 1 ? 0 : rc;
     char err[1024];
-    bosch_device dev = device_default();
-    if (o.device && device_parse(o.device, &dev, err, sizeof err)) {
+    backend_device dev = backend_default_device();
+    if (o.device && backend_parse_device(o.device, &dev, err, sizeof err)) {
         fprintf(stderr, "bosch generate: %s\n", err);
         return 2;
     }
@@ -200,7 +201,7 @@ int cmd_generate(int argc, char **argv) {
     kv_cache kv;
     int kv_ok = 0;
     forward_ws *ws = NULL;
-    device_gpu *gpu = NULL;
+    backend *gpu = NULL; /* the CUDA backend (NULL: the CPU forward below) */
     float *logits = NULL;
     rc = 1;
     if (build_mask(&o, m, &mask) != 0 || encode_prompt(&o, m, &toks, &n_prompt) != 0) goto done;
@@ -212,9 +213,10 @@ int cmd_generate(int argc, char **argv) {
     if (m->hp.n_ctx_train > 0 && n_ctx > (size_t)m->hp.n_ctx_train)
         fprintf(stderr, "bosch generate: warning: %zu tokens exceed the model's training context %d\n", n_ctx,
                 m->hp.n_ctx_train);
-    if (dev == DEVICE_CUDA) {
-        if (device_gpu_create(&gpu, m, err, sizeof err) ||
-            device_gpu_start(gpu, &mask, 1, (int)n_ctx, err, sizeof err)) {
+    if (dev == BACKEND_CUDA) {
+        backend_options bo = cli_backend_options(BACKEND_CUDA, 1);
+        if (backend_create(&gpu, &bo, m, err, sizeof err) ||
+            backend_start(gpu, &mask, 1, (int)n_ctx, err, sizeof err)) {
             fprintf(stderr, "bosch generate: %s\n", err);
             goto done;
         }
@@ -235,12 +237,12 @@ int cmd_generate(int argc, char **argv) {
             "bosch generate: %s, %zu prompt tokens, %d SWA KV heads of %d (window %d, sinks %d), "
             "KV cache %.1f MiB, on %s%s%s%s\n",
             m->name, n_prompt, mask_count_swa(&mask), mask.n_layer * mask.n_head_kv, mask.window, mask.sinks,
-            kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, device_name(dev), gpu ? "" : " (",
-            gpu ? "" : gemm_precision_name(m->precision),
+            kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, backend_device_name(dev),
+            gpu ? "" : " (", gpu ? "" : gemm_precision_name(m->precision),
             gpu ? "" : (m->decode_blocks ? " GEMMs, decode from the file's blocks)" : " GEMMs and decode)"));
     double t0 = base_now_s();
     int last = (int)n_prompt - 1;
-    int prc = gpu ? device_gpu_prefill(gpu, toks, (int)n_prompt, logits, err, sizeof err)
+    int prc = gpu ? backend_prefill(gpu, toks, (int)n_prompt, logits, err, sizeof err)
                   : forward_prefill(m, &mask, toks, (int)n_prompt, &kv, &last, 1, logits, ws);
     if (prc != 0) {
         fprintf(stderr, "bosch generate: prefill failed%s%s\n", gpu ? ": " : "", gpu ? err : "");
@@ -260,7 +262,7 @@ int cmd_generate(int argc, char **argv) {
         fflush(stdout);
         n_gen++;
         if (n_gen == o.n_new) break;
-        int drc = gpu ? device_gpu_decode(gpu, &next, logits, err, sizeof err)
+        int drc = gpu ? backend_decode(gpu, &next, logits, err, sizeof err)
                       : forward_decode(m, &mask, next, &kv, logits, ws);
         if (drc != 0) {
             fprintf(stderr, "\nbosch generate: decode failed at position %d%s%s\n", (int)n_prompt + n_gen - 1,
@@ -279,7 +281,7 @@ int cmd_generate(int argc, char **argv) {
 done:
     free(logits);
     forward_ws_free(ws);
-    device_gpu_free(gpu);
+    backend_free(gpu);
     if (kv_ok) kv_cache_free(&kv);
     free(toks);
     if (mask.z) mask_free(&mask);
