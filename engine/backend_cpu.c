@@ -1,6 +1,7 @@
-/* backend_cpu.c — the CPU backend (see backend.h): the evaluator's run() over forward.h, fp32
- * activations, GEMMs as the model's precision. Each evaluator gets its own activation scratch
- * (eval_open), so evaluators of one CPU backend hold no shared mutable state. */
+/* backend_cpu.c — the CPU backend (see backend.h) over forward.h: fp32 activations, GEMMs as the
+ * model's precision. Each evaluator gets its own activation scratch (eval_open), so evaluators of
+ * one CPU backend hold no shared mutable state. Batched generation runs one sequence (n_seq 1)
+ * through a host KV cache (kv_cache.h); it has no random KV fill. */
 #include "backend.h"
 
 #include <stdlib.h>
@@ -8,9 +9,16 @@
 
 #include "err.h"
 #include "forward.h"
+#include "kv_cache.h"
 
 typedef struct {
     const model *m;
+    /* batched generation (backend_start): the current sequence's cache, mask and scratch */
+    kv_cache kv;
+    int have_kv;
+    attn_mask mask; /* z NULL before backend_start */
+    forward_ws *ws; /* grown to the longest prefill */
+    float *logits;  /* [n_vocab] when the caller wants none */
 } cpu_backend;
 
 typedef struct {
@@ -73,8 +81,115 @@ static int cpu_run(void *ws, const attn_mask *mask, int n_tokens, const int32_t 
     return 0;
 }
 
+static void drop_batch(cpu_backend *c) {
+    if (c->have_kv) kv_cache_free(&c->kv);
+    c->have_kv = 0;
+    if (c->mask.z) mask_free(&c->mask);
+}
+
+static int cpu_start(void *ctx, const attn_mask *mask, int n_seq, int n_ctx, char *err, size_t errlen) {
+    cpu_backend *c = ctx;
+    const model_hparams *hp = &c->m->hp;
+    if (n_seq != 1 || n_ctx < 1) {
+        base_seterr(err, errlen,
+                    "backend_start: the cpu backend runs n_seq 1 (got %d) and n_ctx >= 1 (got %d)", n_seq,
+                    n_ctx);
+        return -1;
+    }
+    drop_batch(c);
+    int rc =
+        mask ? mask_copy(&c->mask, mask) : mask_init(&c->mask, hp->n_layer, hp->n_head_kv, 1, 0, ATTN_FULL);
+    if (rc) {
+        base_seterr(err, errlen, "out of memory");
+        return -1;
+    }
+    if (kv_cache_init(&c->kv, hp, &c->mask, n_ctx)) {
+        base_seterr(err, errlen, "KV cache of %d positions (%.1f MiB): out of memory", n_ctx,
+                    kv_cache_bytes(hp, &c->mask, n_ctx, 4) / 1048576.0);
+        mask_free(&c->mask);
+        return -1;
+    }
+    c->have_kv = 1;
+    if (!c->logits) c->logits = malloc(sizeof(float) * (size_t)hp->n_vocab);
+    if (!c->logits) {
+        drop_batch(c);
+        base_seterr(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* c->ws with room for n_tokens rows (kept for later calls). */
+static int ensure_ws(cpu_backend *c, int n_tokens, char *err, size_t errlen) {
+    if (c->ws && forward_ws_max_tokens(c->ws) >= n_tokens) return 0;
+    forward_ws_free(c->ws);
+    c->ws = forward_ws_create(&c->m->hp, n_tokens);
+    if (c->ws) return 0;
+    base_seterr(err, errlen, "cpu: out of memory for the activations of %d tokens", n_tokens);
+    return -1;
+}
+
+static int cpu_prefill(void *ctx, const int32_t *tokens, int n_tokens, float *logits, char *err,
+                       size_t errlen) {
+    cpu_backend *c = ctx;
+    if (!c->have_kv) {
+        base_seterr(err, errlen, "prefill before backend_start");
+        return -1;
+    }
+    if (n_tokens < 1) {
+        base_seterr(err, errlen, "prefill of %d tokens", n_tokens);
+        return -1;
+    }
+    if (ensure_ws(c, n_tokens, err, errlen)) return -1;
+    kv_cache_clear(&c->kv);
+    int last = n_tokens - 1;
+    if (forward_prefill(c->m, &c->mask, tokens, n_tokens, &c->kv, &last, 1, logits ? logits : c->logits,
+                        c->ws)) {
+        base_seterr(err, errlen, "prefill of %d tokens: %s", n_tokens, forward_ws_error(c->ws));
+        return -1;
+    }
+    return 0;
+}
+
+static int cpu_decode(void *ctx, const int32_t *tokens, float *logits, char *err, size_t errlen) {
+    cpu_backend *c = ctx;
+    if (!c->have_kv) {
+        base_seterr(err, errlen, "decode before backend_start");
+        return -1;
+    }
+    if (c->kv.n_past >= c->kv.n_ctx) {
+        base_seterr(err, errlen, "decode: the KV cache is full (%d positions)", c->kv.n_ctx);
+        return -1;
+    }
+    if (ensure_ws(c, 1, err, errlen)) return -1;
+    if (forward_decode(c->m, &c->mask, tokens[0], &c->kv, logits ? logits : c->logits, c->ws)) {
+        base_seterr(err, errlen, "decode at position %d: %s", c->kv.n_past, forward_ws_error(c->ws));
+        return -1;
+    }
+    return 0;
+}
+
+static int cpu_n_seq(const void *ctx) {
+    return ((const cpu_backend *)ctx)->have_kv ? 1 : 0;
+}
+
+static int cpu_n_past(const void *ctx) {
+    const cpu_backend *c = ctx;
+    return c->have_kv ? c->kv.n_past : 0;
+}
+
+static uint64_t cpu_kv_bytes(const void *ctx) {
+    const cpu_backend *c = ctx;
+    return c->have_kv ? c->kv.bytes : 0;
+}
+
 static void cpu_free(void *ctx) {
-    free(ctx);
+    cpu_backend *c = ctx;
+    if (!c) return;
+    drop_batch(c);
+    forward_ws_free(c->ws);
+    free(c->logits);
+    free(c);
 }
 
 static const backend_ops CPU_OPS = {
@@ -82,6 +197,12 @@ static const backend_ops CPU_OPS = {
     .eval_open = cpu_eval_open,
     .eval_close = cpu_eval_close,
     .run = cpu_run,
+    .start = cpu_start,
+    .prefill = cpu_prefill,
+    .decode = cpu_decode,
+    .n_seq = cpu_n_seq,
+    .n_past = cpu_n_past,
+    .kv_bytes = cpu_kv_bytes,
     .free = cpu_free,
 };
 
