@@ -65,7 +65,9 @@ typedef struct {
     int (*run)(void *ws, const attn_mask *mask, int n_tokens, const int32_t *tokens, const float *x_in,
                int first, float *const *x_save, const int *rows, int n_rows, float *logits,
                const atomic_int *cancel, char *err, size_t errlen);
-    /* Batched generation: see backend_start .. backend_kv_bytes. */
+    /* Batched generation: see backend_start .. backend_kv_bytes; the backend_* wrappers check
+     * n_seq, n_ctx, n_tokens >= 1 and that a batch is started (n_seq() > 0), and give start() a
+     * mask (all full for NULL). */
     int (*start)(void *ctx, const attn_mask *mask, int n_seq, int n_ctx, char *err, size_t errlen);
     int (*prefill)(void *ctx, const int32_t *tokens, int n_tokens, float *logits, char *err, size_t errlen);
     int (*fill_random)(void *ctx, int n_past, uint64_t seed, char *err, size_t errlen);
@@ -84,6 +86,7 @@ typedef struct {
     const backend_ops *ops;
     void *ctx;
     backend_device device; /* BACKEND_CPU or BACKEND_CUDA */
+    const model *m;        /* the model it runs (may be NULL in a table of a test's own) */
 } backend;
 
 /* ---- the device choice ---- */

@@ -90,32 +90,23 @@ static void drop_batch(cpu_backend *c) {
 static int cpu_start(void *ctx, const attn_mask *mask, int n_seq, int n_ctx, char *err, size_t errlen) {
     cpu_backend *c = ctx;
     const model_hparams *hp = &c->m->hp;
-    if (n_seq != 1 || n_ctx < 1) {
-        base_seterr(err, errlen,
-                    "backend_start: the cpu backend runs n_seq 1 (got %d) and n_ctx >= 1 (got %d)", n_seq,
-                    n_ctx);
+    if (n_seq != 1) {
+        base_seterr(err, errlen, "backend_start: the cpu backend runs n_seq 1, not %d", n_seq);
         return -1;
     }
     drop_batch(c);
-    int rc =
-        mask ? mask_copy(&c->mask, mask) : mask_init(&c->mask, hp->n_layer, hp->n_head_kv, 1, 0, ATTN_FULL);
-    if (rc) {
+    if (!c->logits) c->logits = malloc(sizeof(float) * (size_t)hp->n_vocab);
+    if (!c->logits || mask_copy(&c->mask, mask)) {
         base_seterr(err, errlen, "out of memory");
         return -1;
     }
     if (kv_cache_init(&c->kv, hp, &c->mask, n_ctx)) {
         base_seterr(err, errlen, "KV cache of %d positions (%.1f MiB): out of memory", n_ctx,
                     kv_cache_bytes(hp, &c->mask, n_ctx, 4) / 1048576.0);
-        mask_free(&c->mask);
+        drop_batch(c);
         return -1;
     }
     c->have_kv = 1;
-    if (!c->logits) c->logits = malloc(sizeof(float) * (size_t)hp->n_vocab);
-    if (!c->logits) {
-        drop_batch(c);
-        base_seterr(err, errlen, "out of memory");
-        return -1;
-    }
     return 0;
 }
 
@@ -132,14 +123,6 @@ static int ensure_ws(cpu_backend *c, int n_tokens, char *err, size_t errlen) {
 static int cpu_prefill(void *ctx, const int32_t *tokens, int n_tokens, float *logits, char *err,
                        size_t errlen) {
     cpu_backend *c = ctx;
-    if (!c->have_kv) {
-        base_seterr(err, errlen, "prefill before backend_start");
-        return -1;
-    }
-    if (n_tokens < 1) {
-        base_seterr(err, errlen, "prefill of %d tokens", n_tokens);
-        return -1;
-    }
     if (ensure_ws(c, n_tokens, err, errlen)) return -1;
     kv_cache_clear(&c->kv);
     int last = n_tokens - 1;
@@ -153,10 +136,6 @@ static int cpu_prefill(void *ctx, const int32_t *tokens, int n_tokens, float *lo
 
 static int cpu_decode(void *ctx, const int32_t *tokens, float *logits, char *err, size_t errlen) {
     cpu_backend *c = ctx;
-    if (!c->have_kv) {
-        base_seterr(err, errlen, "decode before backend_start");
-        return -1;
-    }
     if (c->kv.n_past >= c->kv.n_ctx) {
         base_seterr(err, errlen, "decode: the KV cache is full (%d positions)", c->kv.n_ctx);
         return -1;
@@ -217,7 +196,7 @@ int backend_cpu_create(backend **out, const model *m, char *err, size_t errlen) 
         return -1;
     }
     c->m = m;
-    *b = (backend){&CPU_OPS, c, BACKEND_CPU};
+    *b = (backend){&CPU_OPS, c, BACKEND_CPU, m};
     *out = b;
     return 0;
 }

@@ -49,43 +49,25 @@ static void drop_batch(cuda_backend *c) {
 
 static int cuda_start(void *ctx, const attn_mask *mask, int n_seq, int n_ctx, char *err, size_t errlen) {
     cuda_backend *c = ctx;
-    if (n_seq < 1 || n_ctx < 1) {
-        base_seterr(err, errlen, "backend_start: n_seq %d and n_ctx %d must be >= 1", n_seq, n_ctx);
+    char msg[512];
+    drop_batch(c);
+    if (mask_copy(&c->mask, mask)) {
+        base_seterr(err, errlen, "out of memory");
         return -1;
     }
-    attn_mask full = {0};
-    char msg[512];
-    if (!mask) {
-        if (mask_init(&full, c->m->hp.n_layer, c->m->hp.n_head_kv, 1, 0, ATTN_FULL)) {
-            base_seterr(err, errlen, "out of memory");
-            return -1;
-        }
-        mask = &full;
-    }
-    drop_batch(c);
-    int rc = mask_copy(&c->mask, mask) ? -1 : 0;
-    if (rc) base_seterr(err, errlen, "out of memory");
-    if (!rc && cuda_kv_create(&c->kv, c->gm, mask, n_seq, n_ctx, msg, sizeof msg)) {
+    if (cuda_kv_create(&c->kv, c->gm, mask, n_seq, n_ctx, msg, sizeof msg)) {
         base_seterr(err, errlen, "GPU KV cache of %d sequences x %d positions (%.1f MiB): %s", n_seq, n_ctx,
                     (double)n_seq * kv_cache_bytes(&c->m->hp, mask, n_ctx, 4) / 1048576.0, msg);
-        rc = -1;
+        drop_batch(c);
+        return -1;
     }
-    if (!rc) c->n_seq = n_seq;
-    if (full.z) mask_free(&full);
-    return rc;
+    c->n_seq = n_seq;
+    return 0;
 }
 
 static int cuda_prefill(void *ctx, const int32_t *tokens, int n_tokens, float *logits, char *err,
                         size_t errlen) {
     cuda_backend *c = ctx;
-    if (!c->kv) {
-        base_seterr(err, errlen, "prefill before backend_start");
-        return -1;
-    }
-    if (n_tokens < 1) {
-        base_seterr(err, errlen, "prefill of %d tokens", n_tokens);
-        return -1;
-    }
     int n = c->n_seq, *last = malloc(sizeof(int) * (size_t)n);
     const attn_mask **masks = malloc(sizeof *masks * (size_t)n);
     int rc = -1;
@@ -104,19 +86,11 @@ static int cuda_prefill(void *ctx, const int32_t *tokens, int n_tokens, float *l
 
 static int cuda_fill_random(void *ctx, int n_past, uint64_t seed, char *err, size_t errlen) {
     cuda_backend *c = ctx;
-    if (!c->kv) {
-        base_seterr(err, errlen, "fill before backend_start");
-        return -1;
-    }
     return cuda_kv_fill_random(c->kv, n_past, seed, err, errlen);
 }
 
 static int cuda_decode_step(void *ctx, const int32_t *tokens, float *logits, char *err, size_t errlen) {
     cuda_backend *c = ctx;
-    if (!c->kv) {
-        base_seterr(err, errlen, "decode before backend_start");
-        return -1;
-    }
     return cuda_decode(c->gm, c->kv, tokens, logits, err, errlen);
 }
 
@@ -172,13 +146,13 @@ static const backend_ops CUDA_OPS = {
 };
 
 /* One short prefill and decode: loads every kernel and sets cuBLAS up before anything is timed. */
-static int warm_up(cuda_backend *c, char *err, size_t errlen) {
+static int warm_up(backend *b, char *err, size_t errlen) {
     int32_t toks[16] = {0};
     int rc = 0;
-    if (cuda_start(c, NULL, 1, 17, err, errlen) || cuda_prefill(c, toks, 16, NULL, err, errlen) ||
-        cuda_decode_step(c, toks, NULL, err, errlen))
+    if (backend_start(b, NULL, 1, 17, err, errlen) || backend_prefill(b, toks, 16, NULL, err, errlen) ||
+        backend_decode(b, toks, NULL, err, errlen))
         rc = -1;
-    drop_batch(c); /* no batch is started after creation */
+    drop_batch(b->ctx); /* no batch is started after creation */
     return rc;
 }
 
@@ -194,13 +168,12 @@ int backend_cuda_create(backend **out, const backend_options *o, const model *m,
     }
     c->m = m;
     c->gpu = o->gpu;
+    *b = (backend){&CUDA_OPS, c, BACKEND_CUDA, m};
     if (cuda_model_create(&c->gm, m, o->gpu, o->cuda_attn, err, errlen) ||
-        (o->warm_up && warm_up(c, err, errlen))) {
-        cuda_free(c);
-        free(b);
+        (o->warm_up && warm_up(b, err, errlen))) {
+        backend_free(b);
         return -1;
     }
-    *b = (backend){&CUDA_OPS, c, BACKEND_CUDA};
     *out = b;
     return 0;
 }

@@ -388,7 +388,7 @@ static void test_backend_contract(void **state) {
     tb.ws = forward_ws_create(&S->m->hp, MAX_T);
     tb.x = malloc(sizeof(float) * MAX_T * S->m->hp.n_embd);
     assert_true(tb.ws && tb.x);
-    const backend be = {&TEST_OPS, &tb, BACKEND_CPU};
+    const backend be = {&TEST_OPS, &tb, BACKEND_CPU, S->m};
     evaluator *cpu, *reuse, *scratch;
     if (evaluator_create(&cpu, S->m, f->samples, n, 0, err, sizeof err)) fail_msg("%s", err);
     if (evaluator_create_on(&reuse, S->m, &be, f->samples, n, 1, err, sizeof err)) fail_msg("%s", err);
@@ -433,7 +433,7 @@ static void test_backend_contract(void **state) {
     assert_non_null(strstr(err, "refused on purpose"));
     /* a table without a run function is refused */
     static const backend_ops NONE_OPS = {.name = "none"};
-    const backend none = {&NONE_OPS, NULL, BACKEND_CPU};
+    const backend none = {&NONE_OPS, NULL, BACKEND_CPU, S->m};
     evaluator *ev = (evaluator *)1;
     assert_int_equal(evaluator_create_on(&ev, S->m, &none, f->samples, 1, 0, err, sizeof err), -1);
     assert_null(ev);
@@ -485,7 +485,7 @@ static void test_cancel(void **state) {
     tb.ws = forward_ws_create(&S->m->hp, MAX_T);
     tb.x = malloc(sizeof(float) * MAX_T * S->m->hp.n_embd);
     assert_true(tb.ws && tb.x);
-    const backend be = {&TEST_OPS, &tb, BACKEND_CPU};
+    const backend be = {&TEST_OPS, &tb, BACKEND_CPU, S->m};
     evaluator *gb;
     if (evaluator_create_on(&gb, S->m, &be, f->samples, n, 1, err, sizeof err)) fail_msg("%s", err);
     evaluator_set_cancel(gb, &flag);

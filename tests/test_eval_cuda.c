@@ -223,7 +223,7 @@ static void test_gpu_vs_cpu(void **state) {
     assert_int_equal(be->device, BACKEND_CUDA);
     spy sp = {be, malloc(sizeof(float) * N_S * MAX_A * V), V, 0};
     static const backend_ops spy_ops = {.name = "cuda", .run = spy_run};
-    const backend spy_be = {&spy_ops, &sp, BACKEND_CUDA};
+    const backend spy_be = {&spy_ops, &sp, BACKEND_CUDA, m};
     evaluator *cpu, *gpu;
     ok(evaluator_create(&cpu, m, c->samples, N_S, 0, err, sizeof err));
     ok(evaluator_create_on(&gpu, m, &spy_be, c->samples, N_S, 0, err, sizeof err));
