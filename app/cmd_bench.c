@@ -36,7 +36,6 @@
 #include "backend.h"
 #include "cli_backend.h"
 #include "eval.h"
-#include "forward.h"
 #include "kv_cache.h"
 #include "model.h"
 #include "clock.h"
@@ -208,64 +207,54 @@ typedef struct {
     uint64_t gpu_peak;          /* peak GPU memory so far (0 on the CPU) */
 } speed_row;
 
-/* Best-of-reps prefill of T tokens into a fresh cache, then n_decode greedy-free decode steps. */
-static int bench_speed(const model *m, const attn_mask *mask, const int32_t *toks, int T, int n_decode,
-                       int reps, speed_row *row) {
-    kv_cache kv;
-    if (kv_cache_init(&kv, &m->hp, mask, T + n_decode + 1)) return -1;
-    forward_ws *ws = forward_ws_create(&m->hp, T);
-    float *logits = malloc(sizeof(float) * (size_t)m->hp.n_vocab);
-    int rc = ws && logits ? 0 : -1, last = T - 1;
+/* bench_speed on backend b for a batch of B sequences: tokens [B][T] (sequence s at toks + s*T),
+ * decode tokens [n_decode][B] at dtoks. The cache is allocated before timing; each prefill and
+ * decode step returns when the device is done. With fill_random the prefill is replaced by an
+ * untimed random fill of positions 0..T-1. prefill_cpu_s is measured on the CPU only (else 0). */
+static int bench_speed_on(backend *b, const model *m, const attn_mask *mask, const int32_t *toks,
+                          const int32_t *dtoks, int T, int B, int n_decode, int reps, int fill_random,
+                          speed_row *row) {
+    char err[512] = "";
+    float *logits = malloc(sizeof(float) * (size_t)m->hp.n_vocab * B);
+    int rc = logits ? backend_start(b, mask, B, T + n_decode + 1, err, sizeof err) : -1;
     row->prefill_s = row->decode_s = INFINITY;
     row->prefill_cpu_s = 0.0;
-    row->kv_bytes = kv_cache_bytes(&m->hp, mask, T, 4); /* at context T exactly (the cache has decode room) */
-    row->gpu_peak = 0;
+    row->kv_bytes = (uint64_t)B * kv_cache_bytes(&m->hp, mask, T, 4); /* at context T exactly */
     for (int r = 0; r < reps && rc == 0; r++) {
-        kv_cache_clear(&kv);
         double c0 = base_cpu_s(), t0 = base_now_s();
-        rc = forward_prefill(m, mask, toks, T, &kv, &last, 1, logits, ws);
+        if (fill_random)
+            rc = backend_fill_random(b, T, 0x5eedull + (uint64_t)r, err, sizeof err);
+        else
+            rc = backend_prefill(b, toks, T, logits, err, sizeof err);
         double t1 = base_now_s(), c1 = base_cpu_s();
-        for (int d = 0; d < n_decode && rc == 0; d++) rc = forward_decode(m, mask, toks[d], &kv, logits, ws);
+        if (fill_random && rc == 0) fprintf(stderr, "bench: random KV fill %.3f s (not timed)\n", t1 - t0);
+        for (int d = 0; d < n_decode && rc == 0; d++)
+            rc = backend_decode(b, dtoks + (size_t)d * B, logits, err, sizeof err);
         double t2 = base_now_s();
-        if (t1 - t0 < row->prefill_s) row->prefill_s = t1 - t0, row->prefill_cpu_s = c1 - c0;
+        if (t1 - t0 < row->prefill_s) {
+            row->prefill_s = fill_random ? 0.0 : t1 - t0;
+            if (b->device == BACKEND_CPU) row->prefill_cpu_s = c1 - c0;
+        }
         if (t2 - t1 < row->decode_s) row->decode_s = t2 - t1;
     }
+    row->gpu_peak = backend_peak_bytes(b);
+    if (rc && err[0]) fprintf(stderr, "bosch bench: %s\n", err);
     free(logits);
-    forward_ws_free(ws);
-    kv_cache_free(&kv);
     return rc;
 }
 
-/* bench_speed on the GPU for a batch of B sequences: tokens [B][T] (sequence s at toks + s*T),
- * decode tokens [n_decode][B] at dtoks. The cache is allocated before timing; each prefill and
- * decode step returns when the GPU is done. With fill_random the prefill is replaced by an
- * untimed random fill of positions 0..T-1. prefill_cpu_s is not measured there (0). */
-static int bench_speed_gpu(backend *gpu, const model *m, const attn_mask *mask, const int32_t *toks,
-                           const int32_t *dtoks, int T, int B, int n_decode, int reps, int fill_random,
-                           speed_row *row) {
-    char err[512] = "";
-    float *logits = malloc(sizeof(float) * (size_t)m->hp.n_vocab * B);
-    int rc = logits ? backend_start(gpu, mask, B, T + n_decode + 1, err, sizeof err) : -1;
-    row->prefill_s = row->decode_s = INFINITY;
-    row->prefill_cpu_s = 0.0;
-    row->kv_bytes = (uint64_t)B * kv_cache_bytes(&m->hp, mask, T, 4);
-    for (int r = 0; r < reps && rc == 0; r++) {
-        double t0 = base_now_s();
-        if (fill_random)
-            rc = backend_fill_random(gpu, T, 0x5eedull + (uint64_t)r, err, sizeof err);
-        else
-            rc = backend_prefill(gpu, toks, T, logits, err, sizeof err);
-        double t1 = base_now_s();
-        if (fill_random && rc == 0) fprintf(stderr, "bench: random KV fill %.3f s (not timed)\n", t1 - t0);
-        for (int d = 0; d < n_decode && rc == 0; d++)
-            rc = backend_decode(gpu, dtoks + (size_t)d * B, logits, err, sizeof err);
-        double t2 = base_now_s();
-        if (t1 - t0 < row->prefill_s) row->prefill_s = fill_random ? 0.0 : t1 - t0;
-        if (t2 - t1 < row->decode_s) row->decode_s = t2 - t1;
+/* Best-of-reps prefill of T tokens into a fresh cache, then n_decode greedy-free decode steps of
+ * toks[0..n_decode-1], on the CPU backend. */
+static int bench_speed(const model *m, const attn_mask *mask, const int32_t *toks, int T, int n_decode,
+                       int reps, speed_row *row) {
+    backend *cpu;
+    char err[256];
+    if (backend_cpu_create(&cpu, m, err, sizeof err)) {
+        fprintf(stderr, "bosch bench: %s\n", err);
+        return -1;
     }
-    row->gpu_peak = backend_peak_bytes(gpu);
-    if (rc && err[0]) fprintf(stderr, "bosch bench: %s\n", err);
-    free(logits);
+    int rc = bench_speed_on(cpu, m, mask, toks, toks, T, 1, n_decode, reps, 0, row);
+    backend_free(cpu);
     return rc;
 }
 
@@ -508,8 +497,8 @@ static int bench_table(const model *m, const bench_opts *o, backend *gpu, csv_ou
                     break;
                 }
                 fprintf(stderr, "bench: T=%d batch=%d rho=%.3f ...\n", T, B, mask_ratio(&mask));
-                if (gpu ? bench_speed_gpu(gpu, m, &mask, toks, toks + n_pf, T, B, o->n_decode, o->reps,
-                                          o->fill_random, &row)
+                if (gpu ? bench_speed_on(gpu, m, &mask, toks, toks + n_pf, T, B, o->n_decode, o->reps,
+                                         o->fill_random, &row)
                         : bench_speed(m, &mask, toks, T, o->n_decode, o->reps, &row)) {
                     fprintf(stderr, "bosch bench: T=%d batch=%d: out of memory or forward failure\n", T, B);
                     mask_free(&mask);

@@ -87,6 +87,16 @@ static void drop_batch(cpu_backend *c) {
     if (c->mask.z) mask_free(&c->mask);
 }
 
+/* c->ws with room for n_tokens rows (kept for later calls). */
+static int ensure_ws(cpu_backend *c, int n_tokens, char *err, size_t errlen) {
+    if (c->ws && forward_ws_max_tokens(c->ws) >= n_tokens) return 0;
+    forward_ws_free(c->ws);
+    c->ws = forward_ws_create(&c->m->hp, n_tokens);
+    if (c->ws) return 0;
+    base_seterr(err, errlen, "cpu: out of memory for the activations of %d tokens", n_tokens);
+    return -1;
+}
+
 static int cpu_start(void *ctx, const attn_mask *mask, int n_seq, int n_ctx, char *err, size_t errlen) {
     cpu_backend *c = ctx;
     const model_hparams *hp = &c->m->hp;
@@ -107,17 +117,8 @@ static int cpu_start(void *ctx, const attn_mask *mask, int n_seq, int n_ctx, cha
         return -1;
     }
     c->have_kv = 1;
-    return 0;
-}
-
-/* c->ws with room for n_tokens rows (kept for later calls). */
-static int ensure_ws(cpu_backend *c, int n_tokens, char *err, size_t errlen) {
-    if (c->ws && forward_ws_max_tokens(c->ws) >= n_tokens) return 0;
-    forward_ws_free(c->ws);
-    c->ws = forward_ws_create(&c->m->hp, n_tokens);
-    if (c->ws) return 0;
-    base_seterr(err, errlen, "cpu: out of memory for the activations of %d tokens", n_tokens);
-    return -1;
+    /* scratch for a prefill of up to n_ctx tokens now, so no allocation falls in a timed prefill */
+    return ensure_ws(c, n_ctx, err, errlen);
 }
 
 static int cpu_prefill(void *ctx, const int32_t *tokens, int n_tokens, float *logits, char *err,
