@@ -17,8 +17,8 @@
 
 #include "cli.h"
 #include "csvio.h"
-#include "device.h"
-#include "device_eval.h"
+#include "backend.h"
+#include "cli_backend.h"
 #include "eval.h"
 #include "kv_cache.h"
 #include "mask.h"
@@ -289,8 +289,8 @@ int cmd_eval(int argc, char **argv) {
     if (prc) return prc > 0 ? 0 : 2;
 
     char err[512];
-    bosch_device device;
-    if (o.device && device_parse(o.device, &device, err, sizeof err)) {
+    backend_device device;
+    if (o.device && backend_parse_device(o.device, &device, err, sizeof err)) {
         fprintf(stderr, "bosch eval: %s\n", err);
         return 2;
     }
@@ -301,8 +301,9 @@ int cmd_eval(int argc, char **argv) {
     }
     model *m = NULL;
     if (cli_load_model("eval", o.model_path, &o.mo, &m)) return 1;
-    device_eval *dev = NULL;
-    if (device_eval_create(&dev, device, m, err, sizeof err)) {
+    backend *dev = NULL;
+    backend_options bo = cli_backend_options(device, 0);
+    if (backend_create(&dev, &bo, m, err, sizeof err)) {
         fprintf(stderr, "bosch eval: %s\n", err);
         model_free(m);
         return 1;
@@ -310,7 +311,7 @@ int cmd_eval(int argc, char **argv) {
     attn_mask mask = {0};
     if (eval_make_mask(&o, m, &mask, err, sizeof err)) {
         fprintf(stderr, "bosch eval: %s\n", err);
-        device_eval_free(dev);
+        backend_free(dev);
         model_free(m);
         return 1;
     }
@@ -322,7 +323,7 @@ int cmd_eval(int argc, char **argv) {
     printf("# model %s  method %s  ratio %.4f  window %d  sinks %d  split %s  seed %llu  haystack %s  device "
            "%s\n",
            m->name, method, ratio, mask.window, mask.sinks, probe_split_name(o.split),
-           (unsigned long long)o.seed, haystack_kind_name(o.haystack), device_name(device));
+           (unsigned long long)o.seed, haystack_kind_name(o.haystack), backend_device_name(device));
     printf("%-14s %7s %8s %10s %8s %14s %9s\n", "task", "length", "accuracy", "score", "samples", "kv_bytes",
            "seconds");
     fflush(stdout);
@@ -358,7 +359,7 @@ int cmd_eval(int argc, char **argv) {
                 evaluator *ev = NULL;
                 eval_result r;
                 progress(o.quiet, done, total, label, t0);
-                if (evaluator_create_on(&ev, m, device_eval_backend(dev), &es[i], 1, 0, err, sizeof err) ||
+                if (evaluator_create_on(&ev, m, dev, &es[i], 1, 0, err, sizeof err) ||
                     evaluator_score(ev, &mask, &r, NULL, err, sizeof err)) {
                     fprintf(stderr, "\nbosch eval: %s: %s\n", label, err);
                     rc = 1;
@@ -397,7 +398,7 @@ int cmd_eval(int argc, char **argv) {
             fprintf(stderr, "results: %s\n", o.out_path);
     }
     mask_free(&mask);
-    device_eval_free(dev);
+    backend_free(dev);
     model_free(m);
     return rc;
 }

@@ -11,7 +11,8 @@
 #include "cli.h"
 #include "commands.h"
 #include "csvio.h"
-#include "device.h"
+#include "backend.h"
+#include "cli_backend.h"
 #include "generate.h"
 #include "kv_cache.h"
 #include "model.h"
@@ -180,20 +181,20 @@ static int encode_prompt(const gen_opts *o, const model *m, int32_t **toks, size
     return 0;
 }
 
-/* The GPU path as generate_steps: device_gpu_prefill / device_gpu_decode into `logits`. */
+/* The GPU path as generate_steps: backend_prefill / backend_decode of the CUDA backend into `logits`. */
 typedef struct {
-    device_gpu *gpu;
+    backend *gpu;
     float *logits;
 } gpu_steps;
 
 static int gpu_prefill(void *ctx, const int32_t *tokens, int n_tokens, char *err, size_t errlen) {
     gpu_steps *g = ctx;
-    return device_gpu_prefill(g->gpu, tokens, n_tokens, g->logits, err, errlen);
+    return backend_prefill(g->gpu, tokens, n_tokens, g->logits, err, errlen);
 }
 
 static int gpu_decode(void *ctx, int32_t token, char *err, size_t errlen) {
     gpu_steps *g = ctx;
-    return device_gpu_decode(g->gpu, &token, g->logits, err, errlen);
+    return backend_decode(g->gpu, &token, g->logits, err, errlen);
 }
 
 /* The text streams to stdout: the prompt once prefilled (not with --chat), then each token. */
@@ -221,7 +222,7 @@ static int make_steps(const model *m, const attn_mask *mask, int n_prompt, int n
                       generate_cpu **cpu, generate_steps *steps) {
     char err[1024];
     if (gs->gpu) {
-        if (device_gpu_start(gs->gpu, mask, 1, n_ctx, err, sizeof err)) {
+        if (backend_start(gs->gpu, mask, 1, n_ctx, err, sizeof err)) {
             fprintf(stderr, "bosch generate: %s\n", err);
             return -1;
         }
@@ -270,8 +271,8 @@ int cmd_generate(int argc, char **argv) {
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc == 1 ? 0 : rc;
     char err[1024];
-    bosch_device dev = device_default();
-    if (o.device && device_parse(o.device, &dev, err, sizeof err)) {
+    backend_device dev = backend_default_device();
+    if (o.device && backend_parse_device(o.device, &dev, err, sizeof err)) {
         fprintf(stderr, "bosch generate: %s\n", err);
         return 2;
     }
@@ -293,7 +294,8 @@ int cmd_generate(int argc, char **argv) {
     if (m->hp.n_ctx_train > 0 && n_ctx > (size_t)m->hp.n_ctx_train)
         fprintf(stderr, "bosch generate: warning: %zu tokens exceed the model's training context %d\n", n_ctx,
                 m->hp.n_ctx_train);
-    if (dev == DEVICE_CUDA && device_gpu_create(&gs.gpu, m, err, sizeof err)) {
+    backend_options bo = cli_backend_options(BACKEND_CUDA, 1);
+    if (dev == BACKEND_CUDA && backend_create(&gs.gpu, &bo, m, err, sizeof err)) {
         fprintf(stderr, "bosch generate: %s\n", err);
         goto done;
     }
@@ -303,14 +305,14 @@ int cmd_generate(int argc, char **argv) {
             "bosch generate: %s, %zu prompt tokens, %d SWA KV heads of %d (window %d, sinks %d), "
             "KV cache %.1f MiB, on %s%s%s%s\n",
             m->name, n_prompt, mask_count_swa(&mask), mask.n_layer * mask.n_head_kv, mask.window, mask.sinks,
-            kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, device_name(dev), on_gpu ? "" : " (",
+            kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, backend_device_name(dev), on_gpu ? "" : " (",
             on_gpu ? "" : gemm_precision_name(m->precision),
             on_gpu ? ""
                    : (m->decode_blocks ? " GEMMs, decode from the file's blocks)" : " GEMMs and decode)"));
     if (run_generation(&o, m, &mask, toks, n_prompt, &steps, on_gpu) == 0) rc = 0;
 done:
     free(gs.logits);
-    device_gpu_free(gs.gpu);
+    backend_free(gs.gpu);
     generate_cpu_free(cpu);
     free(toks);
     if (mask.z) mask_free(&mask);

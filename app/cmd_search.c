@@ -36,8 +36,8 @@
 #include "commands.h"
 #include "csvio.h"
 #include "cli.h"
-#include "device.h"
-#include "device_eval.h"
+#include "backend.h"
+#include "cli_backend.h"
 #include "model.h"
 #include "probes.h"
 #include "search.h"
@@ -272,10 +272,10 @@ int cmd_search(int argc, char **argv) {
     }
     if (resume && !out_dir) out_dir = resume;
     if (!model_path) model_path = cli_default_model();
-    bosch_device device;
+    backend_device device;
     {
         char derr[256];
-        if (device_parse(opt_device, &device, derr, sizeof derr)) {
+        if (backend_parse_device(opt_device, &device, derr, sizeof derr)) {
             fprintf(stderr, "bosch search: %s\n", derr);
             return 2;
         }
@@ -372,21 +372,22 @@ int cmd_search(int argc, char **argv) {
     }
 
     calib_set *cs = NULL;
-    device_eval *dev = NULL;
+    backend *dev = NULL;
     search_objective obj = {0};
     search_state *st = NULL;
     cli_listener lis = {.tty = isatty(2), .t0 = base_now_s()};
     int rc = 1;
     fprintf(stderr, "bosch search: %s, %d x %d KV heads, calibration %d x %d tokens, window %d\n", m->name,
             m->hp.n_layer, m->hp.n_head_kv, cfg.calib_samples, cfg.calib_tokens, cfg.window);
-    if (device_eval_create(&dev, device, m, err, sizeof err)) goto fail;
+    backend_options bo = cli_backend_options(device, 0);
+    if (backend_create(&dev, &bo, m, err, sizeof err)) goto fail;
     {
         char desc[256];
-        device_eval_describe(dev, desc, sizeof desc);
+        backend_describe(dev, 1, desc, sizeof desc);
         fprintf(stderr, "bosch search: evaluator on %s\n", desc);
     }
     if (search_calib_generate(&cs, m, &cfg, err, sizeof err) ||
-        search_objective_calib_on(&obj, m, device_eval_backend(dev), cs, err, sizeof err))
+        search_objective_calib_on(&obj, m, dev, cs, err, sizeof err))
         goto fail;
     if (resume) {
         if (search_load(&st, state_path, m->hp.n_layer, m->hp.n_head_kv, &obj, m, on_event, &lis, err,
@@ -396,8 +397,8 @@ int cmd_search(int argc, char **argv) {
                 snprintf(err + len, sizeof err - len,
                          "; or another device or precision: this run evaluates on %s (--device) in %s "
                          "(--precision), was the state saved with others?",
-                         device_name(device),
-                         device == DEVICE_CPU ? gemm_precision_name(m->precision) : "bf16");
+                         backend_device_name(device),
+                         device == BACKEND_CPU ? gemm_precision_name(m->precision) : "bf16");
             }
             goto fail;
         }
@@ -452,7 +453,7 @@ done:
     trace_rows_free(&lis.trace);
     search_free(st);
     search_objective_free(&obj); /* its evaluator uses dev: free it first */
-    device_eval_free(dev);
+    backend_free(dev);
     calib_set_free(cs);
     model_free(m);
     return rc;

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "backend.h"
 #include "mask.h"
 #include "model.h"
 
@@ -130,7 +131,7 @@ typedef struct {
     int ctx_tokens;            /* context length for the KV-bytes line (default: model's n_ctx_train) */
     int ascii;                 /* 1: ASCII glyphs even in a UTF-8 locale */
     int mono;                  /* 1: no colours even when the terminal has them */
-    int device;                /* bosch_device (tui/device.h) of the worker's evaluators; 0 = DEVICE_CPU */
+    backend_options backend;   /* where the worker's evaluators run (engine/backend.h); zero: the CPU */
     int precision;             /* engine_precision (gemm.h) of the CPU engine; 0 = PRECISION_FP32 */
     const char *ui_stats_path; /* NULL, or where to write the UI thread's busy times at exit (CSV) */
 } explorer_opts;

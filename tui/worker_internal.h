@@ -7,7 +7,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 
-#include "device_eval.h"
+#include "backend.h"
 #include "eval.h"
 #include "probes.h"
 #include "search.h"
@@ -46,7 +46,7 @@ struct worker {
     /* ---- worker thread only ---- */
     explorer_opts opts;
     model *m;
-    device_eval *dev; /* the evaluators' backend (opts.device; the CPU after a failed GPU start) */
+    backend *dev; /* the evaluators' backend (opts.backend; the CPU after a failed GPU start) */
     search_state *search;
     search_objective obj;
     int have_obj;

@@ -39,15 +39,14 @@ int worker_job_load(worker *w) {
     }
     const model_hparams *hp = &w->m->hp;
     char dev_msg[640] = "";
-    if (w->opts.device != DEVICE_CPU) { /* one GPU upload shared by every evaluator of the worker */
-        if (device_eval_create(&w->dev, (bosch_device)w->opts.device, w->m, err, sizeof err) != 0) {
-            snprintf(dev_msg, sizeof dev_msg, "evaluator on the CPU: %s", err);
-            w->dev = NULL;
-        } else {
-            char desc[128];
-            device_eval_describe(w->dev, desc, sizeof desc);
-            snprintf(dev_msg, sizeof dev_msg, "evaluator on %s", desc);
-        }
+    /* one backend (on the GPU: one upload) shared by every evaluator of the worker */
+    if (backend_create(&w->dev, &w->opts.backend, w->m, err, sizeof err) != 0) {
+        snprintf(dev_msg, sizeof dev_msg, "evaluator on the CPU: %s", err);
+        w->dev = NULL;
+    } else if (w->opts.backend.device != BACKEND_CPU) {
+        char desc[128];
+        backend_describe(w->dev, 1, desc, sizeof desc);
+        snprintf(dev_msg, sizeof dev_msg, "evaluator on %s", desc);
     }
     if (hp->n_layer > EX_MAX_LAYERS || hp->n_head_kv > EX_MAX_KV) {
         pthread_mutex_lock(&w->mu);
@@ -104,7 +103,7 @@ int worker_job_prepare_search(worker *w, const worker_search_req *req) {
     /* the same calibration split as `bosch search` with this config, so masks match the CLI's */
     if (rc == 0) rc = search_calib_generate(&w->cs, w->m, &cfg, err, sizeof err);
     if (rc == 0) {
-        rc = search_objective_calib_on(&w->obj, w->m, device_eval_backend(w->dev), w->cs, err, sizeof err);
+        rc = search_objective_calib_on(&w->obj, w->m, w->dev, w->cs, err, sizeof err);
         w->have_obj = rc == 0;
         if (rc == 0) search_objective_set_cancel(&w->obj, &w->cancel);
     }
@@ -168,8 +167,7 @@ void worker_job_heldout(worker *w, const ex_mask *em) {
             rc = -1;
         } else {
             probe_set_eval_samples(&w->heldout, es);
-            rc = evaluator_create_on(&w->heldout_ev, w->m, device_eval_backend(w->dev), es, w->heldout.n, 0,
-                                     err, sizeof err);
+            rc = evaluator_create_on(&w->heldout_ev, w->m, w->dev, es, w->heldout.n, 0, err, sizeof err);
             if (rc == 0) evaluator_set_cancel(w->heldout_ev, &w->cancel);
             free(es);
         }
@@ -308,7 +306,7 @@ void worker_job_free_all(worker *w) {
     evaluator_free(w->heldout_ev);
     w->heldout_ev = NULL;
     probe_set_free(&w->heldout);
-    device_eval_free(w->dev); /* after every evaluator made with it */
+    backend_free(w->dev); /* after every evaluator made with it */
     w->dev = NULL;
     model_free(w->m);
     w->m = NULL;
