@@ -1,5 +1,5 @@
 /* cmd_mkmodel.c — `bosch mkmodel OUT [--shape NAME | --like MODEL] [--type f16|q4_1] [--seed N]
- * [--std S]`: write a random-weight llama GGUF of a real model's shape (tui/mkmodel.h), e.g. for
+ * [--std S]`: write a random-weight llama GGUF of a real model's shape (engine/gguf_write.h), e.g. for
  * checking the GPU forward against the CPU on a machine that does not have the real model. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* mkmodel.c — random-weight llama GGUF writer (see mkmodel.h). Layout of the file (GGUF v3):
+/* gguf_write.c — random-weight llama GGUF writer (see gguf_write.h). Layout of the file (GGUF v3):
  * header (magic, version, tensor count, key count), key/values, tensor infos, padding to the
  * alignment (32), then each tensor's data at an offset that is a multiple of 32. */
 #include "gguf_write.h"

@@ -1,4 +1,4 @@
-/* mkmodel.h — write a random-weight llama-architecture GGUF (`bosch mkmodel`).
+/* gguf_write.h — write a random-weight llama-architecture GGUF (`bosch mkmodel`).
  *
  * Purpose: a model file of a real model's shape that can be made anywhere (the GPU machine
  * cannot receive the 98 MB default model), so the GPU forward can be checked against the CPU

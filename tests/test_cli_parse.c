@@ -1,4 +1,4 @@
-/* test_cli_parse.c — the option-value parsers of tui/cli.c (cli.h, commands.h) and the mask loader's
+/* test_cli_parse.c — the option-value parsers of app/cli.c (cli.h, commands.h) and the mask loader's
  * model-name check (csv_mask_load_for, csvio.h), called directly.
  *
  * The parsers: every accepted text gives the value written in it; every refused one returns -1 and

@@ -1,4 +1,4 @@
-/* test_mkmodel.c — the random-weight GGUF generator (tui/mkmodel.h) against an independent reader:
+/* test_mkmodel.c — the random-weight GGUF generator (engine/gguf_write.h) against an independent reader:
  * tests/fixtures/mkmodel_tiny.txt was made by scripts/fixtures/make_mkmodel_fixture.py, which reads
  * the file `bosch mkmodel OUT --shape tiny --seed 7` writes with the PyPI gguf package and runs a
  * numpy llama forward on it. Here the same file is written again, loaded by our model_load, and
