@@ -31,31 +31,6 @@ static volatile sig_atomic_t curses_on;
 static struct termios saved_tio;
 static int have_tio;
 
-int ex_mask_from(ex_mask *dst, const attn_mask *src) {
-    if (src->n_layer > EX_MAX_LAYERS || src->n_head_kv > EX_MAX_KV || src->n_layer < 0 || src->n_head_kv < 0)
-        return -1;
-    dst->n_layer = src->n_layer;
-    dst->n_head_kv = src->n_head_kv;
-    dst->window = src->window;
-    dst->sinks = src->sinks;
-    memcpy(dst->z, src->z, (size_t)src->n_layer * src->n_head_kv);
-    return 0;
-}
-
-void ex_mask_view(ex_mask *m, attn_mask *out) {
-    out->n_layer = m->n_layer;
-    out->n_head_kv = m->n_head_kv;
-    out->window = m->window;
-    out->sinks = m->sinks;
-    out->z = m->z;
-}
-
-int ex_mask_count_swa(const ex_mask *m) {
-    int n = 0;
-    for (int i = 0; i < m->n_layer * m->n_head_kv; i++) n += m->z[i] == ATTN_SWA;
-    return n;
-}
-
 static void on_signal(int sig) {
     if (sig == SIGWINCH)
         sig_resize = 1;

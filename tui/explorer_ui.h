@@ -3,7 +3,7 @@
 #define BOSCH_EXPLORER_UI_H
 
 #include "compare.h"
-#include "explorer.h"
+#include "ex_state.h"
 #include "layout.h"
 #include "worker.h"
 

@@ -302,15 +302,15 @@ void worker_job_ask(worker *w, const ex_mask *em, int sample) {
     ex_mask local = *em;
     attn_mask am;
     ex_mask_view(&local, &am);
-    static ex_ask a; /* worker thread only */
-    memset(&a, 0, sizeof a);
+    ex_ask *a = &w->ask_res;
+    memset(a, 0, sizeof *a);
     if (rc == 0) {
         const probe_sample *ps = &w->heldout.samples[((sample % w->heldout.n) + w->heldout.n) % w->heldout.n];
-        a.sample = (int)(ps - w->heldout.samples);
-        a.n_tokens = ps->answer_start;
+        a->sample = (int)(ps - w->heldout.samples);
+        a->n_tokens = ps->answer_start;
         int q0 = ps->haystack_start + ps->haystack_len;
-        decode_line(w->m->tok, ps->tokens + q0, ps->answer_start - q0, a.question, sizeof a.question);
-        snprintf(a.needle, sizeof a.needle, "%s", ps->value[ps->query]);
+        decode_line(w->m->tok, ps->tokens + q0, ps->answer_start - q0, a->question, sizeof a->question);
+        snprintf(a->needle, sizeof a->needle, "%s", ps->value[ps->query]);
         int max_new = ps->n_answer + 8;
         int32_t *gen = malloc((size_t)max_new * sizeof *gen);
         int n_gen = 0;
@@ -318,22 +318,22 @@ void worker_job_ask(worker *w, const ex_mask *em, int sample) {
                             sizeof err)
                  : -1;
         if (rc == 0) {
-            decode_line(w->m->tok, gen, n_gen, a.answer, sizeof a.answer);
-            a.correct = strncmp(a.answer, a.needle, strlen(a.needle)) == 0;
+            decode_line(w->m->tok, gen, n_gen, a->answer, sizeof a->answer);
+            a->correct = strncmp(a->answer, a->needle, strlen(a->needle)) == 0;
         }
         free(gen);
     }
-    a.seconds = base_now_s() - t0;
+    a->seconds = base_now_s() - t0;
     set_busy(w, NULL);
     if (rc == FORWARD_CANCELLED) return; /* quitting */
     pthread_mutex_lock(&w->mu);
     if (rc != 0) {
         worker_log_locked(w, "ask failed: %s", err);
     } else {
-        a.seq = w->snap.ask.seq + 1;
-        w->snap.ask = a;
-        worker_log_locked(w, "asked sample %d: answer \"%.40s\", needle %s: %s (%.1f s)", a.sample, a.answer,
-                          a.needle, a.correct ? "correct" : "wrong", a.seconds);
+        a->seq = w->snap.ask.seq + 1;
+        w->snap.ask = *a;
+        worker_log_locked(w, "asked sample %d: answer \"%.40s\", needle %s: %s (%.1f s)", a->sample,
+                          a->answer, a->needle, a->correct ? "correct" : "wrong", a->seconds);
     }
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
