@@ -20,21 +20,23 @@ static const char *const colour_lines[] = {
 };
 #define N_COLOUR_LINES ((int)(sizeof colour_lines / sizeof colour_lines[0]))
 
+/* Two cells of glyph gl in colour pair `pair` at (y, x), then the legend text t + 8. */
+static void legend_cells(ui_state *u, int y, int x, int w, int pair, int mono_attr, const char *gl,
+                         const char *t) {
+    attron(ui_attr(u, pair, mono_attr));
+    mvaddstr(y, x + 2, gl);
+    mvaddstr(y, x + 3, gl);
+    attroff(ui_attr(u, pair, mono_attr));
+    draw_text(y, x + 8, w - 8, A_NORMAL, "%s", t + 8);
+}
+
 /* One line of the colour legend, its glyphs drawn in their colours. */
 static void draw_colour_line(ui_state *u, int y, int x, int w, const char *t) {
     const ui_glyphs *g = ui_glyphs_get(u->utf8);
     if (!strncmp(t, "  FULL", 6)) {
-        attron(ui_attr(u, PAIR_FULL, A_BOLD));
-        mvaddstr(y, x + 2, g->full);
-        mvaddstr(y, x + 3, g->full);
-        attroff(ui_attr(u, PAIR_FULL, A_BOLD));
-        draw_text(y, x + 8, w - 8, A_NORMAL, "%s", t + 8);
+        legend_cells(u, y, x, w, PAIR_FULL, A_BOLD, g->full, t);
     } else if (!strncmp(t, "  SWA", 5)) {
-        attron(ui_attr(u, PAIR_SWA, A_NORMAL));
-        mvaddstr(y, x + 2, g->swa);
-        mvaddstr(y, x + 3, g->swa);
-        attroff(ui_attr(u, PAIR_SWA, A_NORMAL));
-        draw_text(y, x + 8, w - 8, A_NORMAL, "%s", t + 8);
+        legend_cells(u, y, x, w, PAIR_SWA, A_NORMAL, g->swa, t);
     } else if (!strncmp(t, "  MARK", 6)) {
         draw_text(y, x + 2, 5, ui_attr(u, PAIR_PROBE, A_BOLD) | A_BOLD, "%s %s", g->probe, g->group);
         draw_text(y, x + 8, w - 8, A_NORMAL, "%s", t + 8);

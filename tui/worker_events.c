@@ -103,11 +103,32 @@ static void refresh_from_state_locked(worker *w) {
     }
 }
 
-void worker_on_event(const search_event *ev, void *user) {
-    worker *w = user;
+/* An evaluation: the latest score and mask, the sparkline history, the best so far, the trace. */
+static void on_eval_locked(worker *w, const search_event *ev) {
     ex_snapshot *s = &w->snap;
-    pthread_mutex_lock(&w->mu);
-    s->have_search = 1;
+    s->stage_evals++;
+    if (ev->eval_budget > 0) s->stage_budget = ev->eval_budget;
+    s->last_score = ev->score;
+    s->last_accuracy = ev->accuracy;
+    s->last_seconds = ev->seconds;
+    if (ev->mask) ex_mask_from(&s->last_mask, ev->mask);
+    double best = s->hist_n ? s->hist_best[(s->hist_n - 1) % EX_HIST] : -INFINITY;
+    if (isfinite(ev->score) && ev->score > best) best = ev->score;
+    s->hist[s->hist_n % EX_HIST] = ev->score;
+    s->hist_best[s->hist_n % EX_HIST] = best;
+    s->hist_n++;
+    if (isfinite(ev->score) && ev->score > s->best_overall && ev->eval_index > 2) {
+        s->best_overall = ev->score;
+        s->best_eval = ev->eval_index;
+    }
+    trace_push_locked(w, ev);
+    worker_log_locked(w, "eval %ld: score %.3f, acc %.2f, %d SWA, %.2f s", ev->eval_index, ev->score,
+                      ev->accuracy, ev->mask ? mask_count_swa(ev->mask) : -1, ev->seconds);
+}
+
+/* What one event changes in the snapshot and the log (mu held). */
+static void apply_event_locked(worker *w, const search_event *ev) {
+    ex_snapshot *s = &w->snap;
     const char *msg = ev->message && *ev->message ? ev->message : NULL;
     switch (ev->kind) {
     case SEARCH_EV_SEARCH_START:
@@ -137,27 +158,9 @@ void worker_on_event(const search_event *ev, void *user) {
         if (ev->layer >= 0 && ev->layer < EX_MAX_LAYERS) s->probed[ev->layer] = 1;
         if (msg) worker_log_locked(w, "%s", msg);
         break;
-    case SEARCH_EV_EVAL: {
-        s->stage_evals++;
-        if (ev->eval_budget > 0) s->stage_budget = ev->eval_budget;
-        s->last_score = ev->score;
-        s->last_accuracy = ev->accuracy;
-        s->last_seconds = ev->seconds;
-        if (ev->mask) ex_mask_from(&s->last_mask, ev->mask);
-        double best = s->hist_n ? s->hist_best[(s->hist_n - 1) % EX_HIST] : -INFINITY;
-        if (isfinite(ev->score) && ev->score > best) best = ev->score;
-        s->hist[s->hist_n % EX_HIST] = ev->score;
-        s->hist_best[s->hist_n % EX_HIST] = best;
-        s->hist_n++;
-        if (isfinite(ev->score) && ev->score > s->best_overall && ev->eval_index > 2) {
-            s->best_overall = ev->score;
-            s->best_eval = ev->eval_index;
-        }
-        trace_push_locked(w, ev);
-        worker_log_locked(w, "eval %ld: score %.3f, acc %.2f, %d SWA, %.2f s", ev->eval_index, ev->score,
-                          ev->accuracy, ev->mask ? mask_count_swa(ev->mask) : -1, ev->seconds);
+    case SEARCH_EV_EVAL:
+        on_eval_locked(w, ev);
         break;
-    }
     case SEARCH_EV_INCUMBENT:
         worker_log_locked(w, "%s", msg ? msg : "new best mask");
         break;
@@ -200,6 +203,14 @@ void worker_on_event(const search_event *ev, void *user) {
         worker_log_locked(w, "error: %s", msg ? msg : "(no message)");
         break;
     }
+}
+
+void worker_on_event(const search_event *ev, void *user) {
+    worker *w = user;
+    ex_snapshot *s = &w->snap;
+    pthread_mutex_lock(&w->mu);
+    s->have_search = 1;
+    apply_event_locked(w, ev);
     refresh_from_state_locked(w);
     if (ev->kind == SEARCH_EV_DONE && ev->mask) {
         ex_mask_from(&s->result_mask, ev->mask);
