@@ -86,5 +86,8 @@ int cmd_explore(int argc, char **argv) {
         return 2;
     }
     o.device = (int)d;
+    const char *nc = getenv("NO_COLOR"); /* no-color.org: set and not empty */
+    if (nc && *nc) o.mono = 1;
+    o.term = getenv("TERM");
     return explorer_run(&o);
 }

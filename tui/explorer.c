@@ -75,8 +75,7 @@ static void install_signals(void) {
 }
 
 static void init_colors(ui_state *u, const explorer_opts *opts) {
-    const char *nc = getenv("NO_COLOR");
-    if (opts->mono || (nc && *nc) || !has_colors()) return;
+    if (opts->mono || !has_colors()) return;
     start_color();
     use_default_colors();
     init_pair(PAIR_FULL, COLOR_BLUE, -1);
@@ -269,8 +268,7 @@ int explorer_run(const explorer_opts *opts) {
     }
     SCREEN *scr = terminal_start(u, opts);
     if (!scr) {
-        fprintf(stderr, "bosch: cannot initialise the terminal (TERM=%s)\n",
-                getenv("TERM") ? getenv("TERM") : "");
+        fprintf(stderr, "bosch: cannot initialise the terminal (TERM=%s)\n", opts->term ? opts->term : "");
         worker_stop(u->w);
         ui_free(u);
         return 1;
