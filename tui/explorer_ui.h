@@ -1,4 +1,4 @@
-/* explorer_ui.h — the explorer's UI-thread state and drawing functions (UI thread only). */
+/* explorer_ui.h — the explorer's UI thread: drawing functions and the input glue (UI thread only). */
 #ifndef BOSCH_EXPLORER_UI_H
 #define BOSCH_EXPLORER_UI_H
 
