@@ -11,7 +11,8 @@ int cmd_eval(int argc, char **argv);     /* bosch eval [MODEL] ... */
 int cmd_search(int argc, char **argv);   /* bosch search [MODEL] --ratio R ... */
 int cmd_compare(int argc, char **argv);  /* bosch compare [MODEL] ... */
 int cmd_explore(int argc, char **argv);  /* bosch [MODEL]: the ncurses explorer */
-int cmd_mkmodel(int argc, char **argv);  /* bosch mkmodel OUT ...: a random-weight GGUF (engine/gguf_write.h) */
+int cmd_mkmodel(int argc,
+                char **argv); /* bosch mkmodel OUT ...: a random-weight GGUF (engine/gguf_write.h) */
 
 /* Default model path: $BOSCH_MODEL, else models/SmolLM2-135M-Instruct.Q4_1.gguf. */
 const char *cli_default_model(void);

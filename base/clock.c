@@ -9,6 +9,10 @@ static double seconds(clockid_t id) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-double base_now_s(void) { return seconds(CLOCK_MONOTONIC); }
+double base_now_s(void) {
+    return seconds(CLOCK_MONOTONIC);
+}
 
-double base_cpu_s(void) { return seconds(CLOCK_PROCESS_CPUTIME_ID); }
+double base_cpu_s(void) {
+    return seconds(CLOCK_PROCESS_CPUTIME_ID);
+}

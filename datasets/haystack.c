@@ -1,5 +1,6 @@
 /* haystack.c — haystack token streams (noise filler or public-domain prose) for the probes. */
 #include "haystack.h"
+#include "rng.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +22,7 @@ static const char *const passkey_noise[] = {
 #define N_NOISE 4
 
 uint64_t probe_rng_next(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return rng_splitmix64(state);
 }
 
 uint64_t probe_rng_below(uint64_t *state, uint64_t n) {

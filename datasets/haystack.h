@@ -17,7 +17,7 @@
 extern const char *const haystack_text_paragraphs[];
 extern const int haystack_text_n_paragraphs;
 
-/* Deterministic PRNG (splitmix64, Steele et al. 2014): state advances by the golden-ratio
+/* Deterministic PRNG: rng_splitmix64 (base/rng.h; Steele et al. 2014): state advances by the golden-ratio
  * increment; output is the state mixed by two xor-shift-multiply rounds. */
 uint64_t probe_rng_next(uint64_t *state);
 /* Uniform integer in [0, n) (n >= 1), by rejection so there is no modulo bias. */

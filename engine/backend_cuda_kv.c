@@ -149,7 +149,6 @@ int cuda_kv_store_prefill(cuda_kv *kv, int l, const float *d_k, const float *d_v
 #define FILL_POOL_ROWS 4096      /* rows of the random pool (16 MiB) */
 #define FILL_CALL_ROWS (1 << 22) /* rows per kern_gather_rows call (blocks of one launch) */
 
-
 int cuda_kv_fill_random(cuda_kv *kv, int n_past, uint64_t seed, char *err, size_t errlen) {
     if (n_past < 0 || n_past > kv->n_ctx) {
         base_seterr(err, errlen, "cuda: KV cache: fill_random n_past %d is outside 0..%d", n_past, kv->n_ctx);

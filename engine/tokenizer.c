@@ -137,55 +137,42 @@ static int check_utf8(const gguf_file *g, const char *key, uint64_t i, const cha
                       size_t errlen) {
     long at = first_invalid_utf8(s, n);
     if (at < 0) return 0;
-    base_seterr(err, errlen,
-            "tokenizer: %s: %s[%llu]: byte %ld (0x%02x) is not valid UTF-8 (byte-level BPE text is UTF-8)",
-            g->path, key, (unsigned long long)i, at, (unsigned)(unsigned char)s[at]);
+    base_seterr(
+        err, errlen,
+        "tokenizer: %s: %s[%llu]: byte %ld (0x%02x) is not valid UTF-8 (byte-level BPE text is UTF-8)",
+        g->path, key, (unsigned long long)i, at, (unsigned)(unsigned char)s[at]);
     return -1;
 }
 
-static int load_vocab(tokenizer *t, const gguf_file *g, char *err, size_t errlen) {
-    gguf_str *tokens = NULL;
-    int32_t *types = NULL;
-    uint64_t n = 0, n_types = 0;
-    if (gguf_get_str_array(g, "tokenizer.ggml.tokens", &tokens, &n, err, errlen) != 0) return -1;
-    if (n == 0 || n > INT32_MAX / 2) {
-        base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.tokens: bad count %llu", g->path,
-                (unsigned long long)n);
-        free(tokens);
-        return -1;
-    }
+/* tokenizer.ggml.token_type, if present: an array of i32, one per token, into *types (malloc'd;
+ * NULL when the key is absent). 0, or -1 with the message. */
+static int load_token_types(const gguf_file *g, uint64_t n, int32_t **types, char *err, size_t errlen) {
+    *types = NULL;
     const gguf_kv *tkv = gguf_find_kv(g, "tokenizer.ggml.token_type");
-    if (tkv) {
-        /* llama.cpp reads this key only as an array of i32 and refuses any other type */
-        if (tkv->type == GGUF_TYPE_ARRAY && tkv->arr_type != GGUF_TYPE_INT32) {
-            base_seterr(err, errlen,
+    if (!tkv) return 0;
+    /* llama.cpp reads this key only as an array of i32 and refuses any other type */
+    if (tkv->type == GGUF_TYPE_ARRAY && tkv->arr_type != GGUF_TYPE_INT32) {
+        base_seterr(err, errlen,
                     "tokenizer: %s: offset %llu: tokenizer.ggml.token_type is an array of %s; it must be an "
                     "array of i32 (as llama.cpp reads it)",
                     g->path, (unsigned long long)tkv->offset, gguf_type_name(tkv->arr_type));
-            free(tokens);
-            return -1;
-        }
-        if (gguf_get_i32_array(g, "tokenizer.ggml.token_type", &types, &n_types, err, errlen) != 0) {
-            free(tokens);
-            return -1;
-        }
-        if (n_types != n) {
-            base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.token_type has %llu entries, tokens %llu",
-                    g->path, (unsigned long long)n_types, (unsigned long long)n);
-            free(tokens);
-            free(types);
-            return -1;
-        }
-    }
-    uint64_t total = 0;
-    for (uint64_t i = 0; i < n; i++) total += tokens[i].len + 1;
-    if (total > UINT32_MAX) {
-        base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.tokens: %llu bytes of text", g->path,
-                (unsigned long long)total);
-        free(tokens);
-        free(types);
         return -1;
     }
+    uint64_t n_types = 0;
+    if (gguf_get_i32_array(g, "tokenizer.ggml.token_type", types, &n_types, err, errlen) != 0) return -1;
+    if (n_types != n) {
+        base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.token_type has %llu entries, tokens %llu",
+                    g->path, (unsigned long long)n_types, (unsigned long long)n);
+        free(*types);
+        *types = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The vocabulary arrays of t for n tokens of `total` bytes of text in all. 0, or -1. */
+static int alloc_vocab(tokenizer *t, const gguf_file *g, uint64_t n, uint64_t total, char *err,
+                       size_t errlen) {
     t->n_vocab = (int32_t)n;
     t->text = malloc(total);
     t->piece = malloc(total);
@@ -198,54 +185,81 @@ static int load_vocab(tokenizer *t, const gguf_file *g, char *err, size_t errlen
     t->tok_slots = malloc(((size_t)t->tok_mask + 1) * sizeof(int32_t));
     if (!t->text || !t->piece || !t->text_off || !t->text_len || !t->piece_off || !t->piece_len || !t->type ||
         !t->tok_slots) {
-        base_seterr(err, errlen, "tokenizer: %s: out of memory for %llu tokens", g->path, (unsigned long long)n);
-        free(tokens);
-        free(types);
+        base_seterr(err, errlen, "tokenizer: %s: out of memory for %llu tokens", g->path,
+                    (unsigned long long)n);
         return -1;
     }
     memset(t->tok_slots, 0xff, ((size_t)t->tok_mask + 1) * sizeof(int32_t));
+    return 0;
+}
+
+/* Token i of type ty (already checked): its text at *off, its decoded bytes at *poff (both advanced),
+ * and its entry in the text hash table. 0, or -1 when the text is not UTF-8. */
+static int add_token(tokenizer *t, const gguf_file *g, uint64_t i, int ty, const gguf_str *tok, uint32_t *off,
+                     uint32_t *poff, char *err, size_t errlen) {
+    t->type[i] = (uint8_t)ty;
+    const char *s = tok->ptr;
+    size_t len = tok->len;
+    if (check_utf8(g, "tokenizer.ggml.tokens", i, s, len, err, errlen)) return -1;
+    memcpy(t->text + *off, s, len);
+    t->text[*off + len] = 0;
+    t->text_off[i] = *off, t->text_len[i] = (uint32_t)len;
+    *off += (uint32_t)len + 1;
+    /* decoded bytes */
+    size_t plen = 0;
+    int bv = byte_token_value(s, len);
+    if (ty == TOKEN_NORMAL) {
+        plen = unmap_bytes(s, len, t->piece + *poff);
+    } else if (ty == TOKEN_BYTE && bv >= 0) {
+        t->piece[*poff] = (char)bv;
+        plen = 1;
+    } else if (ty == TOKEN_CONTROL || ty == TOKEN_USER) {
+        memcpy(t->piece + *poff, s, len);
+        plen = len;
+    }
+    t->piece_off[i] = *poff, t->piece_len[i] = (uint32_t)plen;
+    *poff += (uint32_t)plen;
+    insert_text(t, (int32_t)i);
+    return 0;
+}
+
+static int load_vocab(tokenizer *t, const gguf_file *g, char *err, size_t errlen) {
+    gguf_str *tokens = NULL;
+    int32_t *types = NULL;
+    uint64_t n = 0;
+    if (gguf_get_str_array(g, "tokenizer.ggml.tokens", &tokens, &n, err, errlen) != 0) return -1;
+    int rc = -1;
+    if (n == 0 || n > INT32_MAX / 2) {
+        base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.tokens: bad count %llu", g->path,
+                    (unsigned long long)n);
+        goto done;
+    }
+    if (load_token_types(g, n, &types, err, errlen)) goto done;
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < n; i++) total += tokens[i].len + 1;
+    if (total > UINT32_MAX) {
+        base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.tokens: %llu bytes of text", g->path,
+                    (unsigned long long)total);
+        goto done;
+    }
+    if (alloc_vocab(t, g, n, total, err, errlen)) goto done;
     uint32_t off = 0, poff = 0;
     for (uint64_t i = 0; i < n; i++) {
         int ty = types ? types[i] : TOKEN_NORMAL;
         if (ty < 0 || ty > TOKEN_BYTE) {
-            base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.token_type[%llu] = %d is not a known type",
-                    g->path, (unsigned long long)i, ty);
-            free(tokens);
-            free(types);
-            return -1;
+            base_seterr(err, errlen,
+                        "tokenizer: %s: tokenizer.ggml.token_type[%llu] = %d is not a known type", g->path,
+                        (unsigned long long)i, ty);
+            goto done;
         }
         if (ty == 0) ty = TOKEN_NORMAL; /* undefined: treat as normal */
-        t->type[i] = (uint8_t)ty;
-        const char *s = tokens[i].ptr;
-        size_t len = tokens[i].len;
-        if (check_utf8(g, "tokenizer.ggml.tokens", i, s, len, err, errlen)) {
-            free(tokens);
-            free(types);
-            return -1;
-        }
-        memcpy(t->text + off, s, len);
-        t->text[off + len] = 0;
-        t->text_off[i] = off, t->text_len[i] = (uint32_t)len;
-        off += (uint32_t)len + 1;
-        /* decoded bytes */
-        size_t plen = 0;
-        int bv = byte_token_value(s, len);
-        if (ty == TOKEN_NORMAL) {
-            plen = unmap_bytes(s, len, t->piece + poff);
-        } else if (ty == TOKEN_BYTE && bv >= 0) {
-            t->piece[poff] = (char)bv;
-            plen = 1;
-        } else if (ty == TOKEN_CONTROL || ty == TOKEN_USER) {
-            memcpy(t->piece + poff, s, len);
-            plen = len;
-        }
-        t->piece_off[i] = poff, t->piece_len[i] = (uint32_t)plen;
-        poff += (uint32_t)plen;
-        insert_text(t, (int32_t)i);
+        if (add_token(t, g, i, ty, &tokens[i], &off, &poff, err, errlen)) goto done;
     }
+    rc = 0;
+done:
     free(tokens);
     free(types);
-    return 0;
+    return rc;
 }
 
 static int load_merges(tokenizer *t, const gguf_file *g, char *err, size_t errlen) {
@@ -254,7 +268,7 @@ static int load_merges(tokenizer *t, const gguf_file *g, char *err, size_t errle
     if (gguf_get_str_array(g, "tokenizer.ggml.merges", &merges, &n, err, errlen) != 0) return -1;
     if (n > INT32_MAX / 4) {
         base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.merges: bad count %llu", g->path,
-                (unsigned long long)n);
+                    (unsigned long long)n);
         free(merges);
         return -1;
     }
@@ -264,7 +278,8 @@ static int load_merges(tokenizer *t, const gguf_file *g, char *err, size_t errle
     for (uint64_t i = 0; i < n; i++) maxlen = merges[i].len > maxlen ? merges[i].len : maxlen;
     char *buf = malloc(maxlen + 1);
     if (!t->merge_slots || !buf) {
-        base_seterr(err, errlen, "tokenizer: %s: out of memory for %llu merges", g->path, (unsigned long long)n);
+        base_seterr(err, errlen, "tokenizer: %s: out of memory for %llu merges", g->path,
+                    (unsigned long long)n);
         free(merges);
         free(buf);
         return -1;
@@ -280,8 +295,8 @@ static int load_merges(tokenizer *t, const gguf_file *g, char *err, size_t errle
         }
         const char *sp = len > 1 ? memchr(s + 1, ' ', len - 1) : NULL;
         if (!sp) {
-            base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.merges[%llu] = '%.*s' is not 'a b'", g->path,
-                    (unsigned long long)i, (int)(len > 64 ? 64 : len), s);
+            base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.merges[%llu] = '%.*s' is not 'a b'",
+                        g->path, (unsigned long long)i, (int)(len > 64 ? 64 : len), s);
             free(merges);
             free(buf);
             return -1;
@@ -310,8 +325,8 @@ static int load_token_id(const gguf_file *g, const char *key, int32_t n_vocab, i
     uint32_t v;
     if (gguf_get_u32(g, key, &v, err, errlen) != 0) return -1;
     if (v >= (uint32_t)n_vocab) {
-        base_seterr(err, errlen, "tokenizer: %s: %s = %u is outside the vocabulary (%d tokens)", g->path, key, v,
-                n_vocab);
+        base_seterr(err, errlen, "tokenizer: %s: %s = %u is outside the vocabulary (%d tokens)", g->path, key,
+                    v, n_vocab);
         return -1;
     }
     *out = (int32_t)v;
@@ -389,8 +404,8 @@ int tokenizer_load_pre(tokenizer **out, const gguf_file *g, const char *pre, cha
     if (gguf_get_str(g, "tokenizer.ggml.model", &model, err, errlen) != 0) goto done;
     if (strcmp(model, "gpt2") != 0) {
         base_seterr(err, errlen,
-                "tokenizer: %s: tokenizer.ggml.model is '%s'; only 'gpt2' (byte-level BPE) is supported",
-                g->path, model);
+                    "tokenizer: %s: tokenizer.ggml.model is '%s'; only 'gpt2' (byte-level BPE) is supported",
+                    g->path, model);
         goto done;
     }
     if (!pre) {
@@ -399,7 +414,7 @@ int tokenizer_load_pre(tokenizer **out, const gguf_file *g, const char *pre, cha
     }
     if (pretok_kind_from_name(pre, &t->pre) != 0) {
         base_seterr(err, errlen, "tokenizer: %s: tokenizer.ggml.pre is '%s'; known: %s", g->path, pre,
-                pretok_known_names());
+                    pretok_known_names());
         goto done;
     }
     snprintf(t->pre_name, sizeof(t->pre_name), "%s", pre);

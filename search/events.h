@@ -3,7 +3,7 @@
  * headless CLI and the ncurses explorer are two listeners. Each event carries enough to redraw.
  * Pointers inside an event are valid only during the callback: copy what you keep.
  *
- * Owner: helper "search" (search/search.h drives the stream). Listeners (tui) rely on this layout;
+ * search/search.h drives the stream. Listeners (app/cmd_search.c, tui/) rely on this layout;
  * fields are only ever appended. Order guarantees of one search:
  *   SEARCH_START, then for BOSCH: EVAL (all-full), EVAL (all-SWA),
  *   STAGE_START(1) { LAYER_START(l) EVAL+ [INCUMBENT after an EVAL that improves] LAYER_END(l) }

@@ -379,173 +379,199 @@ static void stage_event(search_state *st, search_event_kind kind, int stage) {
     search_emit(st, &ev);
 }
 
-int search_step(search_state *st, char *err, size_t errlen) {
-    st->replaying = st->replay_pos < st->n_replay;
-    for (;;) {
-        int r = 0;
-        switch (st->phase) {
-        case PH_START: {
-            search_event ev = search_event_new(st, SEARCH_EV_SEARCH_START, 0);
-            char msg[160];
-            snprintf(msg, sizeof msg, "%s search, ratio %.4g, window %d, sinks %d, seed %llu",
-                     search_method_name(st->cfg.method), st->cfg.ratio, st->cfg.window, st->cfg.sinks,
-                     (unsigned long long)st->cfg.seed);
-            ev.message = msg;
-            ev.mask = &st->result;
-            ev.eval_budget = search_eval_budget(st);
-            search_emit(st, &ev);
-            st->phase = PH_NORM_FULL;
-            continue;
-        }
-        case PH_NORM_FULL:
-            r = normalizer_step(st, 0, err, errlen);
-            if (!r) st->phase = PH_NORM_SWA;
-            break;
-        case PH_NORM_SWA:
-            r = normalizer_step(st, 1, err, errlen);
-            if (r) break;
-            if (st->target_swa == 0 || st->target_swa == (long)st->L * st->H) {
-                /* nothing to choose: every head full (rho = 0) or every head SWA (rho = 1) */
-                fill_mask(&st->result, st->target_swa ? ATTN_SWA : ATTN_FULL);
-                st->final_known = 1;
-                st->final_raw = st->target_swa ? st->s_swa : st->s_full;
-                st->final_acc = st->target_swa ? st->acc_swa : st->acc_full;
-                st->phase = PH_FINAL;
-            } else {
-                st->phase = st->cfg.method == SEARCH_METHOD_BOSCH ? PH_S1_BEGIN : PH_BL_BEGIN;
-            }
-            break;
-        case PH_S1_BEGIN:
-            stage_event(st, SEARCH_EV_STAGE_START, 1);
-            st->cur_layer = st->L - 1;
-            st->stage_evals = 0;
-            st->phase = PH_S1_LAYER_BEGIN;
-            continue;
-        case PH_S1_LAYER_BEGIN:
-            if (st->cur_layer < 0) {
-                if (st->head_drop) { /* then every head alone (those the probes did not score) */
-                    st->single_pos = st->L * st->H - 1;
-                    st->phase = PH_S1_SINGLES;
-                    continue;
-                }
-                stage_event(st, SEARCH_EV_STAGE_END, 1);
-                st->phase = PH_S2;
-                continue;
-            }
-            st->phase = PH_S1_LAYER;
-            continue;
-        case PH_S1_LAYER:
-            r = step_stage1(st, err, errlen);
-            if (r == 1) continue;
-            break;
-        case PH_S1_SINGLES:
-            r = search_heads_singles_step(st, err, errlen);
-            if (r == 1) {
-                stage_event(st, SEARCH_EV_STAGE_END, 1);
-                st->phase = PH_S2;
-                continue;
-            }
-            break;
-        case PH_S2:
-            r = step_stage2(st, err, errlen);
-            break;
-        case PH_S3_BEGIN:
-            stage_event(st, SEARCH_EV_STAGE_START, 3);
-            st->stage_evals = 0;
-            for (int l = 0; l < st->L; l++)
-                set_row_bits(&st->result, l, st->n_swa[l] == st->H ? (1ull << st->H) - 1 : 0);
-            st->cur_group = 0;
-            st->final_known = 0;
-            st->phase = PH_S3_GROUP_BEGIN;
-            continue;
-        case PH_S3_GROUP_BEGIN:
-            if (st->cur_group >= st->n_groups) {
-                if (st->head_drop && st->cfg.refine_budget > 0) {
-                    st->refine_inits = 0;
-                    st->phase = PH_REFINE_BEGIN;
-                    continue;
-                }
-                stage_event(st, SEARCH_EV_STAGE_END, 3);
-                st->phase = PH_FINAL;
-                continue;
-            }
-            st->phase = PH_S3_GROUP;
-            continue;
-        case PH_S3_GROUP:
-            r = step_stage3_group(st, err, errlen);
-            if (r == 1) continue;
-            break;
-        case PH_REFINE_BEGIN:
-            r = search_heads_refine_begin(st, err, errlen);
-            if (r == 1) {
-                st->phase = PH_REFINE;
-                continue;
-            }
-            break;
-        case PH_REFINE:
-            r = search_heads_swap_step(st, 3, -1, err, errlen);
-            if (r == 1) {
-                st->final_known = 1;
-                st->final_raw = search_heads_swap_commit(st);
-                search_event ev = search_event_new(st, SEARCH_EV_GROUP_END, 3);
-                ev.group = -1;
-                ev.raw_score = st->final_raw;
-                ev.score = search_normalize(st, st->final_raw);
-                ev.mask = &st->result;
-                search_emit(st, &ev);
-                stage_event(st, SEARCH_EV_STAGE_END, 3);
-                st->phase = PH_FINAL;
-                continue;
-            }
-            break;
-        case PH_BL_BEGIN:
-        case PH_BL_EVAL:
-        case PH_BL_END:
-            r = search_baseline_step(st, err, errlen);
-            if (r == 1) continue;
-            break;
-        case PH_FINAL:
-            if (!st->final_known) {
-                /* the final mask was never scored (no stage-3 group, or a baseline): score it */
-                memcpy(st->cand.z, st->result.z, (size_t)st->L * st->H);
-                search_eval e;
-                r = search_eval_cand(st, 0, st->cfg.method == SEARCH_METHOD_BOSCH ? 3 : 0, -1, -1, &e, err,
-                                     errlen);
-                if (r) break;
-                st->final_known = 1;
-                st->final_raw = e.score;
-                st->final_acc = e.accuracy;
-                break;
-            }
-            {
-                st->best_norm = search_normalize(st, st->final_raw);
-                search_event ev = search_event_new(st, SEARCH_EV_DONE, 4);
-                ev.mask = &st->result;
-                ev.raw_score = st->final_raw;
-                ev.score = st->best_norm;
-                char msg[160];
-                snprintf(msg, sizeof msg, "done: %d of %d KV heads SWA, score %.4f, %ld evaluations",
-                         mask_count_swa(&st->result), st->L * st->H, ev.score, st->n_log);
-                ev.message = msg;
-                search_emit(st, &ev);
-            }
-            st->phase = PH_DONE;
-            return 1;
-        case PH_DONE:
-            return 1;
-        }
-        if (r < 0 && st->cancelled) { /* not an error: nothing was recorded, the step can be redone */
-            st->cancelled = 0;
-            return SEARCH_CANCELLED;
-        }
-        if (r < 0) {
-            search_event ev = search_event_new(st, SEARCH_EV_ERROR, 0);
-            ev.message = err;
-            search_emit(st, &ev);
-            return -1;
-        }
+/* search_step's phases. A phase handler returns PHASE_AGAIN when it made no evaluation (the next
+ * phase runs at once), PHASE_DONE when the search is finished, 0 after one evaluation, or < 0 on an
+ * error (st->cancelled tells a cancel). PHASE_AGAIN equals the "go on" value 1 of the stage steps
+ * (step_stage1, search_heads_*, search_baseline_step), which are returned as they are. */
+#define PHASE_AGAIN 1
+#define PHASE_DONE 2
+
+static int phase_start(search_state *st) {
+    search_event ev = search_event_new(st, SEARCH_EV_SEARCH_START, 0);
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s search, ratio %.4g, window %d, sinks %d, seed %llu",
+             search_method_name(st->cfg.method), st->cfg.ratio, st->cfg.window, st->cfg.sinks,
+             (unsigned long long)st->cfg.seed);
+    ev.message = msg;
+    ev.mask = &st->result;
+    ev.eval_budget = search_eval_budget(st);
+    search_emit(st, &ev);
+    st->phase = PH_NORM_FULL;
+    return PHASE_AGAIN;
+}
+
+/* The two normalizer evaluations (all full, then all SWA); after them the search proper starts, or
+ * ends at once when the ratio leaves nothing to choose. */
+static int phase_normalizer(search_state *st, int swa, char *err, size_t errlen) {
+    int r = normalizer_step(st, swa, err, errlen);
+    if (r) return r < 0 ? r : 0;
+    if (!swa) {
+        st->phase = PH_NORM_SWA;
+    } else if (st->target_swa == 0 || st->target_swa == (long)st->L * st->H) {
+        /* nothing to choose: every head full (rho = 0) or every head SWA (rho = 1) */
+        fill_mask(&st->result, st->target_swa ? ATTN_SWA : ATTN_FULL);
+        st->final_known = 1;
+        st->final_raw = st->target_swa ? st->s_swa : st->s_full;
+        st->final_acc = st->target_swa ? st->acc_swa : st->acc_full;
+        st->phase = PH_FINAL;
+    } else {
+        st->phase = st->cfg.method == SEARCH_METHOD_BOSCH ? PH_S1_BEGIN : PH_BL_BEGIN;
+    }
+    return 0;
+}
+
+static int phase_stage1_layer_begin(search_state *st) {
+    if (st->cur_layer >= 0) {
+        st->phase = PH_S1_LAYER;
+    } else if (st->head_drop) { /* then every head alone (those the probes did not score) */
+        st->single_pos = st->L * st->H - 1;
+        st->phase = PH_S1_SINGLES;
+    } else {
+        stage_event(st, SEARCH_EV_STAGE_END, 1);
+        st->phase = PH_S2;
+    }
+    return PHASE_AGAIN;
+}
+
+static int phase_stage3_begin(search_state *st) {
+    stage_event(st, SEARCH_EV_STAGE_START, 3);
+    st->stage_evals = 0;
+    for (int l = 0; l < st->L; l++)
+        set_row_bits(&st->result, l, st->n_swa[l] == st->H ? (1ull << st->H) - 1 : 0);
+    st->cur_group = 0;
+    st->final_known = 0;
+    st->phase = PH_S3_GROUP_BEGIN;
+    return PHASE_AGAIN;
+}
+
+static int phase_stage3_group_begin(search_state *st) {
+    if (st->cur_group < st->n_groups) {
+        st->phase = PH_S3_GROUP;
+    } else if (st->head_drop && st->cfg.refine_budget > 0) {
+        st->refine_inits = 0;
+        st->phase = PH_REFINE_BEGIN;
+    } else {
+        stage_event(st, SEARCH_EV_STAGE_END, 3);
+        st->phase = PH_FINAL;
+    }
+    return PHASE_AGAIN;
+}
+
+/* One swap move of the final head-level refinement; at its end the refined mask is the result. */
+static int phase_refine(search_state *st, char *err, size_t errlen) {
+    int r = search_heads_swap_step(st, 3, -1, err, errlen);
+    if (r != 1) return r;
+    st->final_known = 1;
+    st->final_raw = search_heads_swap_commit(st);
+    search_event ev = search_event_new(st, SEARCH_EV_GROUP_END, 3);
+    ev.group = -1;
+    ev.raw_score = st->final_raw;
+    ev.score = search_normalize(st, st->final_raw);
+    ev.mask = &st->result;
+    search_emit(st, &ev);
+    stage_event(st, SEARCH_EV_STAGE_END, 3);
+    st->phase = PH_FINAL;
+    return PHASE_AGAIN;
+}
+
+/* Score the final mask if it never was (no stage-3 group, or a baseline): one evaluation. Then
+ * report the end of the search. */
+static int phase_final(search_state *st, char *err, size_t errlen) {
+    if (!st->final_known) {
+        memcpy(st->cand.z, st->result.z, (size_t)st->L * st->H);
+        search_eval e;
+        int r =
+            search_eval_cand(st, 0, st->cfg.method == SEARCH_METHOD_BOSCH ? 3 : 0, -1, -1, &e, err, errlen);
+        if (r) return r < 0 ? r : 0;
+        st->final_known = 1;
+        st->final_raw = e.score;
+        st->final_acc = e.accuracy;
         return 0;
     }
+    st->best_norm = search_normalize(st, st->final_raw);
+    search_event ev = search_event_new(st, SEARCH_EV_DONE, 4);
+    ev.mask = &st->result;
+    ev.raw_score = st->final_raw;
+    ev.score = st->best_norm;
+    char msg[160];
+    snprintf(msg, sizeof msg, "done: %d of %d KV heads SWA, score %.4f, %ld evaluations",
+             mask_count_swa(&st->result), st->L * st->H, ev.score, st->n_log);
+    ev.message = msg;
+    search_emit(st, &ev);
+    st->phase = PH_DONE;
+    return PHASE_DONE;
+}
+
+static int phase_run(search_state *st, char *err, size_t errlen) {
+    int r;
+    switch (st->phase) {
+    case PH_START:
+        return phase_start(st);
+    case PH_NORM_FULL:
+        return phase_normalizer(st, 0, err, errlen);
+    case PH_NORM_SWA:
+        return phase_normalizer(st, 1, err, errlen);
+    case PH_S1_BEGIN:
+        stage_event(st, SEARCH_EV_STAGE_START, 1);
+        st->cur_layer = st->L - 1;
+        st->stage_evals = 0;
+        st->phase = PH_S1_LAYER_BEGIN;
+        return PHASE_AGAIN;
+    case PH_S1_LAYER_BEGIN:
+        return phase_stage1_layer_begin(st);
+    case PH_S1_LAYER:
+        return step_stage1(st, err, errlen);
+    case PH_S1_SINGLES:
+        r = search_heads_singles_step(st, err, errlen);
+        if (r == 1) {
+            stage_event(st, SEARCH_EV_STAGE_END, 1);
+            st->phase = PH_S2;
+        }
+        return r;
+    case PH_S2: /* one evaluation, or the move to stage 3 */
+        r = step_stage2(st, err, errlen);
+        return r < 0 ? r : 0;
+    case PH_S3_BEGIN:
+        return phase_stage3_begin(st);
+    case PH_S3_GROUP_BEGIN:
+        return phase_stage3_group_begin(st);
+    case PH_S3_GROUP:
+        return step_stage3_group(st, err, errlen);
+    case PH_REFINE_BEGIN:
+        r = search_heads_refine_begin(st, err, errlen);
+        if (r == 1) st->phase = PH_REFINE;
+        return r;
+    case PH_REFINE:
+        return phase_refine(st, err, errlen);
+    case PH_BL_BEGIN:
+    case PH_BL_EVAL:
+    case PH_BL_END:
+        return search_baseline_step(st, err, errlen);
+    case PH_FINAL:
+        return phase_final(st, err, errlen);
+    case PH_DONE:
+        return PHASE_DONE;
+    }
+    return 0;
+}
+
+int search_step(search_state *st, char *err, size_t errlen) {
+    st->replaying = st->replay_pos < st->n_replay;
+    int r;
+    while ((r = phase_run(st, err, errlen)) == PHASE_AGAIN) {
+    }
+    if (r == PHASE_DONE) return 1;
+    if (r < 0 && st->cancelled) { /* not an error: nothing was recorded, the step can be redone */
+        st->cancelled = 0;
+        return SEARCH_CANCELLED;
+    }
+    if (r < 0) {
+        search_event ev = search_event_new(st, SEARCH_EV_ERROR, 0);
+        ev.message = err;
+        search_emit(st, &ev);
+        return -1;
+    }
+    return 0;
 }
 
 int search_run(search_state *st, volatile sig_atomic_t *stop, char *err, size_t errlen) {

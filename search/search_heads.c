@@ -171,76 +171,52 @@ static int attn_ranking(search_state *st, int which, double *imp, char *err, siz
     return 0;
 }
 
-/* Steps of PH_REFINE_BEGIN: score the start candidates (the stage-3 mask when unknown, then the
- * cuts of the head-score drop, of the head-score Fisher form, and of the locality and echo
- * rankings when the model is at hand), keep the best in sw_sol, then create the sub-search. So the
- * refinement, which only accepts improvements, never ends below any static head ranking on the
- * calibration objective. 0 an evaluation was made, 1 ready (phase PH_REFINE), -1 error. */
-int search_heads_refine_begin(search_state *st, char *err, size_t errlen) {
+/* Start candidate `which` of the refinement (2: drop cut, 3: Fisher cut, 4: locality, 5: echo):
+ * its cut, scored unless the ranking is unusable (NaN scores, no model for the attention rankings)
+ * or the cut equals the stage-3 mask; a better start replaces sw_sol. 0 an evaluation was made,
+ * 1 skipped (nothing scored), -1 error. */
+static int refine_try_start(search_state *st, int which, char *err, size_t errlen) {
     const int n = st->L * st->H;
-    search_eval e;
-    /* the state moves on only after a step's evaluation succeeded, so a failed step can be retried
-     * (search_step's contract) and a replay sees the same sequence */
-    if (st->refine_inits == 0) { /* candidate 0: the mask stages 1-3 produced */
-        st->best_norm = -INFINITY;
-        memcpy(st->cand.z, st->result.z, (size_t)n);
-        if (!st->final_known) {
-            if (eval_dedup(st, 1, 3, -1, -1, &e, err, errlen)) return -1;
-            st->final_raw = e.score, st->final_known = 1;
-            st->refine_inits = 1;
-            return 0;
-        }
-        st->refine_inits = 1;
-    }
-    if (st->refine_inits == 1) { /* the stage-3 mask is the incumbent start */
-        for (int u = 0; u < n; u++) st->sw_sol[u] = st->result.z[u] == ATTN_SWA;
-        st->best_norm = search_normalize(st, st->final_raw);
-        st->refine_inits = 2;
-    }
-    while (st->refine_inits <= 5) { /* 2: drop cut, 3: Fisher cut, 4: locality, 5: echo */
-        const int which = st->refine_inits;
-        double *attn = NULL;
-        const double *score = which == 2 ? st->head_drop : st->head_fisher;
-        if (which >= 4) {
-            if (!(attn = malloc(sizeof(double) * (size_t)n))) {
-                snprintf(err, errlen, "search: out of memory");
-                return -1;
-            }
-            int a = attn_ranking(st, which - 4, attn, err, errlen);
-            if (a) {
-                free(attn);
-                if (a < 0) return -1;
-                st->refine_inits++;
-                continue;
-            }
-            score = attn;
-        }
-        int usable = 1;
-        for (int u = 0; u < n; u++) usable &= !isnan(score[u]);
-        if (!usable) {
-            free(attn);
-            st->refine_inits++;
-            continue;
-        }
-        int cut = cut_scores(st, score, st->cand.z);
-        free(attn);
-        if (cut) {
+    double *attn = NULL;
+    const double *score = which == 2 ? st->head_drop : st->head_fisher;
+    if (which >= 4) {
+        if (!(attn = malloc(sizeof(double) * (size_t)n))) {
             snprintf(err, errlen, "search: out of memory");
             return -1;
         }
-        if (!memcmp(st->cand.z, st->result.z, (size_t)n)) {
-            st->refine_inits++;
-            continue;
+        int a = attn_ranking(st, which - 4, attn, err, errlen);
+        if (a) {
+            free(attn);
+            return a < 0 ? -1 : 1;
         }
-        if (eval_dedup(st, 0, 3, -1, -1, &e, err, errlen)) return -1;
-        st->refine_inits++;
-        if (search_normalize(st, e.score) > st->best_norm) { /* a better start */
-            st->best_norm = search_normalize(st, e.score);
-            for (int u = 0; u < n; u++) st->sw_sol[u] = st->cand.z[u] == ATTN_SWA;
-        }
-        return 0;
+        score = attn;
     }
-    /* the sub-search over every unit, one block, from the best start */
+    int usable = 1;
+    for (int u = 0; u < n; u++) usable &= !isnan(score[u]);
+    if (!usable) {
+        free(attn);
+        return 1;
+    }
+    int cut = cut_scores(st, score, st->cand.z);
+    free(attn);
+    if (cut) {
+        snprintf(err, errlen, "search: out of memory");
+        return -1;
+    }
+    if (!memcmp(st->cand.z, st->result.z, (size_t)n)) return 1;
+    search_eval e;
+    if (eval_dedup(st, 0, 3, -1, -1, &e, err, errlen)) return -1;
+    if (search_normalize(st, e.score) > st->best_norm) { /* a better start */
+        st->best_norm = search_normalize(st, e.score);
+        for (int u = 0; u < n; u++) st->sw_sol[u] = st->cand.z[u] == ATTN_SWA;
+    }
+    return 0;
+}
+
+/* The refinement's sub-search over every unit, one block, from the best start (sw_sol); emits its
+ * group start. 1 ready, -1 error. */
+static int refine_create(search_state *st, char *err, size_t errlen) {
+    const int n = st->L * st->H;
     double *prio = malloc(sizeof(double) * (size_t)n);
     if (!prio) {
         snprintf(err, errlen, "search: out of memory");
@@ -271,4 +247,39 @@ int search_heads_refine_begin(search_state *st, char *err, size_t errlen) {
     ev.message = "refinement over all layers (swaps at the fixed ratio)";
     search_emit(st, &ev);
     return 1;
+}
+
+/* Steps of PH_REFINE_BEGIN: score the start candidates (the stage-3 mask when unknown, then the
+ * cuts of the head-score drop, of the head-score Fisher form, and of the locality and echo
+ * rankings when the model is at hand), keep the best in sw_sol, then create the sub-search. So the
+ * refinement, which only accepts improvements, never ends below any static head ranking on the
+ * calibration objective. 0 an evaluation was made, 1 ready (phase PH_REFINE), -1 error. */
+int search_heads_refine_begin(search_state *st, char *err, size_t errlen) {
+    const int n = st->L * st->H;
+    search_eval e;
+    /* the state moves on only after a step's evaluation succeeded, so a failed step can be retried
+     * (search_step's contract) and a replay sees the same sequence */
+    if (st->refine_inits == 0) { /* candidate 0: the mask stages 1-3 produced */
+        st->best_norm = -INFINITY;
+        memcpy(st->cand.z, st->result.z, (size_t)n);
+        if (!st->final_known) {
+            if (eval_dedup(st, 1, 3, -1, -1, &e, err, errlen)) return -1;
+            st->final_raw = e.score, st->final_known = 1;
+            st->refine_inits = 1;
+            return 0;
+        }
+        st->refine_inits = 1;
+    }
+    if (st->refine_inits == 1) { /* the stage-3 mask is the incumbent start */
+        for (int u = 0; u < n; u++) st->sw_sol[u] = st->result.z[u] == ATTN_SWA;
+        st->best_norm = search_normalize(st, st->final_raw);
+        st->refine_inits = 2;
+    }
+    while (st->refine_inits <= 5) { /* 2: drop cut, 3: Fisher cut, 4: locality, 5: echo */
+        int r = refine_try_start(st, st->refine_inits, err, errlen);
+        if (r < 0) return -1;
+        st->refine_inits++;
+        if (r == 0) return 0;
+    }
+    return refine_create(st, err, errlen);
 }

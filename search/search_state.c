@@ -219,111 +219,143 @@ static ssize_t read_line(FILE *f, char **buf, size_t *cap, const char *path, lon
     return n;
 }
 
-int search_state_parse(FILE *f, const char *path, search_state_file *out, char *err, size_t errlen) {
+/* The parser's position in the file: the line buffer and the number of the line in it. */
+typedef struct {
+    FILE *f;
+    const char *path;
+    char *buf;
+    size_t cap;
+    long line;
+} state_reader;
+
+static ssize_t next_line(state_reader *r, char *err, size_t errlen) {
+    r->line++;
+    return read_line(r->f, &r->buf, &r->cap, r->path, r->line, err, errlen);
+}
+
+/* Line 1: "bosch-search-state 1" or "... 2" into out->version. */
+static int parse_magic(state_reader *r, search_state_file *out, char *err, size_t errlen) {
+    r->line = 0;
+    ssize_t n = next_line(r, err, errlen);
+    if (n < 0) return -1;
+    if (n > 0 && !strcmp(r->buf, "bosch-search-state 1\n"))
+        out->version = 1;
+    else if (n > 0 && !strcmp(r->buf, "bosch-search-state 2\n"))
+        out->version = 2;
+    else {
+        snprintf(err, errlen, "%s: line 1: not a search state file (bosch-search-state 1 or 2)", r->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* The header: "key value" lines up to n_evals (version 1, *n_evals set) or the line "log"
+ * (version 2), every required key present. */
+static int parse_header(state_reader *r, search_state_file *out, long *n_evals, char *err, size_t errlen) {
     static const char *const required[] = {"method",    "ratio",         "window",        "sinks",
                                            "seed",      "stage1_budget", "stage3_budget", "restarts",
                                            "n_buckets", "n_layer",       "n_head_kv"};
     enum { N_REQ = sizeof required / sizeof required[0] };
     int seen[N_REQ] = {0};
+    for (;;) {
+        ssize_t n = next_line(r, err, errlen);
+        if (n < 0) return -1;
+        if (n == 0 || r->buf[n - 1] != '\n') {
+            snprintf(err, errlen, "%s: line %ld: missing '%s' (the header ends there)", r->path, r->line,
+                     out->version == 1 ? "n_evals" : "log");
+            return -1;
+        }
+        r->buf[n - 1] = '\0';
+        if (out->version == 2 && !strcmp(r->buf, "log")) break;
+        char k[64], v[256], extra[2];
+        if (n > 320 || sscanf(r->buf, "%63s %255s %1s", k, v, extra) != 2) {
+            snprintf(err, errlen, "%s: line %ld: expected 'KEY VALUE'", r->path, r->line);
+            return -1;
+        }
+        for (int i = 0; i < N_REQ; i++)
+            if (!strcmp(k, required[i])) seen[i] = 1;
+        if (out->version == 1 && !strcmp(k, "n_evals")) {
+            if (parse_long(v, 0, STATE_MAX_EVALS, n_evals)) {
+                snprintf(err, errlen, "%s: line %ld: bad n_evals '%s' (need 0 to %ld)", r->path, r->line, v,
+                         STATE_MAX_EVALS);
+                return -1;
+            }
+            break;
+        }
+        if (header_kv(k, v, &out->cfg, &out->n_layer, &out->n_head_kv, r->path, (int)r->line, err, errlen))
+            return -1;
+    }
+    for (int i = 0; i < N_REQ; i++)
+        if (!seen[i]) {
+            snprintf(err, errlen, "%s: missing '%s' before line %ld", r->path, required[i], r->line);
+            return -1;
+        }
+    return 0;
+}
+
+/* Room for one more entry in out->log (doubling *cap_log). */
+static int grow_log(state_reader *r, search_state_file *out, long *cap_log, char *err, size_t errlen) {
+    if (out->n_log >= STATE_MAX_EVALS) {
+        snprintf(err, errlen, "%s: line %ld: more than %ld evaluations", r->path, r->line, STATE_MAX_EVALS);
+        return -1;
+    }
+    if (out->n_log < *cap_log) return 0;
+    long nc = *cap_log ? 2 * *cap_log : 64;
+    search_log_entry *p = realloc(out->log, sizeof *p * (size_t)nc);
+    if (!p) {
+        snprintf(err, errlen, "%s: line %ld: out of memory", r->path, r->line);
+        return -1;
+    }
+    out->log = p, *cap_log = nc;
+    return 0;
+}
+
+/* The log: n_evals lines (version 1), or every line to the end (version 2, which drops a last line
+ * without its newline: an evaluation appended by a process killed while writing it). */
+static int parse_log(state_reader *r, search_state_file *out, long n_evals, char *err, size_t errlen) {
+    long cap_log = 0;
+    for (;;) {
+        if (out->version == 1 && out->n_log == n_evals) break;
+        ssize_t n = next_line(r, err, errlen);
+        if (n < 0) return -1;
+        if (n == 0) {
+            if (out->version == 1) {
+                snprintf(err, errlen, "%s: line %ld: missing eval record %ld of %ld", r->path, r->line,
+                         out->n_log + 1, n_evals);
+                return -1;
+            }
+            break;
+        }
+        if (r->buf[n - 1] != '\n') {
+            if (out->version == 2 && fgetc(r->f) == EOF) {
+                out->dropped_line = r->line;
+                break;
+            }
+        } else {
+            r->buf[--n] = '\0';
+        }
+        if (grow_log(r, out, &cap_log, err, errlen)) return -1;
+        if (parse_eval(r->buf, &out->log[out->n_log], r->path, r->line, err, errlen)) return -1;
+        out->n_log++;
+    }
+    return 0;
+}
+
+int search_state_parse(FILE *f, const char *path, search_state_file *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     search_config *c = &out->cfg;
     search_config_default(c);
     /* a key a file does not have means the behaviour before it existed: the paper's options */
     search_config_paper_options(c);
     c->calib_mix = 0;
-    char *buf = NULL;
-    size_t cap = 0;
-    long line = 1, n_evals = -1;
-    ssize_t n = read_line(f, &buf, &cap, path, line, err, errlen);
-    if (n < 0) goto fail;
-    if (n > 0 && !strcmp(buf, "bosch-search-state 1\n"))
-        out->version = 1;
-    else if (n > 0 && !strcmp(buf, "bosch-search-state 2\n"))
-        out->version = 2;
-    else {
-        snprintf(err, errlen, "%s: line 1: not a search state file (bosch-search-state 1 or 2)", path);
-        goto fail;
-    }
-    /* the header: "key value" lines up to n_evals (version 1) or the line "log" (version 2) */
-    for (;;) {
-        line++;
-        n = read_line(f, &buf, &cap, path, line, err, errlen);
-        if (n < 0) goto fail;
-        if (n == 0 || buf[n - 1] != '\n') {
-            snprintf(err, errlen, "%s: line %ld: missing '%s' (the header ends there)", path, line,
-                     out->version == 1 ? "n_evals" : "log");
-            goto fail;
-        }
-        buf[n - 1] = '\0';
-        if (out->version == 2 && !strcmp(buf, "log")) break;
-        char k[64], v[256], extra[2];
-        if (n > 320 || sscanf(buf, "%63s %255s %1s", k, v, extra) != 2) {
-            snprintf(err, errlen, "%s: line %ld: expected 'KEY VALUE'", path, line);
-            goto fail;
-        }
-        for (int i = 0; i < N_REQ; i++)
-            if (!strcmp(k, required[i])) seen[i] = 1;
-        if (out->version == 1 && !strcmp(k, "n_evals")) {
-            if (parse_long(v, 0, STATE_MAX_EVALS, &n_evals)) {
-                snprintf(err, errlen, "%s: line %ld: bad n_evals '%s' (need 0 to %ld)", path, line, v,
-                         STATE_MAX_EVALS);
-                goto fail;
-            }
-            break;
-        }
-        if (header_kv(k, v, c, &out->n_layer, &out->n_head_kv, path, (int)line, err, errlen)) goto fail;
-    }
-    for (int i = 0; i < N_REQ; i++)
-        if (!seen[i]) {
-            snprintf(err, errlen, "%s: missing '%s' before line %ld", path, required[i], line);
-            goto fail;
-        }
-    /* the log: n_evals lines (version 1), or every line to the end (version 2) */
-    long cap_log = 0;
-    for (;;) {
-        if (out->version == 1 && out->n_log == n_evals) break;
-        line++;
-        n = read_line(f, &buf, &cap, path, line, err, errlen);
-        if (n < 0) goto fail;
-        if (n == 0) {
-            if (out->version == 1) {
-                snprintf(err, errlen, "%s: line %ld: missing eval record %ld of %ld", path, line,
-                         out->n_log + 1, n_evals);
-                goto fail;
-            }
-            break;
-        }
-        if (buf[n - 1] != '\n') {
-            /* an evaluation appended by a process killed while writing it: version 2 drops it */
-            if (out->version == 2 && fgetc(f) == EOF) {
-                out->dropped_line = line;
-                break;
-            }
-        } else {
-            buf[--n] = '\0';
-        }
-        if (out->n_log >= STATE_MAX_EVALS) {
-            snprintf(err, errlen, "%s: line %ld: more than %ld evaluations", path, line, STATE_MAX_EVALS);
-            goto fail;
-        }
-        if (out->n_log == cap_log) {
-            long nc = cap_log ? 2 * cap_log : 64;
-            search_log_entry *p = realloc(out->log, sizeof *p * (size_t)nc);
-            if (!p) {
-                snprintf(err, errlen, "%s: line %ld: out of memory", path, line);
-                goto fail;
-            }
-            out->log = p, cap_log = nc;
-        }
-        if (parse_eval(buf, &out->log[out->n_log], path, line, err, errlen)) goto fail;
-        out->n_log++;
-    }
-    free(buf);
-    return 0;
-fail:
-    free(buf);
-    search_state_file_free(out);
-    return -1;
+    state_reader r = {f, path, NULL, 0, 0};
+    long n_evals = -1;
+    int rc = parse_magic(&r, out, err, errlen);
+    if (!rc) rc = parse_header(&r, out, &n_evals, err, errlen);
+    if (!rc) rc = parse_log(&r, out, n_evals, err, errlen);
+    free(r.buf);
+    if (rc) search_state_file_free(out);
+    return rc;
 }
 
 void search_state_file_free(search_state_file *s) {
