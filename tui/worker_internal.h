@@ -80,7 +80,7 @@ struct worker {
     probe_set heldout; /* held-out split for eval and ask (n == 0: not made yet) */
     evaluator *heldout_ev;
     int heldout_len;
-    ex_io io_res;   /* the file job's result being built (holds a mask: too large for the stack) */
+    ex_io io_res;   /* the comparison read's result being built (holds a mask: too large for the stack) */
     ex_ask ask_res; /* the ask job's result being built */
 };
 
