@@ -19,10 +19,8 @@
  * at M = T, gate|up and down at M = 512 per FFN chunk), as GFLOP/s per shape and as the tokens/s a
  * prefill would reach if it did nothing but those GEMMs; each CPU row then shows its prefill as a
  * share of that ceiling (column of_ceil; CSV measure "gemm_ceiling", prefill_tok_s = the ceiling).
- * The table goes to stdout, progress to stderr, and --csv writes the same rows. CSV columns
- * after first_layer (added later, so old readers still work): batch (sequences per forward; 0 on
- * evaluator rows), device, decode_fill (prefill or random), gpu_peak_bytes (peak GPU memory in use
- * so far, device-wide; 0 on the CPU).
+ * The table goes to stdout, progress to stderr, and --csv writes the same rows (formats/bench.h
+ * gives the columns).
  */
 #include <errno.h>
 #include <math.h>
@@ -31,12 +29,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "cli.h"
 #include "csvio.h"
-#include "device.h"
-#include "device_eval.h"
+#include "backend.h"
+#include "cli_backend.h"
 #include "eval.h"
-#include "forward.h"
 #include "kv_cache.h"
 #include "model.h"
 #include "clock.h"
@@ -52,9 +50,9 @@ typedef struct {
     int n_ratios;
     int batches[BENCH_MAX_LIST], n_batches; /* sequences per forward (GPU only above 1) */
     int window, sinks, reps, n_decode, eval_samples, eval_length;
-    int fill_random;     /* --decode-fill random: no prefill, random GPU KV cache (GPU only) */
-    bosch_device device; /* where prefill and decode run (the evaluator: the CPU, and the GPU too) */
-    model_opts mo;       /* --precision, --decode */
+    int fill_random;       /* --decode-fill random: no prefill, random GPU KV cache (GPU only) */
+    backend_device device; /* where prefill and decode run (the evaluator: the CPU, and the GPU too) */
+    model_opts mo;         /* --precision, --decode */
 } bench_opts;
 
 static void bench_usage(FILE *f) {
@@ -108,7 +106,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     memcpy(o->lengths, def_len, sizeof def_len), o->n_lengths = 4;
     memcpy(o->ratios, def_rho, sizeof def_rho), o->n_ratios = 4;
     o->batches[0] = 1, o->n_batches = 1;
-    o->device = device_default();
+    o->device = backend_default_device();
     o->window = BENCH_DEFAULT_WINDOW, o->reps = 1, o->n_decode = 16;
     o->eval_samples = 4, o->eval_length = 1024;
     o->mo.precision = PRECISION_AUTO;
@@ -153,7 +151,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
             rc = cli_parse_decode("bench", val, &o->mo) != 0, i++;
         } else if (!strcmp(a, "--device")) {
             char derr[256];
-            rc = device_parse(val, &o->device, derr, sizeof derr) != 0, i++;
+            rc = backend_parse_device(val, &o->device, derr, sizeof derr) != 0, i++;
             if (rc) fprintf(stderr, "bosch bench: %s\n", derr);
         } else if (a[0] == '-') {
             fprintf(stderr, "bosch bench: unknown option %s (see bosch bench --help)\n", a);
@@ -173,11 +171,11 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
         fprintf(stderr, "bosch bench: --decode-fill random times decode only, but --decode is 0\n");
         return 2;
     }
-    if (o->device != DEVICE_CUDA && (max_b > 1 || o->fill_random)) {
+    if (o->device != BACKEND_CUDA && (max_b > 1 || o->fill_random)) {
         fprintf(stderr,
                 "bosch bench: %s needs --device cuda (the CPU bench runs one sequence after a real "
                 "prefill; the device is %s)\n",
-                max_b > 1 ? "--batch above 1" : "--decode-fill random", device_name(o->device));
+                max_b > 1 ? "--batch above 1" : "--decode-fill random", backend_device_name(o->device));
         return 2;
     }
     return 0;
@@ -208,100 +206,74 @@ typedef struct {
     uint64_t gpu_peak;          /* peak GPU memory so far (0 on the CPU) */
 } speed_row;
 
-/* Best-of-reps prefill of T tokens into a fresh cache, then n_decode greedy-free decode steps. */
-static int bench_speed(const model *m, const attn_mask *mask, const int32_t *toks, int T, int n_decode,
-                       int reps, speed_row *row) {
-    kv_cache kv;
-    if (kv_cache_init(&kv, &m->hp, mask, T + n_decode + 1)) return -1;
-    forward_ws *ws = forward_ws_create(&m->hp, T);
-    float *logits = malloc(sizeof(float) * (size_t)m->hp.n_vocab);
-    int rc = ws && logits ? 0 : -1, last = T - 1;
-    row->prefill_s = row->decode_s = INFINITY;
-    row->prefill_cpu_s = 0.0;
-    row->kv_bytes = kv_cache_bytes(&m->hp, mask, T, 4); /* at context T exactly (the cache has decode room) */
-    row->gpu_peak = 0;
-    for (int r = 0; r < reps && rc == 0; r++) {
-        kv_cache_clear(&kv);
-        double c0 = base_cpu_s(), t0 = base_now_s();
-        rc = forward_prefill(m, mask, toks, T, &kv, &last, 1, logits, ws);
-        double t1 = base_now_s(), c1 = base_cpu_s();
-        for (int d = 0; d < n_decode && rc == 0; d++) rc = forward_decode(m, mask, toks[d], &kv, logits, ws);
-        double t2 = base_now_s();
-        if (t1 - t0 < row->prefill_s) row->prefill_s = t1 - t0, row->prefill_cpu_s = c1 - c0;
-        if (t2 - t1 < row->decode_s) row->decode_s = t2 - t1;
-    }
-    free(logits);
-    forward_ws_free(ws);
-    kv_cache_free(&kv);
-    return rc;
-}
-
-/* bench_speed on the GPU for a batch of B sequences: tokens [B][T] (sequence s at toks + s*T),
+/* bench_speed on backend b for a batch of B sequences: tokens [B][T] (sequence s at toks + s*T),
  * decode tokens [n_decode][B] at dtoks. The cache is allocated before timing; each prefill and
- * decode step returns when the GPU is done. With fill_random the prefill is replaced by an
- * untimed random fill of positions 0..T-1. prefill_cpu_s is not measured there (0). */
-static int bench_speed_gpu(device_gpu *gpu, const model *m, const attn_mask *mask, const int32_t *toks,
-                           const int32_t *dtoks, int T, int B, int n_decode, int reps, int fill_random,
-                           speed_row *row) {
+ * decode step returns when the device is done. With fill_random the prefill is replaced by an
+ * untimed random fill of positions 0..T-1. prefill_cpu_s is measured on the CPU only (else 0). */
+static int bench_speed_on(backend *b, const model *m, const attn_mask *mask, const int32_t *toks,
+                          const int32_t *dtoks, int T, int B, int n_decode, int reps, int fill_random,
+                          speed_row *row) {
     char err[512] = "";
     float *logits = malloc(sizeof(float) * (size_t)m->hp.n_vocab * B);
-    int rc = logits ? device_gpu_start(gpu, mask, B, T + n_decode + 1, err, sizeof err) : -1;
+    int rc = logits ? backend_start(b, mask, B, T + n_decode + 1, err, sizeof err) : -1;
     row->prefill_s = row->decode_s = INFINITY;
     row->prefill_cpu_s = 0.0;
-    row->kv_bytes = (uint64_t)B * kv_cache_bytes(&m->hp, mask, T, 4);
+    row->kv_bytes = (uint64_t)B * kv_cache_bytes(&m->hp, mask, T, 4); /* at context T exactly */
     for (int r = 0; r < reps && rc == 0; r++) {
-        double t0 = base_now_s();
+        double c0 = base_cpu_s(), t0 = base_now_s();
         if (fill_random)
-            rc = device_gpu_fill_random(gpu, T, 0x5eedull + (uint64_t)r, err, sizeof err);
+            rc = backend_fill_random(b, T, 0x5eedull + (uint64_t)r, err, sizeof err);
         else
-            rc = device_gpu_prefill(gpu, toks, T, logits, err, sizeof err);
-        double t1 = base_now_s();
+            rc = backend_prefill(b, toks, T, logits, err, sizeof err);
+        double t1 = base_now_s(), c1 = base_cpu_s();
         if (fill_random && rc == 0) fprintf(stderr, "bench: random KV fill %.3f s (not timed)\n", t1 - t0);
         for (int d = 0; d < n_decode && rc == 0; d++)
-            rc = device_gpu_decode(gpu, dtoks + (size_t)d * B, logits, err, sizeof err);
+            rc = backend_decode(b, dtoks + (size_t)d * B, logits, err, sizeof err);
         double t2 = base_now_s();
-        if (t1 - t0 < row->prefill_s) row->prefill_s = fill_random ? 0.0 : t1 - t0;
+        if (t1 - t0 < row->prefill_s) {
+            row->prefill_s = fill_random ? 0.0 : t1 - t0;
+            if (b->device == BACKEND_CPU) row->prefill_cpu_s = c1 - c0;
+        }
         if (t2 - t1 < row->decode_s) row->decode_s = t2 - t1;
     }
-    row->gpu_peak = device_gpu_peak_bytes();
+    row->gpu_peak = backend_peak_bytes(b);
     if (rc && err[0]) fprintf(stderr, "bosch bench: %s\n", err);
     free(logits);
     return rc;
 }
 
-static const char *const CSV_HEADER[] = {
-    "measure",      "length",  "ratio", "n_swa",       "window", "sinks",  "kv_bytes",    "prefill_tok_s",
-    "decode_tok_s", "seconds", "cpu_s", "first_layer", "batch",  "device", "decode_fill", "gpu_peak_bytes"};
+/* Best-of-reps prefill of T tokens into a fresh cache, then n_decode greedy-free decode steps of
+ * toks[0..n_decode-1], on the CPU backend. */
+static int bench_speed(const model *m, const attn_mask *mask, const int32_t *toks, int T, int n_decode,
+                       int reps, speed_row *row) {
+    backend *cpu;
+    char err[256];
+    if (backend_cpu_create(&cpu, m, err, sizeof err)) {
+        fprintf(stderr, "bosch bench: %s\n", err);
+        return -1;
+    }
+    int rc = bench_speed_on(cpu, m, mask, toks, toks, T, 1, n_decode, reps, 0, row);
+    backend_free(cpu);
+    return rc;
+}
 
-typedef struct {
-    const char *measure;
-    int length, batch, n_swa, first;
-    double ratio, pf, dc, secs, cpu;
-    uint64_t kv_bytes, gpu_peak;
-    bosch_device device;
-} csv_fields;
-
-static int csv_row(csv_out *w, const bench_opts *o, const csv_fields *f) {
+/* One row of the --csv file (formats/bench.h): r with the run's window, sinks and decode fill
+ * filled in; no file: nothing. 0 or -1 (said on stderr). */
+static int csv_row(csv_out *w, const bench_opts *o, bench_row r) {
     if (!w) return 0;
-    int rc = csv_out_rowf(
-        w,
-        "%s\x1f%d\x1f%.4f\x1f%d\x1f%d\x1f%d\x1f%llu\x1f%.2f\x1f%.2f\x1f%.4f\x1f%.4f\x1f%d\x1f%d"
-        "\x1f%s\x1f%s\x1f%llu",
-        f->measure, f->length, f->ratio, f->n_swa, o->window, o->sinks, (unsigned long long)f->kv_bytes,
-        f->pf, f->dc, f->secs, f->cpu, f->first, f->batch, device_name(f->device),
-        strcmp(f->measure, "speed") ? "-"
-        : o->fill_random            ? "random"
-                                    : "prefill",
-        (unsigned long long)f->gpu_peak);
+    r.window = o->window;
+    r.sinks = o->sinks;
+    r.decode_fill = strcmp(r.measure, "speed") ? "-" : o->fill_random ? "random" : "prefill";
+    int rc = bench_csv_row(w, &r);
     if (rc) fprintf(stderr, "bosch bench: writing a CSV row to %s failed\n", o->csv_path);
     return rc;
 }
 
-/* Evaluator on de's device (NULL: the CPU): base = the rho 0.5 mask; the scored mask toggles head 0
+/* Evaluator on backend be: base = the rho 0.5 mask; the scored mask toggles head 0
  * in every layer of the last quarter. Best-of-reps time with prefix reuse vs from scratch (the
  * results must be identical); evals_s[0], [1] = evaluations (one mask scored on every sample) per
  * second from scratch and with reuse. */
-static int bench_eval(const model *m, const bench_opts *o, const device_eval *de, csv_out *csv,
+static int bench_eval(const model *m, const bench_opts *o, const backend *be, csv_out *csv,
                       double evals_s[2]) {
     const model_hparams *hp = &m->hp;
     int ns = o->eval_samples, T = o->eval_length, rc = -1;
@@ -316,13 +288,13 @@ static int bench_eval(const model *m, const bench_opts *o, const device_eval *de
     if (mask_for_ratio(&base, hp, 0.5, o->window, o->sinks) || mask_copy(&other, &base)) goto out;
     int from = hp->n_layer - (hp->n_layer + 3) / 4;
     for (int l = from; l < hp->n_layer; l++) mask_set(&other, l, 0, !mask_get(&other, l, 0));
-    const eval_backend *be = device_eval_backend(de);
-    bosch_device dev = device_eval_device(de);
+    backend_device dev = be->device;
     if (evaluator_create_on(&reuse, m, be, smp, ns, 1, err, sizeof err) ||
         evaluator_create_on(&scratch, m, be, smp, ns, 0, err, sizeof err))
         goto out;
     eval_result r;
-    fprintf(stderr, "bench: evaluator on %s: base mask (%d samples x %d tokens)\n", device_name(dev), ns, T);
+    fprintf(stderr, "bench: evaluator on %s: base mask (%d samples x %d tokens)\n", backend_device_name(dev),
+            ns, T);
     if (evaluator_set_base(reuse, &base, &r, NULL, err, sizeof err)) goto out;
     double best_reuse = INFINITY, best_scratch = INFINITY, cpu_reuse = 0.0, cpu_scratch = 0.0;
     eval_result rr = {0}, rs = {0};
@@ -338,7 +310,7 @@ static int bench_eval(const model *m, const bench_opts *o, const device_eval *de
     }
     printf("\nevaluator on %s: %d samples x %d tokens, window %d; base rho 0.5, scored mask differs in "
            "layers %d..%d\n",
-           device_name(dev), ns, T, o->window, from, hp->n_layer - 1);
+           backend_device_name(dev), ns, T, o->window, from, hp->n_layer - 1);
     printf("  from scratch   %8.3f s   cpu %8.3f s\n", best_scratch, cpu_scratch);
     printf("  prefix reuse   %8.3f s   cpu %8.3f s  (from layer %d)\n", best_reuse, cpu_reuse,
            rr.first_layer);
@@ -347,17 +319,17 @@ static int bench_eval(const model *m, const bench_opts *o, const device_eval *de
            rr.score == rs.score && rr.accuracy == rs.accuracy && rr.nll == rs.nll ? "yes" : "NO");
     double rho = mask_ratio(&other);
     int nsw = mask_count_swa(&other);
-    csv_fields fs = {.measure = "eval_scratch",
-                     .length = T,
-                     .n_swa = nsw,
-                     .ratio = rho,
-                     .secs = best_scratch,
-                     .cpu = cpu_scratch,
-                     .device = dev};
-    csv_fields fr = fs;
-    fr.measure = "eval_reuse", fr.secs = best_reuse, fr.cpu = cpu_reuse, fr.first = rr.first_layer;
+    bench_row fs = {.measure = "eval_scratch",
+                    .length = T,
+                    .n_swa = nsw,
+                    .ratio = rho,
+                    .seconds = best_scratch,
+                    .cpu_s = cpu_scratch,
+                    .device = backend_device_name(dev)};
+    bench_row fr = fs;
+    fr.measure = "eval_reuse", fr.seconds = best_reuse, fr.cpu_s = cpu_reuse, fr.first_layer = rr.first_layer;
     evals_s[0] = 1.0 / best_scratch, evals_s[1] = 1.0 / best_reuse;
-    if (csv_row(csv, o, &fs) || csv_row(csv, o, &fr))
+    if (csv_row(csv, o, fs) || csv_row(csv, o, fr))
         snprintf(err, sizeof err, "writing the CSV row failed");
     else
         rc = 0;
@@ -412,9 +384,12 @@ static double bench_gemm_ceiling(const model *m, int T, int reps, csv_out *csv, 
     }
     total *= hp->n_layer;
     printf(" ceiling %.1f tok/s\n", T / total);
-    csv_fields f = {
-        .measure = "gemm_ceiling", .length = T, .pf = T / total, .secs = total, .device = DEVICE_CPU};
-    if (csv_row(csv, o, &f)) total = 0.0;
+    bench_row f = {.measure = "gemm_ceiling",
+                   .length = T,
+                   .prefill_tok_s = T / total,
+                   .seconds = total,
+                   .device = backend_device_name(BACKEND_CPU)};
+    if (csv_row(csv, o, f)) total = 0.0;
 out:
     if (err[0]) fprintf(stderr, "bosch bench: GEMM ceiling: %s\n", err);
     gemm_scratch_free(gs);
@@ -459,7 +434,7 @@ static void print_targets(const done_row *rows, int n, int n_decode) {
 }
 
 /* The speed table: every (length, batch, ratio) on the CPU (batch 1) or on gpu. Returns 0 or 1. */
-static int bench_table(const model *m, const bench_opts *o, device_gpu *gpu, csv_out *csv) {
+static int bench_table(const model *m, const bench_opts *o, backend *gpu, csv_out *csv) {
     const model_hparams *hp = &m->hp;
     int max_t = 1, max_b = 1;
     for (int i = 0; i < o->n_lengths; i++) max_t = o->lengths[i] > max_t ? o->lengths[i] : max_t;
@@ -481,7 +456,8 @@ static int bench_table(const model *m, const bench_opts *o, device_gpu *gpu, csv
     int status = 0, n_rows = 0;
     printf("model %s: %d layers x %d KV heads, window %d, sinks %d, %d decode steps, best of %d, on %s%s\n",
            m->name, hp->n_layer, hp->n_head_kv, o->window, o->sinks, o->n_decode, o->reps,
-           device_name(o->device), o->fill_random ? ", decode after a random KV fill (no prefill)" : "");
+           backend_device_name(o->device),
+           o->fill_random ? ", decode after a random KV fill (no prefill)" : "");
     double ceiling[BENCH_MAX_LIST] = {0};
     if (!gpu) {
         printf("GEMMs: ");
@@ -507,8 +483,8 @@ static int bench_table(const model *m, const bench_opts *o, device_gpu *gpu, csv
                     break;
                 }
                 fprintf(stderr, "bench: T=%d batch=%d rho=%.3f ...\n", T, B, mask_ratio(&mask));
-                if (gpu ? bench_speed_gpu(gpu, m, &mask, toks, toks + n_pf, T, B, o->n_decode, o->reps,
-                                          o->fill_random, &row)
+                if (gpu ? bench_speed_on(gpu, m, &mask, toks, toks + n_pf, T, B, o->n_decode, o->reps,
+                                         o->fill_random, &row)
                         : bench_speed(m, &mask, toks, T, o->n_decode, o->reps, &row)) {
                     fprintf(stderr, "bosch bench: T=%d batch=%d: out of memory or forward failure\n", T, B);
                     mask_free(&mask);
@@ -534,25 +510,25 @@ static int bench_table(const model *m, const bench_opts *o, device_gpu *gpu, csv
                 *d =
                     (done_row){.length = T, .batch = B, .n_swa = mask_count_swa(&mask), .rho = o->ratios[ri]};
                 d->units = hp->n_layer * hp->n_head_kv, d->decode_tok_s = dc, d->kv_bytes = row.kv_bytes;
-                csv_fields f = {.measure = "speed",
-                                .length = T,
-                                .batch = B,
-                                .n_swa = mask_count_swa(&mask),
-                                .ratio = mask_ratio(&mask),
-                                .pf = pf,
-                                .dc = dc,
-                                .secs = row.prefill_s,
-                                .cpu = row.prefill_cpu_s,
-                                .kv_bytes = row.kv_bytes,
-                                .gpu_peak = row.gpu_peak,
-                                .device = o->device};
-                if (csv_row(csv, o, &f)) status = 1;
+                bench_row f = {.measure = "speed",
+                               .length = T,
+                               .batch = B,
+                               .n_swa = mask_count_swa(&mask),
+                               .ratio = mask_ratio(&mask),
+                               .prefill_tok_s = pf,
+                               .decode_tok_s = dc,
+                               .seconds = row.prefill_s,
+                               .cpu_s = row.prefill_cpu_s,
+                               .kv_bytes = row.kv_bytes,
+                               .gpu_peak_bytes = row.gpu_peak,
+                               .device = backend_device_name(o->device)};
+                if (csv_row(csv, o, f)) status = 1;
                 mask_free(&mask);
             }
         }
     }
     if (!status) print_targets(rows, n_rows, o->n_decode);
-    if (gpu) printf("GPU peak memory: %.1f MiB\n", device_gpu_peak_bytes() / 1048576.0);
+    if (gpu) printf("GPU peak memory: %.1f MiB\n", backend_peak_bytes(gpu) / 1048576.0);
     free(rows);
     free(toks);
     return status;
@@ -562,18 +538,26 @@ static int bench_table(const model *m, const bench_opts *o, device_gpu *gpu, csv
  * evaluator_create_on with the device's backend); then evaluations/s GPU against CPU. */
 static int bench_evals(const model *m, const bench_opts *o, csv_out *csv) {
     double cpu[2] = {0}, gpu[2] = {0};
-    if (bench_eval(m, o, NULL, csv, cpu)) return 1;
-    if (o->device != DEVICE_CUDA) return 0;
-    device_eval *de = NULL;
     char err[512], desc[512];
-    if (device_eval_create(&de, DEVICE_CUDA, m, err, sizeof err)) {
+    backend *de = NULL;
+    backend_options bo = cli_backend_options(BACKEND_CPU, 0);
+    if (backend_create(&de, &bo, m, err, sizeof err)) {
+        fprintf(stderr, "bosch bench: evaluator on the CPU: %s\n", err);
+        return 1;
+    }
+    int rc = bench_eval(m, o, de, csv, cpu);
+    backend_free(de);
+    if (rc) return 1;
+    if (o->device != BACKEND_CUDA) return 0;
+    bo = cli_backend_options(BACKEND_CUDA, 0);
+    if (backend_create(&de, &bo, m, err, sizeof err)) {
         fprintf(stderr, "bosch bench: evaluator on the GPU: %s\n", err);
         return 1;
     }
-    device_eval_describe(de, desc, sizeof desc);
+    backend_describe(de, 1, desc, sizeof desc);
     fprintf(stderr, "bench: evaluator backend %s\n", desc);
-    int rc = bench_eval(m, o, de, csv, gpu);
-    device_eval_free(de);
+    rc = bench_eval(m, o, de, csv, gpu);
+    backend_free(de);
     if (rc) return 1;
     printf("\nevaluations/s (one mask scored on %d samples x %d tokens): from scratch cpu %.3f, cuda %.3f "
            "(%.2fx); prefix reuse cpu %.3f, cuda %.3f (%.2fx)\n",
@@ -589,30 +573,30 @@ int cmd_bench(int argc, char **argv) {
     model *m = NULL;
     fprintf(stderr, "bench: loading %s\n", o.model_path);
     if (cli_load_model("bench", o.model_path, &o.mo, &m)) return 1;
-    device_gpu *gpu = NULL;
-    if (o.device == DEVICE_CUDA) {
+    backend *gpu = NULL;
+    if (o.device == BACKEND_CUDA) {
         char desc[512];
-        if (device_gpu_create(&gpu, m, err, sizeof err)) {
+        backend_options bo = cli_backend_options(BACKEND_CUDA, 1);
+        if (backend_create(&gpu, &bo, m, err, sizeof err)) {
             fprintf(stderr, "bosch bench: %s\n", err);
             model_free(m);
             return 1;
         }
-        device_gpu_describe(gpu, desc, sizeof desc);
+        backend_describe(gpu, 0, desc, sizeof desc);
         fprintf(stderr, "bench: GPU %s\n", desc);
     }
     csv_out *csv = NULL;
     if (o.csv_path) {
-        csv = csv_out_open(o.csv_path, CSV_HEADER, (int)(sizeof CSV_HEADER / sizeof *CSV_HEADER), err,
-                           sizeof err);
+        csv = bench_csv_open(o.csv_path, err, sizeof err);
         if (!csv) {
             fprintf(stderr, "bosch bench: %s\n", err);
-            device_gpu_free(gpu);
+            backend_free(gpu);
             model_free(m);
             return 1;
         }
     }
     int status = bench_table(m, &o, gpu, csv);
-    device_gpu_free(gpu);
+    backend_free(gpu);
     if (!status && o.eval_samples > 0) status = bench_evals(m, &o, csv);
     if (csv) {
         if (status) {

@@ -13,8 +13,8 @@
 
 #include "cli.h"
 #include "compare.h"
-#include "device.h"
-#include "device_eval.h"
+#include "backend.h"
+#include "cli_backend.h"
 #include "model.h"
 #include "probes.h"
 #include "search.h"
@@ -186,9 +186,9 @@ int cmd_compare(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    bosch_device device;
+    backend_device device;
     char err[1024];
-    if (device_parse(device_s, &device, err, sizeof err)) {
+    if (backend_parse_device(device_s, &device, err, sizeof err)) {
         fprintf(stderr, "bosch compare: %s\n", err);
         return 2;
     }
@@ -282,21 +282,21 @@ int cmd_compare(int argc, char **argv) {
         return 1;
     }
     int rc = 1;
-    device_eval *dev = NULL;
-    if (device_eval_create(&dev, device, m, err, sizeof err)) {
+    backend *dev = NULL;
+    backend_options bo = cli_backend_options(device, 0);
+    if (backend_create(&dev, &bo, m, err, sizeof err)) {
         fprintf(stderr, "bosch compare: %s\n", err);
         goto out;
     }
     {
         char desc[256];
-        device_eval_describe(dev, desc, sizeof desc);
+        backend_describe(dev, 1, desc, sizeof desc);
         fprintf(stderr, "compare: preset %s, evaluators on %s%s%s\n", plan.preset, desc,
-                device == DEVICE_CPU ? ", GEMMs " : "",
-                device == DEVICE_CPU ? gemm_precision_name(m->precision) : "");
+                device == BACKEND_CPU ? ", GEMMs " : "",
+                device == BACKEND_CPU ? gemm_precision_name(m->precision) : "");
     }
     compare_result *res = NULL;
-    int s = compare_run(&plan, m, device_eval_backend(dev), out_dir, &cli_stop, progress, NULL, &res, err,
-                        sizeof err);
+    int s = compare_run(&plan, m, dev, out_dir, &cli_stop, progress, NULL, &res, err, sizeof err);
     if (s == 0) {
         size_t cap = 1 << 16;
         char *buf = malloc(cap);
@@ -311,7 +311,7 @@ int cmd_compare(int argc, char **argv) {
         fprintf(stderr, "bosch compare: %s\n", err);
         rc = s == 1 ? 130 : 1;
     }
-    device_eval_free(dev);
+    backend_free(dev);
 out:
     cli_restore_stop_signals(old_sa);
     model_free(m);

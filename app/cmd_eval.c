@@ -1,7 +1,7 @@
 /* cmd_eval.c — `bosch eval [MODEL] [OPTIONS]`: exact-match accuracy and mean answer-token
  * probability of one head mask on probe tasks (held-out split by default), per task and length.
- * Table on stdout, progress bar on stderr, results CSV (DESIGN.md §8:
- * method,ratio,task,length,accuracy,score,kv_bytes) written through csvio once every row is known
+ * Table on stdout, progress bar on stderr, results CSV (formats/results.h, the eval layout:
+ * method,ratio,task,length,accuracy,score,kv_bytes) written once every row is known
  * (checked before the model loads: not a directory, its folder writable; csvio removes the stale
  * temporary files of a killed run), with SIGINT/SIGTERM/SIGHUP held while it is written: an interrupted
  * run dies of the signal (130/143) and leaves no PATH.tmp.XXXXXX behind. MODEL may stand anywhere
@@ -17,13 +17,14 @@
 
 #include "cli.h"
 #include "csvio.h"
-#include "device.h"
-#include "device_eval.h"
+#include "backend.h"
+#include "cli_backend.h"
 #include "eval.h"
 #include "kv_cache.h"
 #include "mask.h"
 #include "model.h"
 #include "probes.h"
+#include "results.h"
 #include "clock.h"
 
 #define MAX_ITEMS 16
@@ -240,14 +241,6 @@ static int eval_make_mask(const eval_opts *o, const model *m, attn_mask *mask, c
     return 0;
 }
 
-/* One results row (DESIGN.md §8). */
-typedef struct {
-    probe_task task;
-    int length;
-    double accuracy, score;
-    uint64_t kv_bytes;
-} eval_row;
-
 /* While the results file is written its PATH.tmp.XXXXXX exists. SIGINT, SIGTERM and SIGHUP are then
  * only noted (a process-wide handler: whichever thread, OpenMP's included, receives one), and
  * re-raised once the file is in place or removed, so the process still dies of the signal. A signal
@@ -277,29 +270,15 @@ static void release_signals(const struct sigaction old[3]) {
     if (held_signal) raise(held_signal);
 }
 
-/* Write the results CSV in one go (temporary file, then rename; csvio.h) with the signals held, so
- * Ctrl-C or SIGTERM at any time leaves neither a temporary file nor a half-written PATH, and the
- * process still dies of the signal (status 130 / 143). rows = NULL, n = 0: only check now that PATH
- * can be written (its folder exists and is writable). 0, or -1 with a message. */
-static int write_results(const char *path, const char *method, double ratio, const eval_row *rows, int n,
-                         char *err, size_t errlen) {
-    static const char *const header[] = {"method",   "ratio", "task",    "length",
-                                         "accuracy", "score", "kv_bytes"};
+/* Write the results CSV in one go (formats/results.h, the eval layout: temporary file, then
+ * rename) with the signals held, so Ctrl-C or SIGTERM at any time leaves neither a temporary file
+ * nor a half-written PATH, and the process still dies of the signal (status 130 / 143). rows =
+ * NULL, n = 0: only check now that PATH can be written (its folder exists and is writable). 0, or
+ * -1 with a message. */
+static int write_results(const char *path, const results_row *rows, int n, char *err, size_t errlen) {
     struct sigaction old[3];
     hold_signals(old);
-    csv_out *csv = csv_out_open(path, header, 7, err, errlen);
-    int rc = csv ? 0 : -1;
-    for (int i = 0; i < n && !rc; i++)
-        if (csv_out_rowf(csv, "%s\x1f%.6f\x1f%s\x1f%d\x1f%.6f\x1f%.6f\x1f%llu", method, ratio,
-                         probe_task_name(rows[i].task), rows[i].length, rows[i].accuracy, rows[i].score,
-                         (unsigned long long)rows[i].kv_bytes)) {
-            snprintf(err, errlen, "%s: cannot write row %d", path, i + 1);
-            rc = -1;
-        }
-    if (csv && (rc || !rows))
-        csv_out_abort(csv);
-    else if (csv)
-        rc = csv_out_commit(csv, err, errlen);
+    int rc = results_write(path, RESULTS_EVAL, rows, n, err, errlen);
     release_signals(old);
     return rc;
 }
@@ -310,20 +289,21 @@ int cmd_eval(int argc, char **argv) {
     if (prc) return prc > 0 ? 0 : 2;
 
     char err[512];
-    bosch_device device;
-    if (o.device && device_parse(o.device, &device, err, sizeof err)) {
+    backend_device device;
+    if (o.device && backend_parse_device(o.device, &device, err, sizeof err)) {
         fprintf(stderr, "bosch eval: %s\n", err);
         return 2;
     }
     int want_csv = strcmp(o.out_path, "-") != 0;
-    if (want_csv && write_results(o.out_path, "", 0.0, NULL, 0, err, sizeof err)) {
+    if (want_csv && write_results(o.out_path, NULL, 0, err, sizeof err)) {
         fprintf(stderr, "bosch eval: %s\n", err);
         return 1;
     }
     model *m = NULL;
     if (cli_load_model("eval", o.model_path, &o.mo, &m)) return 1;
-    device_eval *dev = NULL;
-    if (device_eval_create(&dev, device, m, err, sizeof err)) {
+    backend *dev = NULL;
+    backend_options bo = cli_backend_options(device, 0);
+    if (backend_create(&dev, &bo, m, err, sizeof err)) {
         fprintf(stderr, "bosch eval: %s\n", err);
         model_free(m);
         return 1;
@@ -331,19 +311,19 @@ int cmd_eval(int argc, char **argv) {
     attn_mask mask = {0};
     if (eval_make_mask(&o, m, &mask, err, sizeof err)) {
         fprintf(stderr, "bosch eval: %s\n", err);
-        device_eval_free(dev);
+        backend_free(dev);
         model_free(m);
         return 1;
     }
     const char *method = o.method ? o.method : o.mask_path ? o.mask_path : o.all_swa ? "all_swa" : "full";
     double ratio = mask_ratio(&mask);
-    eval_row rows[MAX_ITEMS * MAX_ITEMS];
+    results_row rows[MAX_ITEMS * MAX_ITEMS];
     int n_rows = 0;
 
     printf("# model %s  method %s  ratio %.4f  window %d  sinks %d  split %s  seed %llu  haystack %s  device "
            "%s\n",
            m->name, method, ratio, mask.window, mask.sinks, probe_split_name(o.split),
-           (unsigned long long)o.seed, haystack_kind_name(o.haystack), device_name(device));
+           (unsigned long long)o.seed, haystack_kind_name(o.haystack), backend_device_name(device));
     printf("%-14s %7s %8s %10s %8s %14s %9s\n", "task", "length", "accuracy", "score", "samples", "kv_bytes",
            "seconds");
     fflush(stdout);
@@ -379,7 +359,7 @@ int cmd_eval(int argc, char **argv) {
                 evaluator *ev = NULL;
                 eval_result r;
                 progress(o.quiet, done, total, label, t0);
-                if (evaluator_create_on(&ev, m, device_eval_backend(dev), &es[i], 1, 0, err, sizeof err) ||
+                if (evaluator_create_on(&ev, m, dev, &es[i], 1, 0, err, sizeof err) ||
                     evaluator_score(ev, &mask, &r, NULL, err, sizeof err)) {
                     fprintf(stderr, "\nbosch eval: %s: %s\n", label, err);
                     rc = 1;
@@ -399,20 +379,26 @@ int cmd_eval(int argc, char **argv) {
                 printf("%-14s %7s %7.1f%% %10.4f %8d %14llu %9.1f\n", probe_task_name(cfg.task), len_label,
                        100.0 * acc, score, set.n, (unsigned long long)kvb, base_now_s() - t_group);
                 fflush(stdout);
-                rows[n_rows++] = (eval_row){cfg.task, cfg.length_tokens, acc, score, kvb};
+                rows[n_rows++] = (results_row){.method = method,
+                                               .ratio = ratio,
+                                               .task = probe_task_name(cfg.task),
+                                               .length = cfg.length_tokens,
+                                               .accuracy = acc,
+                                               .score = score,
+                                               .kv_bytes = kvb};
             }
             free(es);
             probe_set_free(&set);
         }
     if (want_csv && !rc) {
-        if (write_results(o.out_path, method, ratio, rows, n_rows, err, sizeof err)) {
+        if (write_results(o.out_path, rows, n_rows, err, sizeof err)) {
             fprintf(stderr, "bosch eval: %s\n", err);
             rc = 1;
         } else if (!o.quiet)
             fprintf(stderr, "results: %s\n", o.out_path);
     }
     mask_free(&mask);
-    device_eval_free(dev);
+    backend_free(dev);
     model_free(m);
     return rc;
 }

@@ -5,7 +5,8 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "device.h"
+#include "backend.h"
+#include "cli_backend.h"
 #include "explorer.h"
 
 static void usage(FILE *f) {
@@ -80,12 +81,12 @@ int cmd_explore(int argc, char **argv) {
     }
     if (!o.model_path) o.model_path = cli_default_model();
     char err[256];
-    bosch_device d;
-    if (device_parse(device_s, &d, err, sizeof err)) {
+    backend_device d;
+    if (backend_parse_device(device_s, &d, err, sizeof err)) {
         fprintf(stderr, "bosch explore: %s\n", err);
         return 2;
     }
-    o.device = (int)d;
+    o.backend = cli_backend_options(d, 0);
     const char *nc = getenv("NO_COLOR"); /* no-color.org: set and not empty */
     if (nc && *nc) o.mono = 1;
     o.term = getenv("TERM");

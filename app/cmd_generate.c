@@ -1,22 +1,21 @@
 /* cmd_generate.c — `bosch generate [MODEL] --prompt TEXT [--chat] [-n N] [--mask FILE] ...`:
- * greedy decoding with an optional head mask. The prompt is prefilled into the KV cache in one
- * forward pass, then one token at a time is decoded (forward_decode) until an end-of-generation
- * token or N new tokens. The text streams to stdout; timings go to stderr. */
+ * greedy decoding with an optional head mask (engine/generate.h generate_greedy, on the CPU forward
+ * or the GPU path). The prompt is prefilled into the KV cache in one forward pass, then one token
+ * at a time is decoded until an end-of-generation token or N new tokens. The text streams to
+ * stdout; timings go to stderr. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "csvio.h"
-#include "device.h"
-#include "forward.h"
+#include "backend.h"
+#include "cli_backend.h"
+#include "generate.h"
 #include "kv_cache.h"
 #include "model.h"
-#include "ops.h"
-#include "clock.h"
 
 #define GEN_DEFAULT_N 128
 #define GEN_DEFAULT_WINDOW 256
@@ -182,13 +181,98 @@ static int encode_prompt(const gen_opts *o, const model *m, int32_t **toks, size
     return 0;
 }
 
+/* The GPU path as generate_steps: backend_prefill / backend_decode of the CUDA backend into `logits`. */
+typedef struct {
+    backend *gpu;
+    float *logits;
+} gpu_steps;
+
+static int gpu_prefill(void *ctx, const int32_t *tokens, int n_tokens, char *err, size_t errlen) {
+    gpu_steps *g = ctx;
+    return backend_prefill(g->gpu, tokens, n_tokens, g->logits, err, errlen);
+}
+
+static int gpu_decode(void *ctx, int32_t token, char *err, size_t errlen) {
+    gpu_steps *g = ctx;
+    return backend_decode(g->gpu, &token, g->logits, err, errlen);
+}
+
+/* The text streams to stdout: the prompt once prefilled (not with --chat), then each token. */
+typedef struct {
+    const model *m;
+    const gen_opts *o;
+} gen_print;
+
+static void print_prompt(void *user) {
+    const gen_print *p = user;
+    if (!p->o->chat) fputs(p->o->prompt, stdout);
+    fflush(stdout);
+}
+
+static void print_token(void *user, int32_t token) {
+    const gen_print *p = user;
+    char buf[256];
+    size_t len = tokenizer_token_bytes(p->m->tok, token, p->o->special, buf, sizeof buf);
+    fwrite(buf, 1, len < sizeof buf ? len : sizeof buf, stdout);
+    fflush(stdout);
+}
+
+/* Where the forward runs: the started GPU (gs) or the CPU forward (*cpu); *steps then holds it. */
+static int make_steps(const model *m, const attn_mask *mask, int n_prompt, int n_ctx, gpu_steps *gs,
+                      generate_cpu **cpu, generate_steps *steps) {
+    char err[1024];
+    if (gs->gpu) {
+        if (backend_start(gs->gpu, mask, 1, n_ctx, err, sizeof err)) {
+            fprintf(stderr, "bosch generate: %s\n", err);
+            return -1;
+        }
+        gs->logits = malloc(sizeof(float) * (size_t)m->hp.n_vocab);
+        if (!gs->logits) {
+            fprintf(stderr, "bosch generate: out of memory\n");
+            return -1;
+        }
+        *steps = (generate_steps){gs, gpu_prefill, gpu_decode, gs->logits};
+        return 0;
+    }
+    if (generate_cpu_create(cpu, m, mask, n_prompt, n_ctx, NULL, err, sizeof err)) {
+        fprintf(stderr, "bosch generate: %s\n", err);
+        return -1;
+    }
+    *steps = generate_cpu_steps(*cpu);
+    return 0;
+}
+
+/* The greedy generation after the set-up line; its text to stdout, its timings to stderr. */
+static int run_generation(const gen_opts *o, const model *m, const attn_mask *mask, const int32_t *toks,
+                          size_t n_prompt, const generate_steps *steps, int on_gpu) {
+    char err[1024];
+    gen_print pr = {m, o};
+    generate_opts go = {mask, o->n_new, NULL, steps, print_prompt, print_token, &pr};
+    generate_result r;
+    if (generate_greedy(m, toks, (int)n_prompt, &go, NULL, &r, err, sizeof err) != 0) {
+        if (r.stage == GENERATE_PREFILL)
+            fprintf(stderr, "bosch generate: prefill failed%s%s\n", on_gpu ? ": " : "", on_gpu ? err : "");
+        else
+            fprintf(stderr, "\nbosch generate: decode failed at position %d%s%s\n",
+                    (int)n_prompt + r.n_gen - 1, on_gpu ? ": " : "", on_gpu ? err : "");
+        return -1;
+    }
+    fputc('\n', stdout);
+    fprintf(stderr,
+            "bosch generate: load %.2f s; prefill %zu tokens in %.3f s (%.1f tokens/s); "
+            "decode %d tokens in %.3f s (%.1f tokens/s)\n",
+            m->load_s, n_prompt, r.prefill_s, n_prompt / r.prefill_s, r.n_gen, r.decode_s,
+            r.n_gen > 1 ? (r.n_gen - 1) / r.decode_s : 0.0);
+    return 0;
+}
+
 int cmd_generate(int argc, char **argv) {
     gen_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc) return rc == 1 ? 0 : rc;
     char err[1024];
-    bosch_device dev = device_default();
-    if (o.device && device_parse(o.device, &dev, err, sizeof err)) {
+    backend_device dev = backend_default_device();
+    if (o.device && backend_parse_device(o.device, &dev, err, sizeof err)) {
         fprintf(stderr, "bosch generate: %s\n", err);
         return 2;
     }
@@ -197,11 +281,9 @@ int cmd_generate(int argc, char **argv) {
     attn_mask mask = {0};
     int32_t *toks = NULL;
     size_t n_prompt = 0;
-    kv_cache kv;
-    int kv_ok = 0;
-    forward_ws *ws = NULL;
-    device_gpu *gpu = NULL;
-    float *logits = NULL;
+    gpu_steps gs = {NULL, NULL};
+    generate_cpu *cpu = NULL;
+    generate_steps steps;
     rc = 1;
     if (build_mask(&o, m, &mask) != 0 || encode_prompt(&o, m, &toks, &n_prompt) != 0) goto done;
     size_t n_ctx = n_prompt + (size_t)o.n_new;
@@ -212,75 +294,26 @@ int cmd_generate(int argc, char **argv) {
     if (m->hp.n_ctx_train > 0 && n_ctx > (size_t)m->hp.n_ctx_train)
         fprintf(stderr, "bosch generate: warning: %zu tokens exceed the model's training context %d\n", n_ctx,
                 m->hp.n_ctx_train);
-    if (dev == DEVICE_CUDA) {
-        if (device_gpu_create(&gpu, m, err, sizeof err) ||
-            device_gpu_start(gpu, &mask, 1, (int)n_ctx, err, sizeof err)) {
-            fprintf(stderr, "bosch generate: %s\n", err);
-            goto done;
-        }
-    } else {
-        if (kv_cache_init(&kv, &m->hp, &mask, (int)n_ctx) != 0) {
-            fprintf(stderr, "bosch generate: cannot allocate the KV cache for %zu tokens\n", n_ctx);
-            goto done;
-        }
-        kv_ok = 1;
-        ws = forward_ws_create(&m->hp, (int)n_prompt);
-    }
-    logits = malloc(sizeof(float) * (size_t)m->hp.n_vocab);
-    if ((!gpu && !ws) || !logits) {
-        fprintf(stderr, "bosch generate: out of memory\n");
+    backend_options bo = cli_backend_options(BACKEND_CUDA, 1);
+    if (dev == BACKEND_CUDA && backend_create(&gs.gpu, &bo, m, err, sizeof err)) {
+        fprintf(stderr, "bosch generate: %s\n", err);
         goto done;
     }
+    if (make_steps(m, &mask, (int)n_prompt, (int)n_ctx, &gs, &cpu, &steps) != 0) goto done;
+    const int on_gpu = gs.gpu != NULL;
     fprintf(stderr,
             "bosch generate: %s, %zu prompt tokens, %d SWA KV heads of %d (window %d, sinks %d), "
             "KV cache %.1f MiB, on %s%s%s%s\n",
             m->name, n_prompt, mask_count_swa(&mask), mask.n_layer * mask.n_head_kv, mask.window, mask.sinks,
-            kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, device_name(dev), gpu ? "" : " (",
-            gpu ? "" : gemm_precision_name(m->precision),
-            gpu ? "" : (m->decode_blocks ? " GEMMs, decode from the file's blocks)" : " GEMMs and decode)"));
-    double t0 = base_now_s();
-    int last = (int)n_prompt - 1;
-    int prc = gpu ? device_gpu_prefill(gpu, toks, (int)n_prompt, logits, err, sizeof err)
-                  : forward_prefill(m, &mask, toks, (int)n_prompt, &kv, &last, 1, logits, ws);
-    if (prc != 0) {
-        fprintf(stderr, "bosch generate: prefill failed%s%s\n", gpu ? ": " : "", gpu ? err : "");
-        goto done;
-    }
-    double t_prefill = base_now_s() - t0;
-    if (!o.chat) fputs(o.prompt, stdout);
-    fflush(stdout);
-    t0 = base_now_s();
-    int n_gen = 0;
-    char buf[256];
-    while (n_gen < o.n_new) {
-        int32_t next = ops_argmax(logits, m->hp.n_vocab);
-        if (tokenizer_is_eog(m->tok, next)) break;
-        size_t len = tokenizer_token_bytes(m->tok, next, o.special, buf, sizeof buf);
-        fwrite(buf, 1, len < sizeof buf ? len : sizeof buf, stdout);
-        fflush(stdout);
-        n_gen++;
-        if (n_gen == o.n_new) break;
-        int drc = gpu ? device_gpu_decode(gpu, &next, logits, err, sizeof err)
-                      : forward_decode(m, &mask, next, &kv, logits, ws);
-        if (drc != 0) {
-            fprintf(stderr, "\nbosch generate: decode failed at position %d%s%s\n", (int)n_prompt + n_gen - 1,
-                    gpu ? ": " : "", gpu ? err : "");
-            goto done;
-        }
-    }
-    double t_decode = base_now_s() - t0;
-    fputc('\n', stdout);
-    fprintf(stderr,
-            "bosch generate: load %.2f s; prefill %zu tokens in %.3f s (%.1f tokens/s); "
-            "decode %d tokens in %.3f s (%.1f tokens/s)\n",
-            m->load_s, n_prompt, t_prefill, n_prompt / t_prefill, n_gen, t_decode,
-            n_gen > 1 ? (n_gen - 1) / t_decode : 0.0);
-    rc = 0;
+            kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, backend_device_name(dev), on_gpu ? "" : " (",
+            on_gpu ? "" : gemm_precision_name(m->precision),
+            on_gpu ? ""
+                   : (m->decode_blocks ? " GEMMs, decode from the file's blocks)" : " GEMMs and decode)"));
+    if (run_generation(&o, m, &mask, toks, n_prompt, &steps, on_gpu) == 0) rc = 0;
 done:
-    free(logits);
-    forward_ws_free(ws);
-    device_gpu_free(gpu);
-    if (kv_ok) kv_cache_free(&kv);
+    free(gs.logits);
+    backend_free(gs.gpu);
+    generate_cpu_free(cpu);
     free(toks);
     if (mask.z) mask_free(&mask);
     model_free(m);

@@ -23,7 +23,6 @@
  * checks the restored base's score bit for bit and the CPU and GPU differ in the last bits.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -37,11 +36,12 @@
 #include "commands.h"
 #include "csvio.h"
 #include "cli.h"
-#include "device.h"
-#include "device_eval.h"
+#include "backend.h"
+#include "cli_backend.h"
 #include "model.h"
 #include "probes.h"
 #include "search.h"
+#include "search_rows.h"
 #include "clock.h"
 
 /* Upper limit of --window and --sinks, tokens (bosch eval's). */
@@ -53,16 +53,7 @@ static const char *const run_files[] = {"state",      "trace.csv", "mask.csv",
 enum { N_SEARCH_FILES = 4, N_RUN_FILES = sizeof run_files / sizeof run_files[0] };
 
 typedef struct {
-    long eval;
-    int stage, group, layer;
-    double score, accuracy, ratio, seconds;
-    uint64_t hash;
-    char *mask; /* mask_to_string */
-} trace_row;
-
-typedef struct {
-    trace_row *rows;
-    long n, cap;
+    trace_rows trace;
     int tty;
     double t0;
     long budget;
@@ -71,20 +62,7 @@ typedef struct {
 
 static void on_event(const search_event *ev, void *user) {
     cli_listener *c = user;
-    if (ev->kind == SEARCH_EV_EVAL) {
-        if (c->n == c->cap) {
-            long cap = c->cap ? 2 * c->cap : 256;
-            trace_row *p = realloc(c->rows, sizeof *p * (size_t)cap);
-            if (!p) return;
-            c->rows = p, c->cap = cap;
-        }
-        const attn_mask *m = ev->mask;
-        size_t len = (size_t)m->n_layer * (m->n_head_kv + 1) + 1;
-        char *s = malloc(len);
-        if (s) mask_to_string(m, s, len);
-        c->rows[c->n++] = (trace_row){ev->eval_index, ev->stage,     ev->group,   ev->layer,    ev->score,
-                                      ev->accuracy,   mask_ratio(m), ev->seconds, mask_hash(m), s};
-    }
+    (void)search_trace_add(&c->trace, ev); /* out of memory: the row is lost, as before */
     if (ev->kind == SEARCH_EV_SEARCH_START) c->budget = ev->eval_budget;
     if (ev->replayed) return;
     double t = base_now_s() - c->t0;
@@ -122,38 +100,18 @@ static void on_event(const search_event *ev, void *user) {
     }
 }
 
+/* DIR/trace.csv and DIR/layers.csv (formats/trace.h, formats/layers.h: the explorer's exports
+ * write the same). */
 static int write_trace(const char *dir, const cli_listener *c, char *err, size_t errlen) {
     char path[4096];
     snprintf(path, sizeof path, "%s/trace.csv", dir);
-    const char *hdr[] = {"eval",     "stage", "group",   "layer",     "score",
-                         "accuracy", "ratio", "seconds", "mask_hash", "mask"};
-    csv_out *w = csv_out_open(path, hdr, 10, err, errlen);
-    if (!w) return -1;
-    for (long i = 0; i < c->n; i++) {
-        const trace_row *r = &c->rows[i];
-        csv_out_rowf(w, "%ld\x1f%d\x1f%d\x1f%d\x1f%.6f\x1f%.4f\x1f%.4f\x1f%.3f\x1f%016" PRIx64 "\x1f%s",
-                     r->eval, r->stage, r->group, r->layer, r->score, r->accuracy, r->ratio, r->seconds,
-                     r->hash, r->mask ? r->mask : "");
-    }
-    return csv_out_commit(w, err, errlen);
+    return trace_write(path, c->trace.rows, c->trace.n, err, errlen);
 }
 
 static int write_layers(const char *dir, const search_state *st, int n_layer, char *err, size_t errlen) {
     char path[4096];
     snprintf(path, sizeof path, "%s/layers.csv", dir);
-    const char *hdr[] = {"layer", "delta", "weight", "ratio", "bucket", "n_swa"};
-    csv_out *w = csv_out_open(path, hdr, 6, err, errlen);
-    if (!w) return -1;
-    const attn_mask *m = search_result_mask(st);
-    for (int l = 0; l < n_layer; l++) {
-        search_layer_info li;
-        search_layer_stats(st, l, &li);
-        int n_swa = 0;
-        for (int h = 0; h < m->n_head_kv; h++) n_swa += mask_get(m, l, h) == ATTN_SWA;
-        csv_out_rowf(w, "%d\x1f%.6f\x1f%.6f\x1f%.4f\x1f%d\x1f%d", l, li.delta, li.weight,
-                     (double)n_swa / m->n_head_kv, li.bucket, n_swa);
-    }
-    return csv_out_commit(w, err, errlen);
+    return search_layers_write(path, st, n_layer, err, errlen);
 }
 
 static void usage(FILE *f) {
@@ -314,10 +272,10 @@ int cmd_search(int argc, char **argv) {
     }
     if (resume && !out_dir) out_dir = resume;
     if (!model_path) model_path = cli_default_model();
-    bosch_device device;
+    backend_device device;
     {
         char derr[256];
-        if (device_parse(opt_device, &device, derr, sizeof derr)) {
+        if (backend_parse_device(opt_device, &device, derr, sizeof derr)) {
             fprintf(stderr, "bosch search: %s\n", derr);
             return 2;
         }
@@ -414,21 +372,22 @@ int cmd_search(int argc, char **argv) {
     }
 
     calib_set *cs = NULL;
-    device_eval *dev = NULL;
+    backend *dev = NULL;
     search_objective obj = {0};
     search_state *st = NULL;
     cli_listener lis = {.tty = isatty(2), .t0 = base_now_s()};
     int rc = 1;
     fprintf(stderr, "bosch search: %s, %d x %d KV heads, calibration %d x %d tokens, window %d\n", m->name,
             m->hp.n_layer, m->hp.n_head_kv, cfg.calib_samples, cfg.calib_tokens, cfg.window);
-    if (device_eval_create(&dev, device, m, err, sizeof err)) goto fail;
+    backend_options bo = cli_backend_options(device, 0);
+    if (backend_create(&dev, &bo, m, err, sizeof err)) goto fail;
     {
         char desc[256];
-        device_eval_describe(dev, desc, sizeof desc);
+        backend_describe(dev, 1, desc, sizeof desc);
         fprintf(stderr, "bosch search: evaluator on %s\n", desc);
     }
     if (search_calib_generate(&cs, m, &cfg, err, sizeof err) ||
-        search_objective_calib_on(&obj, m, device_eval_backend(dev), cs, err, sizeof err))
+        search_objective_calib_on(&obj, m, dev, cs, err, sizeof err))
         goto fail;
     if (resume) {
         if (search_load(&st, state_path, m->hp.n_layer, m->hp.n_head_kv, &obj, m, on_event, &lis, err,
@@ -438,8 +397,8 @@ int cmd_search(int argc, char **argv) {
                 snprintf(err + len, sizeof err - len,
                          "; or another device or precision: this run evaluates on %s (--device) in %s "
                          "(--precision), was the state saved with others?",
-                         device_name(device),
-                         device == DEVICE_CPU ? gemm_precision_name(m->precision) : "bf16");
+                         backend_device_name(device),
+                         device == BACKEND_CPU ? gemm_precision_name(m->precision) : "bf16");
             }
             goto fail;
         }
@@ -491,11 +450,10 @@ fail:
     rc = 1;
 done:
     cli_restore_stop_signals(old_sa);
-    for (long i = 0; i < lis.n; i++) free(lis.rows[i].mask);
-    free(lis.rows);
+    trace_rows_free(&lis.trace);
     search_free(st);
     search_objective_free(&obj); /* its evaluator uses dev: free it first */
-    device_eval_free(dev);
+    backend_free(dev);
     calib_set_free(cs);
     model_free(m);
     return rc;

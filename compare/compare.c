@@ -291,14 +291,15 @@ static int make_aprime(const attn_mask *lo, const attn_mask *hi, uint64_t seed, 
 
 /* ---- the run --------------------------------------------------------------------------------- */
 
-static uint64_t fingerprint(const compare_plan *p, const model *m, const eval_backend *be) {
+static uint64_t fingerprint(const compare_plan *p, const model *m, const backend *be) {
     char buf[1024];
     probe_config pc = probe_config_default();
+    int cpu = !be || be->device == BACKEND_CPU;
     snprintf(buf, sizeof buf, "%s|%llu|%d|%d|%s|%s|calib %d %d %d %d %d%s|w %d s %d", m->name,
-             (unsigned long long)model_file_bytes(m), m->hp.n_layer, m->hp.n_head_kv, be ? be->name : "cpu",
-             be ? "bf16" : gemm_precision_name(m->precision), p->cfg.calib_samples, p->cfg.calib_tokens,
-             (int)pc.task, (int)pc.haystack, (int)PROBE_DEFAULT_CALIB_SEED, p->cfg.calib_mix ? " mix" : "",
-             p->cfg.window, p->cfg.sinks);
+             (unsigned long long)model_file_bytes(m), m->hp.n_layer, m->hp.n_head_kv,
+             cpu ? "cpu" : be->ops->name, cpu ? gemm_precision_name(m->precision) : "bf16",
+             p->cfg.calib_samples, p->cfg.calib_tokens, (int)pc.task, (int)pc.haystack,
+             (int)PROBE_DEFAULT_CALIB_SEED, p->cfg.calib_mix ? " mix" : "", p->cfg.window, p->cfg.sinks);
     uint64_t h = 0xcbf29ce484222325ull;
     for (const char *s = buf; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
     return h;
@@ -377,7 +378,7 @@ static int calib_norm(const compare_result *r, const search_objective *obj, cons
     return 0;
 }
 
-int compare_run(const compare_plan *p, const model *m, const eval_backend *be, const char *out_dir,
+int compare_run(const compare_plan *p, const model *m, const backend *be, const char *out_dir,
                 volatile int *stop, compare_progress progress, void *user, compare_result **out, char *err,
                 size_t errlen) {
     *out = NULL;

@@ -83,11 +83,11 @@ typedef void (*compare_progress)(const char *line, void *user);
 typedef struct compare_result compare_result;
 
 /* Run the plan into out_dir (created if missing): masks, validation and held-out scores, reports.
- * be: the evaluators' backend (NULL = the CPU; tui/device_eval.h for the GPU), part of the cache
+ * be: the evaluators' backend (engine/backend.h; NULL = a CPU one per evaluator), part of the cache
  * fingerprint together with the model's GEMM precision. stop (may be NULL): checked between
  * evaluations; a stopped run returns 1 with everything so far in the cache. 0 done, 1 stopped,
  * -1 error with a message. */
-int compare_run(const compare_plan *p, const model *m, const eval_backend *be, const char *out_dir,
+int compare_run(const compare_plan *p, const model *m, const backend *be, const char *out_dir,
                 volatile int *stop, compare_progress progress, void *user, compare_result **out, char *err,
                 size_t errlen);
 void compare_result_free(compare_result *r);

@@ -24,7 +24,7 @@ static int cmp_rows(const void *a, const void *b, void *ctx) {
     return c ? c : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
-int compare_score_split(const compare_plan *p, int split, const model *m, const eval_backend *be,
+int compare_score_split(const compare_plan *p, int split, const model *m, const backend *be,
                         compare_cache *cache, const attn_mask *const *masks, int n,
                         cell_scores (*out)[COMPARE_MAX_SCORED], volatile int *stop, compare_progress progress,
                         void *user, char *err, size_t errlen) {

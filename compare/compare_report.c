@@ -8,6 +8,7 @@
 #include "compare_internal.h"
 #include "csvio.h"
 #include "kv_cache.h"
+#include "results.h"
 #include "stats.h"
 
 static const compare_cell *split_cells(const compare_plan *p, int split, int *n) {
@@ -90,20 +91,23 @@ static const char *split_name(int split) {
     return split == SPLIT_VALID ? "validation" : "heldout";
 }
 
+/* DIR/results.csv (formats/results.h, the comparison layout): per split, mask and cell, then the
+ * cells pooled (task all). */
 static int write_results(const compare_result *r, const char *dir, char *err, size_t errlen) {
     const compare_plan *p = &r->plan;
     char path[4200];
     snprintf(path, sizeof path, "%s/results.csv", dir);
-    const char *hdr[] = {"split", "method",   "ratio", "task",  "haystack", "length",  "n",
-                         "hits",  "accuracy", "ci_lo", "ci_hi", "score",    "kv_bytes"};
-    csv_out *w = csv_out_open(path, hdr, 13, err, errlen);
-    if (!w) return -1;
-    int bad = 0;
+    const int cap = N_SPLITS * r->n_masks * (1 + (p->n_heldout > p->n_valid ? p->n_heldout : p->n_valid));
+    results_row *rows = malloc(sizeof *rows * (size_t)(cap > 0 ? cap : 1));
+    if (!rows) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    int n_rows = 0;
     for (int split = 0; split < N_SPLITS; split++) {
         int n_cells;
         const compare_cell *cells = split_cells(p, split, &n_cells);
-        for (int k = 0; k < r->n_masks; k++) {
-            const int mi = k / p->n_ratios, ri = k % p->n_ratios;
+        for (int k = 0; k < r->n_masks; k++)
             for (int c = -1; c < n_cells; c++) {
                 long h, n;
                 double sc, lo, hi;
@@ -112,23 +116,25 @@ static int write_results(const compare_result *r, const char *dir, char *err, si
                 stats_wilson95(h, n, &lo, &hi);
                 const int len = c >= 0 ? cells[c].length : 0;
                 const int kv_len = c >= 0 ? len : (n_cells ? cells[n_cells - 1].length : 0);
-                bad |= csv_out_rowf(w,
-                                    "%s\x1f%s\x1f%.4f\x1f%s\x1f%s\x1f%d\x1f%ld\x1f%ld\x1f%.4f\x1f%.4f\x1f%."
-                                    "4f\x1f%.6f\x1f%llu",
-                                    split_name(split), p->methods[mi], p->ratios[ri],
-                                    c >= 0 ? probe_task_name(cells[c].task) : "all",
-                                    c >= 0 ? haystack_kind_name(cells[c].haystack) : "all", len, n, h,
-                                    (double)h / n, lo, hi, sc,
-                                    (unsigned long long)kv_cache_bytes(&r->hp, &r->masks[k], kv_len, 4));
+                rows[n_rows++] =
+                    (results_row){.split = split_name(split),
+                                  .method = p->methods[k / p->n_ratios],
+                                  .ratio = p->ratios[k % p->n_ratios],
+                                  .task = c >= 0 ? probe_task_name(cells[c].task) : "all",
+                                  .haystack = c >= 0 ? haystack_kind_name(cells[c].haystack) : "all",
+                                  .length = len,
+                                  .n = n,
+                                  .hits = h,
+                                  .accuracy = (double)h / n,
+                                  .ci_lo = lo,
+                                  .ci_hi = hi,
+                                  .score = sc,
+                                  .kv_bytes = kv_cache_bytes(&r->hp, &r->masks[k], kv_len, 4)};
             }
-        }
     }
-    if (bad) {
-        csv_out_abort(w);
-        snprintf(err, errlen, "%s: write failed", path);
-        return -1;
-    }
-    return csv_out_commit(w, err, errlen);
+    int rc = results_write(path, RESULTS_COMPARE, rows, n_rows, err, errlen);
+    free(rows);
+    return rc;
 }
 
 /* The window check of the protocol (docs/search.md): the full model at least 90 % exact, all-SWA

@@ -93,16 +93,17 @@ static int upload_layer(cuda_model *g, int l, char *err, size_t errlen) {
     return 0;
 }
 
-int cuda_model_create(cuda_model **out, const model *m, int device, char *err, size_t errlen) {
+int cuda_model_create(cuda_model **out, const model *m, int device, const char *attn_impl, char *err,
+                      size_t errlen) {
     *out = NULL;
     int n_dev = kern_device_count();
     if (device < 0 || device >= n_dev) {
         base_seterr(err, errlen, "cuda: device %d does not exist (%d CUDA devices found)", device, n_dev);
         return -1;
     }
-    /* prefill attention kernel: mma (head_dim <= 128) else wmma, unless BOSCH_CUDA_ATTN says */
+    /* prefill attention kernel: mma (head_dim <= 128) else wmma, unless attn_impl says */
     prefill_attn_fn attn = m->hp.head_dim <= 128 ? kern_attn_prefill_mma : kern_attn_prefill_tc;
-    const char *impl = getenv("BOSCH_CUDA_ATTN");
+    const char *impl = attn_impl;
     if (impl && *impl) {
         if (!strcmp(impl, "mma") && m->hp.head_dim <= 128) {
             attn = kern_attn_prefill_mma;

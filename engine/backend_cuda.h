@@ -1,4 +1,5 @@
-/* backend_cuda.h — the GPU copy of a loaded model and its forward pass (CUDA, kernels/kernels.h).
+/* backend_cuda.h — the GPU copy of a loaded model and its forward pass (CUDA, kernels/kernels.h);
+ * internal to the CUDA backend (backend.h is the public interface) and its tests.
  *
  * Mirrors forward.h block for block: x += Wo·attn(RoPE(Wq·n), RoPE(Wk·n), Wv·n) with
  * n = RMSNorm(x) (qwen3: per-head RMSNorm on q and k before RoPE), then
@@ -24,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "mask.h"
 #include "model.h"
 
@@ -34,11 +36,13 @@ typedef struct cuda_kv cuda_kv;       /* a hybrid KV cache on the GPU for n_seq 
  * the GPU to bf16 (kern_dequant_bf16); norms as fp32 from m's dequantized copy. `m` must stay
  * loaded while *out lives (hyper-parameters and the tied-embedding choice are read from it).
  * Prefill attention runs on tensor cores: kern_attn_prefill_mma when head_dim <= 128, else
- * kern_attn_prefill_tc (both bf16 Q/K/V/P, fp32 softmax and accumulation); the environment variable
- * BOSCH_CUDA_ATTN = mma, wmma or fp32 (kern_attn_prefill, all fp32) chooses one, for comparisons.
+ * kern_attn_prefill_tc (both bf16 Q/K/V/P, fp32 softmax and accumulation); attn_impl = mma, wmma or
+ * fp32 (kern_attn_prefill, all fp32) chooses one, for comparisons (NULL or "": the default; the app
+ * passes the environment variable BOSCH_CUDA_ATTN, backend.h backend_options.cuda_attn).
  * Errors: no such device, an unsupported tensor type, out of GPU memory (message names the
- * tensor), any other BOSCH_CUDA_ATTN (or mma with head_dim > 128). */
-int cuda_model_create(cuda_model **out, const model *m, int device, char *err, size_t errlen);
+ * tensor), any other attn_impl (or mma with head_dim > 128). */
+int cuda_model_create(cuda_model **out, const model *m, int device, const char *attn_impl, char *err,
+                      size_t errlen);
 void cuda_model_free(cuda_model *g);
 
 /* GPU bytes held by the weights (bf16 matrices + fp32 norms). */
@@ -107,6 +111,12 @@ int cuda_decode(cuda_model *g, cuda_kv *kv, const int32_t *tokens, float *logits
 
 /* Wait for the GPU and return the peak device memory in use so far (bytes, kern_mem_used). */
 uint64_t cuda_peak_bytes(void);
+
+/* The CUDA backend (backend.h) over `m` (which must outlive it) on GPU o->gpu, with o->cuda_attn as
+ * attn_impl above, warmed up (one short prefill and decode) when o->warm_up: what backend_create
+ * makes for BACKEND_CUDA (backend_cuda_ops.c). Errors: those of cuda_model_create, out of host
+ * memory. */
+int backend_cuda_create(backend **out, const backend_options *o, const model *m, char *err, size_t errlen);
 
 #endif /* BOSCH_HAVE_CUDA */
 #endif

@@ -9,7 +9,7 @@
  * shapes runs in both cases (forward_layer on one whole sample, fixed-order attention), which is
  * what makes reuse bitwise identical to a from-scratch evaluation.
  *
- * With an eval_backend (eval.h; the GPU) the per-sample forward is the backend's run(): the
+ * The per-sample forward is the backend's run() (backend.h; the CPU one when none is given): the
  * evaluator hands it the tokens or the saved stream entering layer `first`, the host pointers where
  * the streams entering later layers go (prefix reuse), and the answer rows; the metrics, the base
  * bookkeeping and the streams stay here, identical for every backend.
@@ -22,13 +22,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "forward.h"
 #include "clock.h"
 
 struct evaluator {
     const model *m;
-    const eval_backend *be; /* NULL: CPU forward */
-    float **x_save;         /* [n_layer] backend's save pointers (be only) */
+    const backend *be; /* where run() goes */
+    backend *own;      /* evaluator_create's CPU backend (NULL when be is borrowed) */
+    void *ws;          /* be's scratch for this evaluator (backend_ops.eval_open; be->ctx without it) */
+    float **x_save;    /* [n_layer] backend's save pointers */
     int n_samples;
     eval_sample *samples; /* [n_samples], tokens point into tok_store */
     int32_t *tok_store;
@@ -36,10 +37,8 @@ struct evaluator {
     int max_run, max_answer;
     int reuse;
     const atomic_int *cancel; /* evaluator_set_cancel (NULL: never) */
-    forward_ws *ws;
-    float *x;      /* [max_run][n_embd] the stream being computed */
-    float *logits; /* [max_answer][n_vocab] */
-    int *rows;     /* [max_answer] */
+    float *logits;            /* [max_answer][n_vocab] */
+    int *rows;                /* [max_answer] */
     /* prefix reuse */
     int have_base;
     attn_mask base;
@@ -55,9 +54,10 @@ void evaluator_free(evaluator *ev) {
     free(ev->streams);
     free(ev->base_res);
     mask_free(&ev->base); /* zeroed or a copy: safe either way */
-    forward_ws_free(ev->ws);
+    if (ev->ws && ev->be->ops->eval_open && ev->be->ops->eval_close)
+        ev->be->ops->eval_close(ev->be->ctx, ev->ws);
+    backend_free(ev->own);
     free(ev->x_save);
-    free(ev->x);
     free(ev->logits);
     free(ev->rows);
     free(ev->samples);
@@ -70,7 +70,7 @@ int evaluator_n_samples(const evaluator *ev) {
     return ev->n_samples;
 }
 
-const eval_backend *evaluator_backend(const evaluator *ev) {
+const backend *evaluator_backend(const evaluator *ev) {
     return ev->be;
 }
 
@@ -89,13 +89,9 @@ int evaluator_create(evaluator **out, const model *m, const eval_sample *samples
     return evaluator_create_on(out, m, NULL, samples, n_samples, reuse, err, errlen);
 }
 
-int evaluator_create_on(evaluator **out, const model *m, const eval_backend *be, const eval_sample *samples,
-                        int n_samples, int reuse, char *err, size_t errlen) {
-    *out = NULL;
-    if (be && !be->run) {
-        snprintf(err, errlen, "eval: backend '%s' has no run function", be->name ? be->name : "?");
-        return -1;
-    }
+/* The samples' shapes and ids; their total tokens, longest run and longest answer. */
+static int check_samples(const model *m, const eval_sample *samples, int n_samples, size_t *total_out,
+                         int *max_run_out, int *max_answer_out, char *err, size_t errlen) {
     const model_hparams *hp = &m->hp;
     if (n_samples < 1) {
         snprintf(err, errlen, "eval: n_samples is %d, need at least 1", n_samples);
@@ -124,10 +120,31 @@ int evaluator_create_on(evaluator **out, const model *m, const eval_backend *be,
         if (x->n_answer > max_answer) max_answer = x->n_answer;
         total += (size_t)x->n_tokens;
     }
+    *total_out = total;
+    *max_run_out = max_run;
+    *max_answer_out = max_answer;
+    return 0;
+}
+
+int evaluator_create_on(evaluator **out, const model *m, const backend *be, const eval_sample *samples,
+                        int n_samples, int reuse, char *err, size_t errlen) {
+    *out = NULL;
+    if (be && !be->ops->run) {
+        snprintf(err, errlen, "eval: backend '%s' has no run function", be->ops->name ? be->ops->name : "?");
+        return -1;
+    }
+    const model_hparams *hp = &m->hp;
+    size_t total = 0;
+    int max_run = 1, max_answer = 1;
+    if (check_samples(m, samples, n_samples, &total, &max_run, &max_answer, err, errlen)) return -1;
     evaluator *ev = calloc(1, sizeof *ev);
     if (!ev) goto oom;
     ev->m = m;
-    ev->be = be;
+    if (!be && backend_cpu_create(&ev->own, m, err, errlen)) {
+        evaluator_free(ev);
+        return -1;
+    }
+    ev->be = be ? be : ev->own;
     ev->n_samples = n_samples;
     ev->reuse = reuse != 0;
     ev->max_run = max_run;
@@ -135,16 +152,15 @@ int evaluator_create_on(evaluator **out, const model *m, const eval_backend *be,
     ev->samples = malloc(sizeof *ev->samples * (size_t)n_samples);
     ev->tok_store = malloc(sizeof(int32_t) * total);
     ev->n_run = malloc(sizeof(int) * (size_t)n_samples);
-    if (be) { /* the backend has its own activations; only the save pointers live here */
-        ev->x_save = calloc((size_t)hp->n_layer, sizeof(float *));
-    } else {
-        ev->ws = forward_ws_create(hp, max_run);
-        ev->x = malloc(sizeof(float) * (size_t)max_run * hp->n_embd);
-    }
+    ev->x_save = calloc((size_t)hp->n_layer, sizeof(float *));
     ev->logits = malloc(sizeof(float) * (size_t)max_answer * hp->n_vocab);
     ev->rows = malloc(sizeof(int) * (size_t)max_answer);
-    if (!ev->samples || !ev->tok_store || !ev->n_run || (be ? !ev->x_save : !ev->ws || !ev->x) ||
-        !ev->logits || !ev->rows)
+    if (!ev->samples || !ev->tok_store || !ev->n_run || !ev->x_save || !ev->logits || !ev->rows) goto oom;
+    const backend_ops *ops = ev->be->ops;
+    char msg[256];
+    if (!ops->eval_open)
+        ev->ws = ev->be->ctx;
+    else if (ops->eval_open(ev->be->ctx, max_run, &ev->ws, msg, sizeof msg))
         goto oom;
     size_t off = 0;
     for (int s = 0; s < n_samples; s++) {
@@ -224,15 +240,15 @@ static int run_sample_backend(evaluator *ev, int s, const attn_mask *mask, int f
         ev->x_save[l] = store && l > first ? ev->streams[s] + (size_t)(l - 1) * plane : NULL;
     const float *x_in = first > 0 ? ev->streams[s] + (size_t)(first - 1) * plane : NULL;
     char msg[256] = "";
-    int rc = ev->be->run(ev->be->ctx, mask, n, x->tokens, x_in, first, ev->x_save, ev->rows, x->n_answer,
-                         ev->logits, ev->cancel, msg, sizeof msg);
-    if (rc == EVAL_CANCELLED) {
+    int rc = ev->be->ops->run(ev->ws, mask, n, x->tokens, x_in, first, ev->x_save, ev->rows, x->n_answer,
+                              ev->logits, ev->cancel, msg, sizeof msg);
+    if (rc == BACKEND_CANCELLED) {
         snprintf(err, errlen, "cancelled");
         return EVAL_CANCELLED;
     }
     if (rc != 0) {
         snprintf(err, errlen, "eval: sample %d (%d tokens, from layer %d) on %s: %s", s, n, first,
-                 ev->be->name ? ev->be->name : "backend", msg);
+                 ev->be->ops->name ? ev->be->ops->name : "backend", msg);
         return -1;
     }
     return 0;
@@ -242,39 +258,12 @@ static int run_sample_backend(evaluator *ev, int s, const attn_mask *mask, int f
  * EVAL_CANCELLED. */
 static int run_samples(evaluator *ev, const attn_mask *mask, int first, int store, eval_sample_result *res,
                        char *err, size_t errlen) {
-    const model *m = ev->m;
-    const int L = m->hp.n_layer, E = m->hp.n_embd;
     for (int s = 0; s < ev->n_samples; s++) {
         const eval_sample *x = &ev->samples[s];
-        const int n = ev->n_run[s];
-        const size_t plane = (size_t)n * E;
-        if (ev->be) {
-            for (int a = 0; a < x->n_answer; a++) ev->rows[a] = x->answer_start - 1 + a;
-            if (cancelled(ev, err, errlen)) return EVAL_CANCELLED;
-            int rc = run_sample_backend(ev, s, mask, first, store, err, errlen);
-            if (rc) return rc;
-            sample_metrics(ev, s, &res[s]);
-            continue;
-        }
-        if (first == 0) {
-            if (forward_embed(m, x->tokens, n, ev->x) != 0) {
-                snprintf(err, errlen, "eval: sample %d: embedding failed", s);
-                return -1;
-            }
-        } else {
-            memcpy(ev->x, ev->streams[s] + (size_t)(first - 1) * plane, plane * sizeof(float));
-        }
-        for (int l = first; l < L; l++) {
-            if (cancelled(ev, err, errlen)) return EVAL_CANCELLED;
-            if (store && l > first)
-                memcpy(ev->streams[s] + (size_t)(l - 1) * plane, ev->x, plane * sizeof(float));
-            if (forward_layer(m, l, mask, ev->x, n, 0, NULL, ev->ws) != 0) {
-                snprintf(err, errlen, "eval: sample %d: layer %d failed (%d tokens)", s, l, n);
-                return -1;
-            }
-        }
         for (int a = 0; a < x->n_answer; a++) ev->rows[a] = x->answer_start - 1 + a;
-        forward_logits(m, ev->x, ev->rows, x->n_answer, ev->logits, ev->ws);
+        if (cancelled(ev, err, errlen)) return EVAL_CANCELLED;
+        int rc = run_sample_backend(ev, s, mask, first, store, err, errlen);
+        if (rc) return rc;
         sample_metrics(ev, s, &res[s]);
     }
     return 0;

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "mask.h"
 #include "model.h"
 
@@ -44,39 +45,12 @@ typedef struct {
 
 typedef struct evaluator evaluator;
 
-/* A forward backend for the evaluator (the GPU: engine/backend_cuda_eval.h; tests: a CPU one).
- * engine/ knows only this table, so it stays free of CUDA. run() computes ONE sample of n_tokens
- * tokens at positions 0..n_tokens-1 under `mask` (shaped like the model; window and sinks from it)
- * from layer `first` (0 <= first < n_layer) to the end, then the final RMSNorm and the LM head:
- *   tokens  [n_tokens] ids (checked by the evaluator), read when first == 0 (embedding first);
- *   x_in    [n_tokens][n_embd] fp32, the residual stream entering layer `first`, read when first > 0;
- *   x_save  n_layer host pointers: when x_save[l] != NULL (first < l < n_layer) it receives the
- *           residual stream entering layer l, [n_tokens][n_embd] fp32 (x_save[l] is NULL for
- *           l <= first; the array itself is never NULL);
- *   rows    [n_rows] token indexes in 0..n_tokens-1 (the positions before each answer token);
- *   logits  [n_rows][n_vocab] fp32 out, row i the logits at rows[i].
- * Contract (what makes prefix reuse bitwise identical, eval.h header): run() is deterministic,
- * and starting at layer f from a stream it saved as x_save[f] gives bit for bit the same streams,
- * logits and saves as the run that saved it (layer l's arithmetic depends only on the stream
- * entering l, the mask's row l, window, sinks and n_tokens). cancel (may be NULL) is the
- * evaluator's cancel flag (evaluator_set_cancel): a backend reads it between layers and returns
- * EVAL_CANCELLED as soon as it is non-zero (x_save and logits then hold nothing usable).
- * Returns 0, EVAL_CANCELLED, or -1 with a message in err[errlen]. ctx belongs to the backend's owner, who
- * keeps it alive while evaluators use it; calls on one ctx are serialized by its users (a backend need not be
- * thread-safe). */
-typedef struct {
-    const char *name; /* "cuda", ... (for messages) */
-    void *ctx;
-    int (*run)(void *ctx, const attn_mask *mask, int n_tokens, const int32_t *tokens, const float *x_in,
-               int first, float *const *x_save, const int *rows, int n_rows, float *logits,
-               const atomic_int *cancel, char *err, size_t errlen);
-} eval_backend;
+/* Returned by evaluator_score / evaluator_set_base when the evaluator's cancel flag was set during
+ * the evaluation: no result, not an error (err says "cancelled"). Equal to BACKEND_CANCELLED. */
+#define EVAL_CANCELLED BACKEND_CANCELLED
 
-/* Returned by evaluator_score / evaluator_set_base (and eval_backend.run) when the evaluator's
- * cancel flag was set during the evaluation: no result, not an error (err says "cancelled"). */
-#define EVAL_CANCELLED (-2)
-
-/* Create an evaluator over `samples` (copied). Window and sinks come from each mask scored.
+/* Create an evaluator over `samples` (copied) on the CPU backend (backend_cpu_create, owned by the
+ * evaluator). Window and sinks come from each mask scored.
  * reuse != 0 enables prefix reuse (memory: n_layer-1 residual streams, the ones entering layers
  * 1..n_layer-1, of every sample's answer_start + n_answer - 1 tokens, fp32: for SmolLM2-135M
  * 29 x 576 x 4 B = 66.8 KB per token). Errors (message names the sample and field): no samples,
@@ -86,15 +60,16 @@ int evaluator_create(evaluator **out, const model *m, const eval_sample *samples
                      char *err, size_t errlen);
 void evaluator_free(evaluator *ev);
 
-/* evaluator_create with the forward run by `be` (borrowed: must outlive the evaluator; NULL = the
- * CPU forward, forward.h, exactly as evaluator_create). With a backend no CPU activation scratch
- * is allocated; the prefix-reuse streams stay in host memory as above. Scores from a backend
- * differ from the CPU's by the backend's precision (the GPU: bf16 weights, backend_cuda.h), but
- * reuse on one backend is bitwise identical to a from-scratch evaluation on that backend. */
-int evaluator_create_on(evaluator **out, const model *m, const eval_backend *be, const eval_sample *samples,
+/* evaluator_create with the forward run by `be` (backend.h; borrowed: must outlive the evaluator;
+ * NULL = a CPU backend of its own, exactly as evaluator_create). The evaluator asks the backend for
+ * its activation scratch (backend_ops.eval_open); the prefix-reuse streams stay in host memory as
+ * above. Scores from a backend differ from the CPU's by the backend's precision (the GPU: bf16
+ * weights, backend_cuda.h), but reuse on one backend is bitwise identical to a from-scratch
+ * evaluation on that backend. Errors: those of evaluator_create, a table without run(). */
+int evaluator_create_on(evaluator **out, const model *m, const backend *be, const eval_sample *samples,
                         int n_samples, int reuse, char *err, size_t errlen);
-/* The backend an evaluator runs on (NULL = CPU). */
-const eval_backend *evaluator_backend(const evaluator *ev);
+/* The backend an evaluator runs on (its own CPU backend after evaluator_create). */
+const backend *evaluator_backend(const evaluator *ev);
 
 /* Score `mask` on every sample. per_sample (optional) gets n_samples results. Uses and does not
  * change the base. Returns 0, or -1 with a message (shape mismatch, OOM). */
@@ -112,7 +87,7 @@ int evaluator_set_base(evaluator *ev, const attn_mask *mask, eval_result *out, e
 int evaluator_n_samples(const evaluator *ev);
 
 /* Cooperative cancel (the explorer's quit): *cancel (borrowed, NULL = never) is read before every
- * layer of every sample (CPU) or handed to the backend, which reads it between layers; once it is
+ * sample and handed to the backend, which reads it between layers; once it is
  * non-zero the evaluation in progress stops and returns EVAL_CANCELLED. A cancelled
  * evaluator_set_base leaves no base (the next evaluation starts from layer 0); results of later,
  * uncancelled evaluations are unchanged. */

@@ -82,4 +82,17 @@ int forward_prefill(const model *m, const attn_mask *mask, const int32_t *tokens
 int forward_decode(const model *m, const attn_mask *mask, int32_t token, kv_cache *kv, float *logits,
                    forward_ws *ws);
 
+/* Attention probabilities of the forward with every head full, for attention statistics
+ * (forward_attn.c). Runs tokens [n_tokens] (no cache, positions 0..n_tokens-1) through every
+ * layer; in each layer, for each query head h in order and each query position
+ * i = pos_lo..pos_hi-1 ascending (clamped to 0..n_tokens-1), visit(user, layer, h, i, p) gets
+ * p[0..i], the softmax over keys j <= i of q_i·k_j / sqrt(head_dim) in fp32, with q and k exactly
+ * as forward_layer computes them (forward_layer_qk); p is valid during the call only. Then the
+ * residual stream goes through the layer (forward_layer, all heads full). Returns 0, or -1 with
+ * "token id out of range", "out of memory (N tokens)", "layer L: <forward_ws_error>" or
+ * "forward_layer failed at layer L" in err[errlen]. */
+typedef void (*forward_attn_visit)(void *user, int layer, int head, int pos, const float *p);
+int forward_attn_probs(const model *m, const int32_t *tokens, int n_tokens, int pos_lo, int pos_hi,
+                       forward_attn_visit visit, void *user, char *err, size_t errlen);
+
 #endif

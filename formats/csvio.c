@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -222,6 +223,22 @@ void csv_out_abort(csv_out *w) {
     free(w->tmp);
     free(w->path);
     free(w);
+}
+
+const char *csv_cell_real(char *buf, size_t cap, double x, int decimals) {
+    if (!isfinite(x))
+        buf[0] = '\0';
+    else
+        snprintf(buf, cap, "%.*f", decimals, x);
+    return buf;
+}
+
+const char *csv_cell_count(char *buf, size_t cap, long k) {
+    if (k < 0)
+        buf[0] = '\0';
+    else
+        snprintf(buf, cap, "%ld", k);
+    return buf;
 }
 
 int csv_write_text(const char *path, const char *text, char *err, size_t errlen) {

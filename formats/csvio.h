@@ -1,6 +1,7 @@
-/* csvio.h — every CSV file the program reads or writes (DESIGN.md §8), through libcsv.
- * Writes go to a temporary file in the same folder, then fsync + rename, so an interrupted export
- * never leaves a half-written file. Errors name the file, the line and the field.
+/* csvio.h — the CSV mechanics every file of the program uses (DESIGN.md §8), through libcsv, and
+ * the mask file (csvio_mask.c). The other files have a writer each beside it: trace.h, layers.h,
+ * results.h, bench.h. Writes go to a temporary file in the same folder, then fsync + rename, so an
+ * interrupted export never leaves a half-written file. Errors name the file, the line and the field.
  */
 #ifndef BOSCH_CSVIO_H
 #define BOSCH_CSVIO_H
@@ -24,6 +25,11 @@ int csv_out_rowf(csv_out *w, const char *fmt, ...);
 int csv_out_commit(csv_out *w, char *err, size_t errlen);
 /* Remove the temporary file and free. */
 void csv_out_abort(csv_out *w);
+
+/* Cells of numbers, into buf[cap] (returned): x with `decimals` decimals ("%.*f"), or "" when x is
+ * not finite; k in decimal, or "" when k is negative (not known). */
+const char *csv_cell_real(char *buf, size_t cap, double x, int decimals);
+const char *csv_cell_count(char *buf, size_t cap, long k);
 
 /* Write a whole text file atomically (the same temporary file, fsync and rename as csv_out).
  * 0, or -1 with a message naming the file. */

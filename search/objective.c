@@ -1,7 +1,7 @@
 /* objective.c — the real search objective: engine/eval.h's evaluator with prefix reuse over the
  * calibration split (datasets/probes.h calib_set). Raw score S(z) = mean over samples of the
- * geometric-mean answer-token probability (DESIGN.md §6). The evaluator runs on the CPU or on an
- * eval_backend handed in by the caller (the GPU); search/ itself knows nothing of CUDA.
+ * geometric-mean answer-token probability (DESIGN.md §6). The evaluator runs on the CPU or on a
+ * backend handed in by the caller (engine/backend.h); search/ itself knows nothing of CUDA.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,8 +53,8 @@ int search_objective_calib(search_objective *obj, const model *m, const calib_se
     return search_objective_calib_on(obj, m, NULL, cs, err, errlen);
 }
 
-int search_objective_calib_on(search_objective *obj, const model *m, const eval_backend *be,
-                              const calib_set *cs, char *err, size_t errlen) {
+int search_objective_calib_on(search_objective *obj, const model *m, const backend *be, const calib_set *cs,
+                              char *err, size_t errlen) {
     if (!cs || calib_set_split(cs) != PROBE_SPLIT_CALIBRATION) {
         snprintf(err, errlen, "search objective: only the calibration split may be searched on");
         return -1;

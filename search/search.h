@@ -181,13 +181,13 @@ void search_objective_free(search_objective *obj);
  * (must outlive obj). Raw score = mean geometric-mean answer-token probability. 0, or -1. */
 int search_objective_calib(search_objective *obj, const model *m, const calib_set *cs, char *err,
                            size_t errlen);
-/* search_objective_calib with the evaluator's forward on `be` (engine/eval.h eval_backend, e.g.
- * the GPU from tui/device_eval.h; NULL = CPU, the same as search_objective_calib). be is borrowed
+/* search_objective_calib with the evaluator's forward on `be` (engine/backend.h, e.g. the GPU from
+ * backend_create; NULL = CPU, the same as search_objective_calib). be is borrowed
  * (must outlive obj) and is not part of a saved search state: the device is a property of the run.
  * Scores on another backend differ in the last bits (GPU: bf16 weights), so search_load's check
  * of the restored base refuses a state saved on another device. 0, or -1. */
-int search_objective_calib_on(search_objective *obj, const model *m, const eval_backend *be,
-                              const calib_set *cs, char *err, size_t errlen);
+int search_objective_calib_on(search_objective *obj, const model *m, const backend *be, const calib_set *cs,
+                              char *err, size_t errlen);
 
 /* Give the real objective's evaluator (search_objective_calib*) the cancel flag `cancel`
  * (borrowed; NULL = never; evaluator_set_cancel). Other objectives are left as they are. */

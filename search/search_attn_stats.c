@@ -15,98 +15,61 @@
  *    importance = score (retrieval heads stay full). n = 256, tokens uniform in [1000, 40000)
  *    (or the vocabulary, if smaller), drawn from the search seed.
  *
- * The residual stream entering each layer comes from forward_layer (all heads full); q and k come
- * from the engine (forward_layer_qk: the same RMSNorm, projection, qwen3 q/k norms and RoPE as the
- * forward pass, in the model's precision), and attention probabilities are a plain softmax over
- * keys j <= i with scale 1/sqrt(head_dim).
+ * The attention probabilities come from the engine (forward.h forward_attn_probs: the real forward
+ * with all heads full, its q and k in the model's precision, softmax over keys j <= i with scale
+ * 1/sqrt(head_dim)); this file only sums them into the two scores.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "forward.h"
-#include "ops.h"
 #include "rng.h"
 #include "search_internal.h"
 
+/* Per-query-head sums over the visited queries of one sequence (forward_attn_probs visits them
+ * layer by layer, head by head, in ascending position). */
 typedef struct {
-    const model *m;
-    int T;
-    float *x, *q, *k; /* [T][n_embd], [T][n_head*hd], [T][n_head_kv*hd] */
-    float *p;         /* [T] attention probabilities of one query */
-} attn_ws;
+    int method, window, sinks, rep, n_head;
+    double *sum; /* [L][n_head] */
+    int *cnt;    /* [L][n_head] */
+} seq_acc;
 
-/* Probabilities p[0..i] of query head h at position i over keys j <= i. */
-static void attn_probs(attn_ws *ws, int h, int i) {
-    const model_hparams *hp = &ws->m->hp;
-    int hd = hp->head_dim, kvh = h / (hp->n_head / hp->n_head_kv);
-    const float *q = ws->q + (size_t)i * hp->n_head * hd + (size_t)h * hd;
-    float scale = 1.0f / sqrtf((float)hd);
-    for (int j = 0; j <= i; j++) {
-        const float *k = ws->k + (size_t)j * hp->n_head_kv * hd + (size_t)kvh * hd;
-        float s = 0;
-        for (int d = 0; d < hd; d++) s += q[d] * k[d];
-        ws->p[j] = s * scale;
+static void visit_probs(void *user, int layer, int h, int i, const float *p) {
+    seq_acc *a = user;
+    size_t u = (size_t)layer * a->n_head + h;
+    if (a->method == SEARCH_METHOD_LOCALITY) {
+        double in = 0;
+        for (int j = 0; j <= i; j++)
+            if (j > i - a->window || j < a->sinks) in += p[j];
+        a->sum[u] += in;
+    } else { /* echo + induction on the repeated half */
+        a->sum[u] += p[i - a->rep] + p[i - a->rep + 1];
     }
-    ops_softmax(ws->p, i + 1);
+    a->cnt[u]++;
 }
 
 /* Accumulate per-query-head statistics over one token sequence into acc[L][n_head]. */
 static int sequence_stats(const model *m, const int32_t *tokens, int T, int method, int window, int sinks,
                           int rep, double *acc, char *err, size_t errlen) {
     const model_hparams *hp = &m->hp;
-    attn_ws ws = {m, T, NULL, NULL, NULL, NULL};
-    ws.x = malloc(sizeof(float) * (size_t)T * hp->n_embd);
-    ws.q = malloc(sizeof(float) * (size_t)T * hp->n_head * hp->head_dim);
-    ws.k = malloc(sizeof(float) * (size_t)T * hp->n_head_kv * hp->head_dim);
-    ws.p = malloc(sizeof(float) * (size_t)T);
-    forward_ws *fws = forward_ws_create(hp, T);
-    attn_mask full = {0};
-    int ok = ws.x && ws.q && ws.k && ws.p && fws &&
-             !mask_init(&full, hp->n_layer, hp->n_head_kv, window, sinks, ATTN_FULL);
-    if (ok && forward_embed(m, tokens, T, ws.x)) {
-        snprintf(err, errlen, "search: attention statistics: token id out of range");
-        ok = 0;
-    } else if (!ok) {
+    const size_t n = (size_t)hp->n_layer * hp->n_head;
+    seq_acc a = {method, window, sinks, rep, hp->n_head, calloc(n, sizeof(double)), calloc(n, sizeof(int))};
+    char why[384] = "";
+    int rc = -1;
+    if (!a.sum || !a.cnt) {
         snprintf(err, errlen, "search: attention statistics: out of memory (%d tokens)", T);
+    } else {
+        /* locality: queries i >= window + sinks; echo: second-copy positions rep + 1 .. 2*rep - 2 */
+        int lo = method == SEARCH_METHOD_LOCALITY ? window + sinks : rep + 1;
+        int hi = method == SEARCH_METHOD_LOCALITY ? T : 2 * rep - 1;
+        rc = forward_attn_probs(m, tokens, T, lo, hi, visit_probs, &a, why, sizeof why);
+        if (rc) snprintf(err, errlen, "search: attention statistics: %s", why);
     }
-    for (int l = 0; ok && l < hp->n_layer; l++) {
-        if (forward_layer_qk(m, l, ws.x, T, ws.q, ws.k, fws)) {
-            snprintf(err, errlen, "search: attention statistics: layer %d: %s", l, forward_ws_error(fws));
-            ok = 0;
-            break;
-        }
-        for (int h = 0; h < hp->n_head; h++) {
-            double sum = 0;
-            int cnt = 0;
-            if (method == SEARCH_METHOD_LOCALITY) {
-                for (int i = window + sinks; i < T; i++) {
-                    attn_probs(&ws, h, i);
-                    double in = 0;
-                    for (int j = 0; j <= i; j++)
-                        if (j > i - window || j < sinks) in += ws.p[j];
-                    sum += in, cnt++;
-                }
-            } else { /* echo + induction on the repeated half */
-                for (int t = 1; t + 1 < rep; t++) {
-                    int i = rep + t;
-                    attn_probs(&ws, h, i);
-                    sum += ws.p[i - rep] + ws.p[i - rep + 1];
-                    cnt++;
-                }
-            }
-            acc[(size_t)l * hp->n_head + h] += cnt ? sum / cnt : (method == SEARCH_METHOD_LOCALITY);
-        }
-        if (forward_layer(m, l, &full, ws.x, T, 0, NULL, fws)) {
-            snprintf(err, errlen, "search: attention statistics: forward_layer failed at layer %d", l);
-            ok = 0;
-        }
-    }
-    mask_free(&full);
-    forward_ws_free(fws);
-    free(ws.x), free(ws.q), free(ws.k), free(ws.p);
-    return ok ? 0 : -1;
+    for (size_t u = 0; rc == 0 && u < n; u++)
+        acc[u] += a.cnt[u] ? a.sum[u] / a.cnt[u] : (method == SEARCH_METHOD_LOCALITY);
+    free(a.sum), free(a.cnt);
+    return rc;
 }
 
 int search_attn_importance(search_state *st, char *err, size_t errlen) {

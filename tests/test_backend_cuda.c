@@ -238,7 +238,7 @@ static int run_on(const char *path) {
     }
     int loaded = model_load(&g_model, path, err, sizeof err) == 0;
     if (*tmp) remove(tmp);
-    if (!loaded || cuda_model_create(&g_gpu, g_model, 0, err, sizeof err)) {
+    if (!loaded || cuda_model_create(&g_gpu, g_model, 0, getenv("BOSCH_CUDA_ATTN"), err, sizeof err)) {
         fprintf(stderr, "test_backend_cuda: %s\n", err);
         return 1;
     }

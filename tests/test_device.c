@@ -1,4 +1,4 @@
-/* test_device.c — the --device choice (tui/device.h): parsing, the default, and the messages when
+/* test_device.c — the --device choice (engine/backend.h): parsing, the default, and the messages when
  * CUDA is asked for but missing; `bosch bench`'s batch options (parsing, refusals on the CPU, the
  * usage text, the CSV columns and the target ratios of a CPU run on a small random model).
  * On a machine with a GPU and a CUDA build (or over the kernels' CPU emulator, test_device_emu),
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "device.h"
+#include "backend.h"
 #include "forward.h"
 #include "kv_cache.h"
 #include "gguf_write.h"
@@ -34,31 +34,32 @@ static char err[512];
 
 static void test_parse(void **state) {
     (void)state;
-    bosch_device d = DEVICE_CUDA;
-    assert_int_equal(device_parse("cpu", &d, err, sizeof err), 0);
-    assert_int_equal(d, DEVICE_CPU);
-    assert_int_equal(device_parse("auto", &d, err, sizeof err), 0);
-    assert_int_equal(d, device_cuda_count() > 0 ? DEVICE_CUDA : DEVICE_CPU);
-    assert_int_equal(device_default(), d);
-    assert_int_equal(device_parse("gpu", &d, err, sizeof err), -1);
+    backend_device d = BACKEND_CUDA;
+    assert_int_equal(backend_parse_device("cpu", &d, err, sizeof err), 0);
+    assert_int_equal(d, BACKEND_CPU);
+    assert_int_equal(backend_parse_device("auto", &d, err, sizeof err), 0);
+    assert_int_equal(d, backend_cuda_count() > 0 ? BACKEND_CUDA : BACKEND_CPU);
+    assert_int_equal(backend_default_device(), d);
+    assert_int_equal(backend_parse_device("gpu", &d, err, sizeof err), -1);
     assert_non_null(strstr(err, "'gpu'"));
-    assert_string_equal(device_name(DEVICE_CPU), "cpu");
-    assert_string_equal(device_name(DEVICE_CUDA), "cuda");
+    assert_string_equal(backend_device_name(BACKEND_CPU), "cpu");
+    assert_string_equal(backend_device_name(BACKEND_CUDA), "cuda");
 }
 
 /* Without a GPU (or without CUDA in the build) "cuda" is refused and the message says why. */
 static void test_cuda_missing(void **state) {
     (void)state;
-    if (device_cuda_count() > 0) skip();
-    bosch_device d = DEVICE_CPU;
-    assert_int_equal(device_parse("cuda", &d, err, sizeof err), -1);
+    if (backend_cuda_count() > 0) skip();
+    backend_device d = BACKEND_CPU;
+    assert_int_equal(backend_parse_device("cuda", &d, err, sizeof err), -1);
 #ifdef BOSCH_HAVE_CUDA
     assert_non_null(strstr(err, "no CUDA GPU is visible"));
 #else
     assert_non_null(strstr(err, "no CUDA backend"));
 #endif
-    device_gpu *g = (device_gpu *)1;
-    assert_int_equal(device_gpu_create(&g, NULL, err, sizeof err), -1);
+    backend *g = (backend *)1;
+    const backend_options bo = {.device = BACKEND_CUDA, .warm_up = 1};
+    assert_int_equal(backend_create(&g, &bo, NULL, err, sizeof err), -1);
     assert_null(g);
 }
 
@@ -197,6 +198,12 @@ static void test_bench_cpu_csv_targets(void **state) {
 
 /* ---- the GPU path (a GPU, or the emulator build) ---- */
 
+/* The CUDA backend over m, warmed up as `bosch bench` and `bosch generate` make it. */
+static int gpu_create(backend **g, const model *m) {
+    const backend_options bo = {.device = BACKEND_CUDA, .warm_up = 1};
+    return backend_create(g, &bo, m, err, sizeof err);
+}
+
 static void check_close(const float *gpu, const float *cpu, int V, float tol, const char *what, int step) {
     for (int i = 0; i < V; i++)
         if (!(fabsf(gpu[i] - cpu[i]) <= tol))
@@ -208,11 +215,11 @@ static void check_close(const float *gpu, const float *cpu, int V, float tol, co
  * (same mask), and sequences with identical tokens against each other. */
 static void run_batch(const model *m, const attn_mask *mk, int n_seq, const int32_t *const *seq_toks, int T) {
     const int V = m->hp.n_vocab, n_ctx = T + 4;
-    device_gpu *g;
-    if (device_gpu_create(&g, m, err, sizeof err)) fail_msg("%s", err);
-    if (device_gpu_start(g, mk, n_seq, n_ctx, err, sizeof err)) fail_msg("%s", err);
-    assert_int_equal(device_gpu_n_seq(g), n_seq);
-    assert_true(device_gpu_kv_bytes(g) == (uint64_t)n_seq * kv_cache_bytes(&m->hp, mk, n_ctx, 4));
+    backend *g;
+    if (gpu_create(&g, m)) fail_msg("%s", err);
+    if (backend_start(g, mk, n_seq, n_ctx, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(backend_n_seq(g), n_seq);
+    assert_true(backend_kv_bytes(g) == (uint64_t)n_seq * kv_cache_bytes(&m->hp, mk, n_ctx, 4));
     int32_t *toks = malloc(sizeof(int32_t) * (size_t)n_seq * T), dtok[8];
     float *gpu = malloc(sizeof(float) * (size_t)V * n_seq), *cpu = malloc(sizeof(float) * (size_t)V * n_seq);
     kv_cache *kv = calloc((size_t)n_seq, sizeof *kv);
@@ -225,8 +232,8 @@ static void run_batch(const model *m, const attn_mask *mk, int n_seq, const int3
         assert_int_equal(forward_prefill(m, mk, seq_toks[s], T, &kv[s], &last, 1, cpu + (size_t)s * V, ws),
                          0);
     }
-    if (device_gpu_prefill(g, toks, T, gpu, err, sizeof err)) fail_msg("%s", err);
-    assert_int_equal(device_gpu_n_past(g), T);
+    if (backend_prefill(g, toks, T, gpu, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(backend_n_past(g), T);
     for (int step = 0; step <= 3; step++) {
         for (int s = 0; s < n_seq; s++) {
             check_close(gpu + (size_t)s * V, cpu + (size_t)s * V, V, GPU_CPU_TOL, "gpu vs cpu", step);
@@ -240,11 +247,11 @@ static void run_batch(const model *m, const attn_mask *mk, int n_seq, const int3
             dtok[s] = seq_toks[s][T + step];
             assert_int_equal(forward_decode(m, mk, dtok[s], &kv[s], cpu + (size_t)s * V, ws), 0);
         }
-        if (device_gpu_decode(g, dtok, gpu, err, sizeof err)) fail_msg("%s", err);
-        assert_int_equal(device_gpu_n_past(g), T + step + 1);
+        if (backend_decode(g, dtok, gpu, err, sizeof err)) fail_msg("%s", err);
+        assert_int_equal(backend_n_past(g), T + step + 1);
     }
-    assert_true(device_gpu_peak_bytes() > 0);
-    device_gpu_free(g);
+    assert_true(backend_peak_bytes(g) > 0);
+    backend_free(g);
     for (int s = 0; s < n_seq; s++) kv_cache_free(&kv[s]);
     free(kv);
     forward_ws_free(ws);
@@ -254,7 +261,7 @@ static void run_batch(const model *m, const attn_mask *mk, int n_seq, const int3
 /* One sequence: prefill + 3 decode steps, one SWA head whose window (4) the 20-token prompt wraps. */
 static void test_gpu_matches_cpu(void **state) {
     (void)state;
-    if (device_cuda_count() == 0) skip();
+    if (backend_cuda_count() == 0) skip();
     char path[128];
     model *m = tiny_model(2, path, sizeof path);
     remove(path);
@@ -273,7 +280,7 @@ static void test_gpu_matches_cpu(void **state) {
  * CPU forward (so rows of different sequences are not mixed up), 0 and 2 match each other. */
 static void test_gpu_batch_matches_cpu(void **state) {
     (void)state;
-    if (device_cuda_count() == 0) skip();
+    if (backend_cuda_count() == 0) skip();
     char path[128];
     model *m = tiny_model(2, path, sizeof path);
     remove(path);
@@ -297,7 +304,7 @@ static void test_gpu_batch_matches_cpu(void **state) {
  * missed slot makes the logits non-finite). */
 static void test_gpu_fill_random(void **state) {
     (void)state;
-    if (device_cuda_count() == 0) skip();
+    if (backend_cuda_count() == 0) skip();
     char path[128];
     model *m = tiny_model(2, path, sizeof path);
     remove(path);
@@ -308,25 +315,25 @@ static void test_gpu_fill_random(void **state) {
     float *l1 = malloc(sizeof(float) * V * n_seq), *l2 = malloc(sizeof(float) * V * n_seq);
     float *l3 = malloc(sizeof(float) * V * n_seq);
     int32_t tok[2] = {7, 300};
-    device_gpu *g;
-    if (device_gpu_create(&g, m, err, sizeof err)) fail_msg("%s", err);
-    assert_int_equal(device_gpu_n_seq(g), 0); /* the warm-up's cache is gone */
-    assert_true(device_gpu_kv_bytes(g) == 0);
-    assert_int_equal(device_gpu_fill_random(g, 1, 1, err, sizeof err), -1);
-    assert_non_null(strstr(err, "before device_gpu_start"));
-    if (device_gpu_start(g, &mk, n_seq, n_ctx, err, sizeof err)) fail_msg("%s", err);
-    assert_int_equal(device_gpu_n_past(g), 0);
-    assert_int_equal(device_gpu_fill_random(g, n_ctx + 1, 1, err, sizeof err), -1);
+    backend *g;
+    if (gpu_create(&g, m)) fail_msg("%s", err);
+    assert_int_equal(backend_n_seq(g), 0); /* the warm-up's cache is gone */
+    assert_true(backend_kv_bytes(g) == 0);
+    assert_int_equal(backend_fill_random(g, 1, 1, err, sizeof err), -1);
+    assert_non_null(strstr(err, "before backend_start"));
+    if (backend_start(g, &mk, n_seq, n_ctx, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(backend_n_past(g), 0);
+    assert_int_equal(backend_fill_random(g, n_ctx + 1, 1, err, sizeof err), -1);
     assert_non_null(strstr(err, "n_past 41 is outside 0..40"));
-    assert_int_equal(device_gpu_fill_random(g, -1, 1, err, sizeof err), -1);
+    assert_int_equal(backend_fill_random(g, -1, 1, err, sizeof err), -1);
     float *outs[3] = {l1, l2, l3};
     uint64_t seeds[3] = {1, 2, 1};
     for (int k = 0; k < 3; k++) {
-        if (device_gpu_fill_random(g, 30, seeds[k], err, sizeof err)) fail_msg("%s", err);
-        assert_int_equal(device_gpu_n_past(g), 30);
+        if (backend_fill_random(g, 30, seeds[k], err, sizeof err)) fail_msg("%s", err);
+        assert_int_equal(backend_n_past(g), 30);
         for (int d = 0; d < 2; d++)
-            if (device_gpu_decode(g, tok, outs[k], err, sizeof err)) fail_msg("%s", err);
-        assert_int_equal(device_gpu_n_past(g), 32);
+            if (backend_decode(g, tok, outs[k], err, sizeof err)) fail_msg("%s", err);
+        assert_int_equal(backend_n_past(g), 32);
     }
     for (int i = 0; i < V * n_seq; i++) assert_true(isfinite(l1[i]) && isfinite(l2[i]));
     assert_memory_equal(l1, l3, sizeof(float) * V * n_seq);
@@ -334,11 +341,11 @@ static void test_gpu_fill_random(void **state) {
     for (int i = 0; i < V * n_seq; i++) differ += l1[i] != l2[i];
     assert_true(differ > V); /* another seed: other keys/values, other logits */
     /* the cache fills up: n_ctx - 1 positions, then one decode, then full */
-    if (device_gpu_fill_random(g, n_ctx - 1, 3, err, sizeof err)) fail_msg("%s", err);
-    if (device_gpu_decode(g, tok, NULL, err, sizeof err)) fail_msg("%s", err);
-    assert_int_equal(device_gpu_decode(g, tok, NULL, err, sizeof err), -1);
+    if (backend_fill_random(g, n_ctx - 1, 3, err, sizeof err)) fail_msg("%s", err);
+    if (backend_decode(g, tok, NULL, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(backend_decode(g, tok, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "full"));
-    device_gpu_free(g);
+    backend_free(g);
     free(l1), free(l2), free(l3);
     mask_free(&mk);
     model_free(m);

@@ -6,10 +6,10 @@
  *    sinks, checkerboard).
  * 2. Prefix reuse: every score from an evaluator with a base equals, bit for bit, the score of a
  *    from-scratch evaluator, and it restarts at the first layer whose computation differs.
- * 3. Backends (eval.h eval_backend): evaluator_create_on with a NULL backend is the CPU evaluator
- *    bit for bit; a test backend built from forward.h (the same arithmetic as the CPU path) gives
- *    bitwise the CPU scores, with and without prefix reuse, and checks on every call that the
- *    evaluator honours the contract (x_save only above `first` and only when storing a base,
+ * 3. Backends (engine/backend.h): evaluator_create_on with a NULL backend, or with a shared CPU
+ *    backend (backend_cpu_create), is the CPU evaluator bit for bit; a test backend built from forward.h (the
+ * same arithmetic as the CPU path) gives bitwise the CPU scores, with and without prefix reuse, and checks on
+ * every call that the evaluator honours the contract (x_save only above `first` and only when storing a base,
  *    tokens or x_in as documented, rows = the positions before each answer token); a backend
  *    error reaches the caller with the backend's name and message.
  * `test_eval bf16` (CTest test_eval_bf16) runs all of it with bf16 GEMMs (gemm.h): the numpy
@@ -284,9 +284,26 @@ static void test_create_on_null_is_cpu(void **state) {
     evaluator *a, *b;
     if (evaluator_create(&a, S->m, f->samples, 1, 0, err, sizeof err)) fail_msg("%s", err);
     if (evaluator_create_on(&b, S->m, NULL, f->samples, 1, 0, err, sizeof err)) fail_msg("%s", err);
-    assert_null(evaluator_backend(a));
-    assert_null(evaluator_backend(b));
+    /* both run on a CPU backend of their own */
+    assert_non_null(evaluator_backend(a));
+    assert_non_null(evaluator_backend(b));
+    assert_int_equal(evaluator_backend(a)->device, BACKEND_CPU);
+    assert_int_equal(evaluator_backend(b)->device, BACKEND_CPU);
+    assert_string_equal(evaluator_backend(a)->ops->name, "cpu");
+    assert_true(evaluator_backend(a) != evaluator_backend(b));
     score_both(a, b, &f->masks[find_mask(f, "check_w4_s1")], 1, 0);
+    /* two evaluators on one shared CPU backend: each has its own scratch, the same scores */
+    backend *cpu;
+    evaluator *c, *d;
+    if (backend_cpu_create(&cpu, S->m, err, sizeof err)) fail_msg("%s", err);
+    if (evaluator_create_on(&c, S->m, cpu, f->samples, 1, 0, err, sizeof err)) fail_msg("%s", err);
+    if (evaluator_create_on(&d, S->m, cpu, f->samples, 1, 1, err, sizeof err)) fail_msg("%s", err);
+    assert_ptr_equal(evaluator_backend(c), cpu);
+    score_both(a, c, &f->masks[find_mask(f, "check_w4_s1")], 1, 0);
+    score_both(d, c, &f->masks[find_mask(f, "late_w8_s2")], 1, 0);
+    evaluator_free(c);
+    evaluator_free(d);
+    backend_free(cpu);
     evaluator_free(a);
     evaluator_free(b);
 }
@@ -359,6 +376,9 @@ static int test_run(void *ctx, const attn_mask *mask, int n_tokens, const int32_
     return 0;
 }
 
+/* The test backend's table: run() only (no scratch of its own: run() gets the test_backend). */
+static const backend_ops TEST_OPS = {.name = "test", .run = test_run};
+
 static void test_backend_contract(void **state) {
     suite *S = *state;
     fixture *f = &S->f;
@@ -368,7 +388,7 @@ static void test_backend_contract(void **state) {
     tb.ws = forward_ws_create(&S->m->hp, MAX_T);
     tb.x = malloc(sizeof(float) * MAX_T * S->m->hp.n_embd);
     assert_true(tb.ws && tb.x);
-    const eval_backend be = {"test", &tb, test_run};
+    const backend be = {&TEST_OPS, &tb, BACKEND_CPU, S->m};
     evaluator *cpu, *reuse, *scratch;
     if (evaluator_create(&cpu, S->m, f->samples, n, 0, err, sizeof err)) fail_msg("%s", err);
     if (evaluator_create_on(&reuse, S->m, &be, f->samples, n, 1, err, sizeof err)) fail_msg("%s", err);
@@ -412,7 +432,8 @@ static void test_backend_contract(void **state) {
     assert_non_null(strstr(err, "test"));
     assert_non_null(strstr(err, "refused on purpose"));
     /* a table without a run function is refused */
-    const eval_backend none = {"none", NULL, NULL};
+    static const backend_ops NONE_OPS = {.name = "none"};
+    const backend none = {&NONE_OPS, NULL, BACKEND_CPU, S->m};
     evaluator *ev = (evaluator *)1;
     assert_int_equal(evaluator_create_on(&ev, S->m, &none, f->samples, 1, 0, err, sizeof err), -1);
     assert_null(ev);
@@ -464,7 +485,7 @@ static void test_cancel(void **state) {
     tb.ws = forward_ws_create(&S->m->hp, MAX_T);
     tb.x = malloc(sizeof(float) * MAX_T * S->m->hp.n_embd);
     assert_true(tb.ws && tb.x);
-    const eval_backend be = {"test", &tb, test_run};
+    const backend be = {&TEST_OPS, &tb, BACKEND_CPU, S->m};
     evaluator *gb;
     if (evaluator_create_on(&gb, S->m, &be, f->samples, n, 1, err, sizeof err)) fail_msg("%s", err);
     evaluator_set_cancel(gb, &flag);

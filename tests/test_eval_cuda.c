@@ -1,5 +1,5 @@
-/* test_eval_cuda.c — the evaluator on the GPU: eval_backend from tui/device_eval.h (over
- * engine/backend_cuda_eval.h and cuda_forward_layers) against the CPU evaluator, and prefix reuse
+/* test_eval_cuda.c — the evaluator on the GPU: the CUDA backend from engine/backend.h (over
+ * cuda_forward_layers, engine/backend_cuda_ops.c) against the CPU evaluator, and prefix reuse
  * on the GPU against a from-scratch GPU evaluator.
  *
  * Models: a random llama of 6 layers written by mkmodel (the "tiny" preset with more layers and
@@ -36,8 +36,7 @@
 
 #include <cmocka.h>
 
-#include "device.h"
-#include "device_eval.h"
+#include "backend.h"
 #include "eval.h"
 #include "forward.h"
 #include "gguf_write.h"
@@ -57,7 +56,7 @@ typedef struct {
 } tcase;
 
 static char err[1024];
-static device_eval *g_dev; /* one per model: the upload is shared by every evaluator */
+static backend *g_dev; /* one per model: the upload is shared by every evaluator */
 
 static void ok(int rc) {
     if (rc) fail_msg("%s", err);
@@ -124,7 +123,7 @@ static void make_masks(tcase *c) {
 
 static void case_free(tcase *c) {
     for (int k = 0; k < N_MASK; k++) mask_free(&c->masks[k]);
-    device_eval_free(g_dev);
+    backend_free(g_dev);
     g_dev = NULL;
     model_free(c->m);
     c->m = NULL;
@@ -139,7 +138,8 @@ static tcase g_real = {.name = "default model"};
 static int setup_common(tcase *c, int scale) {
     make_masks(c);
     make_samples(c, scale);
-    if (device_eval_create(&g_dev, DEVICE_CUDA, c->m, err, sizeof err)) {
+    const backend_options bo = {.device = BACKEND_CUDA};
+    if (backend_create(&g_dev, &bo, c->m, err, sizeof err)) {
         fprintf(stderr, "%s\n", err);
         return -1;
     }
@@ -196,7 +196,7 @@ static int teardown(void **state) {
 
 /* Forwards to the cuda backend and keeps the logits of call i (sample i of one evaluation). */
 typedef struct {
-    const eval_backend *inner;
+    const backend *inner;
     float *logits; /* [N_S][MAX_A][n_vocab] */
     int n_vocab, call;
 } spy;
@@ -205,8 +205,8 @@ static int spy_run(void *ctx, const attn_mask *mask, int n_tokens, const int32_t
                    int first, float *const *x_save, const int *rows, int n_rows, float *logits,
                    const atomic_int *cancel, char *e, size_t elen) {
     spy *p = ctx;
-    int rc = p->inner->run(p->inner->ctx, mask, n_tokens, tokens, x_in, first, x_save, rows, n_rows, logits,
-                           cancel, e, elen);
+    int rc = p->inner->ops->run(p->inner->ctx, mask, n_tokens, tokens, x_in, first, x_save, rows, n_rows,
+                                logits, cancel, e, elen);
     if (rc == 0 && p->call < N_S && n_rows <= MAX_A)
         memcpy(p->logits + (size_t)p->call * MAX_A * p->n_vocab, logits, sizeof(float) * n_rows * p->n_vocab);
     p->call++;
@@ -217,12 +217,13 @@ static void test_gpu_vs_cpu(void **state) {
     tcase *c = *state;
     const model *m = c->m;
     const int V = m->hp.n_vocab;
-    const eval_backend *be = device_eval_backend(g_dev);
+    const backend *be = g_dev;
     assert_non_null(be);
-    assert_string_equal(be->name, "cuda");
-    assert_int_equal(device_eval_device(g_dev), DEVICE_CUDA);
+    assert_string_equal(be->ops->name, "cuda");
+    assert_int_equal(be->device, BACKEND_CUDA);
     spy sp = {be, malloc(sizeof(float) * N_S * MAX_A * V), V, 0};
-    const eval_backend spy_be = {"cuda", &sp, spy_run};
+    static const backend_ops spy_ops = {.name = "cuda", .run = spy_run};
+    const backend spy_be = {&spy_ops, &sp, BACKEND_CUDA, m};
     evaluator *cpu, *gpu;
     ok(evaluator_create(&cpu, m, c->samples, N_S, 0, err, sizeof err));
     ok(evaluator_create_on(&gpu, m, &spy_be, c->samples, N_S, 0, err, sizeof err));
@@ -312,7 +313,7 @@ static void check_reuse(evaluator *reuse, evaluator *scratch, const attn_mask *m
 static void test_gpu_prefix_reuse(void **state) {
     tcase *c = *state;
     const int L = c->m->hp.n_layer, H = c->m->hp.n_head_kv;
-    const eval_backend *be = device_eval_backend(g_dev);
+    const backend *be = g_dev;
     evaluator *reuse, *scratch;
     ok(evaluator_create_on(&reuse, c->m, be, c->samples, N_S, 1, err, sizeof err));
     ok(evaluator_create_on(&scratch, c->m, be, c->samples, N_S, 0, err, sizeof err));
@@ -342,17 +343,20 @@ static void test_gpu_prefix_reuse(void **state) {
     evaluator_free(scratch);
 }
 
-/* The CPU choice gives no backend (evaluators then run forward.h). */
+/* The CPU choice gives the CPU backend (forward.h), which allocates nothing on a GPU. */
 static void test_cpu_choice(void **state) {
     tcase *c = *state;
-    device_eval *de = NULL;
-    ok(device_eval_create(&de, DEVICE_CPU, c->m, err, sizeof err));
-    assert_null(device_eval_backend(de));
-    assert_int_equal(device_eval_device(de), DEVICE_CPU);
+    backend *de = NULL;
+    const backend_options bo = {.device = BACKEND_CPU};
+    ok(backend_create(&de, &bo, c->m, err, sizeof err));
+    assert_int_equal(de->device, BACKEND_CPU);
+    assert_string_equal(de->ops->name, "cpu");
     char desc[256];
-    device_eval_describe(g_dev, desc, sizeof desc);
+    backend_describe(de, 1, desc, sizeof desc);
+    assert_string_equal(desc, "cpu");
+    backend_describe(g_dev, 1, desc, sizeof desc);
     assert_non_null(strstr(desc, "cuda"));
-    device_eval_free(de);
+    backend_free(de);
 }
 
 #endif /* BOSCH_HAVE_CUDA */
@@ -362,7 +366,7 @@ int main(void) {
     fprintf(stderr, "test_eval_cuda: this build has no CUDA backend, skipping\n");
     return 77;
 #else
-    if (device_cuda_count() == 0) {
+    if (backend_cuda_count() == 0) {
         fprintf(stderr, "test_eval_cuda: no CUDA GPU is visible, skipping (test_eval_cuda_emu runs the same "
                         "checks on the CPU emulator of the kernels)\n");
         return 77;

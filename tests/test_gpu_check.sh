@@ -22,7 +22,7 @@ check() { # check DESCRIPTION PATTERN: the summary has a line matching PATTERN
   if grep -qE "$2" "$S"; then echo "ok: $1"; else echo "FAIL: $1 (no line matching '$2')"; fails=$((fails + 1)); fi
 }
 [[ $rc -eq 0 ]] && echo "ok: gpu-check exit 0" || { echo "FAIL: gpu-check exit $rc"; fails=$((fails + 1)); }
-for s in mkmodel test_cuda test_backend_cuda test_device test_eval_cuda bench_8k bench_8k_wmma bench_8k_fp32 \
+for s in mkmodel test_cuda test_backend_cuda test_backend test_device test_eval_cuda bench_8k bench_8k_wmma bench_8k_fp32 \
   bench_batch bench_eval bench_sweep_64 bench_sweep_128; do
   check "step $s passed" "^gpu-check: $s +ok "
 done

@@ -6,6 +6,8 @@
 #ifndef BOSCH_EXPLORER_H
 #define BOSCH_EXPLORER_H
 
+#include "backend.h"
+
 /* Options of `bosch [MODEL]`. */
 typedef struct {
     const char *model_path;
@@ -13,7 +15,7 @@ typedef struct {
     int ctx_tokens;            /* context length for the KV-bytes line (default: model's n_ctx_train) */
     int ascii;                 /* 1: ASCII glyphs even in a UTF-8 locale */
     int mono;                  /* 1: no colours even when the terminal has them (or NO_COLOR is set) */
-    int device;                /* bosch_device (tui/device.h) of the worker's evaluators; 0 = DEVICE_CPU */
+    backend_options backend;   /* where the worker's evaluators run (engine/backend.h); zero: the CPU */
     int precision;             /* engine_precision (gemm.h) of the CPU engine; 0 = PRECISION_FP32 */
     const char *ui_stats_path; /* NULL, or where to write the UI thread's busy times at exit (CSV) */
     const char *term;          /* $TERM, named when the terminal cannot be initialised; NULL unset */

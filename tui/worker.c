@@ -214,8 +214,7 @@ void worker_stop(worker *w) {
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
     if (w->thread_started) pthread_join(w->thread, NULL); /* at most one layer of work, see worker.h */
-    for (long i = 0; i < w->n_trace; i++) free(w->trace[i].mask);
-    free(w->trace);
+    trace_rows_free(&w->trace);
     free(w->cmp_rows);
     close(w->pipe_r);
     close(w->pipe_w);

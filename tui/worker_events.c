@@ -43,35 +43,7 @@ void worker_reset_search_snapshot_locked(worker *w) {
     s->hist_n = 0;
     s->best_eval = 0;
     s->best_overall = -INFINITY;
-    for (long i = 0; i < w->n_trace; i++) free(w->trace[i].mask);
-    w->n_trace = 0;
-}
-
-static void trace_push_locked(worker *w, const search_event *ev) {
-    if (w->n_trace == w->cap_trace) {
-        long cap = w->cap_trace ? w->cap_trace * 2 : 256;
-        trace_row *t = realloc(w->trace, (size_t)cap * sizeof *t);
-        if (!t) return;
-        w->trace = t;
-        w->cap_trace = cap;
-    }
-    trace_row *r = &w->trace[w->n_trace];
-    r->eval = ev->eval_index;
-    r->stage = ev->stage;
-    r->group = w->snap.group;
-    r->layer = w->snap.probe_layer;
-    r->score = ev->score;
-    r->accuracy = ev->accuracy;
-    r->ratio = ev->mask ? mask_ratio(ev->mask) : NAN;
-    r->seconds = ev->seconds;
-    r->mask_hash = ev->mask ? mask_hash(ev->mask) : 0;
-    r->mask = NULL;
-    if (ev->mask) {
-        size_t cap = (size_t)ev->mask->n_layer * (ev->mask->n_head_kv + 1) + 1;
-        r->mask = malloc(cap);
-        if (r->mask) mask_to_string(ev->mask, r->mask, cap);
-    }
-    w->n_trace++;
+    trace_rows_clear(&w->trace);
 }
 
 /* Per-layer statistics and global counters straight from the search's queries. */
@@ -103,7 +75,7 @@ static void refresh_from_state_locked(worker *w) {
     }
 }
 
-/* An evaluation: the latest score and mask, the sparkline history, the best so far, the trace. */
+/* An evaluation: the last score, the history for the sparkline, the best so far, the trace. */
 static void on_eval_locked(worker *w, const search_event *ev) {
     ex_snapshot *s = &w->snap;
     s->stage_evals++;
@@ -121,14 +93,40 @@ static void on_eval_locked(worker *w, const search_event *ev) {
         s->best_overall = ev->score;
         s->best_eval = ev->eval_index;
     }
-    trace_push_locked(w, ev);
+    (void)search_trace_add(&w->trace, ev); /* out of memory: the row is lost */
     worker_log_locked(w, "eval %ld: score %.3f, acc %.2f, %d SWA, %.2f s", ev->eval_index, ev->score,
                       ev->accuracy, ev->mask ? mask_count_swa(ev->mask) : -1, ev->seconds);
 }
 
-/* What one event changes in the snapshot and the log (mu held). */
-static void apply_event_locked(worker *w, const search_event *ev) {
+/* Stage 2's statistics of one layer. */
+static void on_layer_stats_locked(worker *w, const search_event *ev) {
     ex_snapshot *s = &w->snap;
+    if (ev->layer < 0 || ev->layer >= EX_MAX_LAYERS) return;
+    s->delta[ev->layer] = ev->delta;
+    s->weight[ev->layer] = ev->weight;
+    s->ratio[ev->layer] = ev->ratio;
+    s->bucket[ev->layer] = ev->bucket;
+    s->n_swa[ev->layer] = ev->n_swa;
+}
+
+/* A stage-3 group starting: its layers, its budget. */
+static void on_group_start_locked(worker *w, const search_event *ev, const char *msg) {
+    ex_snapshot *s = &w->snap;
+    s->group = ev->group;
+    memset(s->in_group, 0, sizeof s->in_group);
+    for (int i = 0; i < ev->n_layers_in_group && ev->group_layers; i++)
+        if (ev->group_layers[i] >= 0 && ev->group_layers[i] < EX_MAX_LAYERS)
+            s->in_group[ev->group_layers[i]] = 1;
+    s->stage_evals = 0;
+    if (ev->eval_budget > 0) s->stage_budget = ev->eval_budget;
+    worker_log_locked(w, "%s", msg ? msg : "group started");
+}
+
+void worker_on_event(const search_event *ev, void *user) {
+    worker *w = user;
+    ex_snapshot *s = &w->snap;
+    pthread_mutex_lock(&w->mu);
+    s->have_search = 1;
     const char *msg = ev->message && *ev->message ? ev->message : NULL;
     switch (ev->kind) {
     case SEARCH_EV_SEARCH_START:
@@ -165,23 +163,10 @@ static void apply_event_locked(worker *w, const search_event *ev) {
         worker_log_locked(w, "%s", msg ? msg : "new best mask");
         break;
     case SEARCH_EV_LAYER_STATS:
-        if (ev->layer >= 0 && ev->layer < EX_MAX_LAYERS) {
-            s->delta[ev->layer] = ev->delta;
-            s->weight[ev->layer] = ev->weight;
-            s->ratio[ev->layer] = ev->ratio;
-            s->bucket[ev->layer] = ev->bucket;
-            s->n_swa[ev->layer] = ev->n_swa;
-        }
+        on_layer_stats_locked(w, ev);
         break;
     case SEARCH_EV_GROUP_START:
-        s->group = ev->group;
-        memset(s->in_group, 0, sizeof s->in_group);
-        for (int i = 0; i < ev->n_layers_in_group && ev->group_layers; i++)
-            if (ev->group_layers[i] >= 0 && ev->group_layers[i] < EX_MAX_LAYERS)
-                s->in_group[ev->group_layers[i]] = 1;
-        s->stage_evals = 0;
-        if (ev->eval_budget > 0) s->stage_budget = ev->eval_budget;
-        worker_log_locked(w, "%s", msg ? msg : "group started");
+        on_group_start_locked(w, ev, msg);
         break;
     case SEARCH_EV_GROUP_END:
         worker_log_locked(w, "%s", msg ? msg : "group committed");
@@ -203,14 +188,6 @@ static void apply_event_locked(worker *w, const search_event *ev) {
         worker_log_locked(w, "error: %s", msg ? msg : "(no message)");
         break;
     }
-}
-
-void worker_on_event(const search_event *ev, void *user) {
-    worker *w = user;
-    ex_snapshot *s = &w->snap;
-    pthread_mutex_lock(&w->mu);
-    s->have_search = 1;
-    apply_event_locked(w, ev);
     refresh_from_state_locked(w);
     if (ev->kind == SEARCH_EV_DONE && ev->mask) {
         ex_mask_from(&s->result_mask, ev->mask);

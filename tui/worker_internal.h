@@ -7,10 +7,11 @@
 #include <signal.h>
 #include <stdatomic.h>
 
-#include "device_eval.h"
+#include "backend.h"
 #include "eval.h"
 #include "probes.h"
 #include "search.h"
+#include "search_rows.h"
 #include "worker.h"
 
 typedef enum {
@@ -37,15 +38,6 @@ typedef struct {
 
 #define WORKER_QUEUE 8
 
-/* One evaluation of the trace (DESIGN.md §8). */
-typedef struct {
-    long eval;
-    int stage, group, layer;
-    double score, accuracy, ratio, seconds;
-    uint64_t mask_hash;
-    char *mask; /* mask_to_string */
-} trace_row;
-
 struct worker {
     pthread_t thread;
     int thread_started;
@@ -58,10 +50,9 @@ struct worker {
     wcmd queue[WORKER_QUEUE];
     int q_head, q_n;
     int quit;
-    int done_flag;     /* thread has returned */
-    atomic_int cancel; /* set by worker_stop: the engine stops the job in progress between layers */
-    trace_row *trace;
-    long n_trace, cap_trace;
+    int done_flag;         /* thread has returned */
+    atomic_int cancel;     /* set by worker_stop: the engine stops the job in progress between layers */
+    trace_rows trace;      /* one row per evaluation (search_rows.h), written by the worker thread */
     compare_row *cmp_rows; /* [COMPARE_MAX_METHODS] rows of the latest compare folder read */
     int cmp_n;
     wcmd cmd_scratch; /* UI thread only: the command being queued (too large for every stack) */
@@ -69,7 +60,7 @@ struct worker {
     /* ---- worker thread only ---- */
     explorer_opts opts;
     model *m;
-    device_eval *dev; /* the evaluators' backend (opts.device; the CPU after a failed GPU start) */
+    backend *dev; /* the evaluators' backend (opts.backend; the CPU after a failed GPU start) */
     search_state *search;
     search_objective obj;
     int have_obj;
@@ -80,8 +71,7 @@ struct worker {
     probe_set heldout; /* held-out split for eval and ask (n == 0: not made yet) */
     evaluator *heldout_ev;
     int heldout_len;
-    ex_io io_res;   /* the comparison read's result being built (holds a mask: too large for the stack) */
-    ex_ask ask_res; /* the ask job's result being built */
+    ex_io io_res; /* the comparison read's result being built (holds a mask: too large for the stack) */
 };
 
 /* Publish: bump seq and write a wake byte. Call with mu held (worker thread). */

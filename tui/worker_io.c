@@ -1,12 +1,13 @@
 /* worker_io.c — the explorer's file jobs on the worker thread (worker.h worker_io): export the
  * mask, the trace or the per-layer table, load a mask. The path is checked before anything is
  * read or written, so a directory or an unwritable folder is named at once and the user can give
- * another path (nothing computed is lost). The writes go through csvio's atomic writer. The worker
- * thread is the only writer of snap and trace, so it reads them here without the mutex. */
+ * another path (nothing computed is lost). The trace and the per-layer table go through the same
+ * writers and rows as `bosch search` (formats/trace.h, formats/layers.h, search/search_rows.h), so
+ * the files are identical; all writes are atomic (csvio.h). The worker thread is the only writer
+ * of snap, trace and search, so it reads them here without the mutex. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <libgen.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,55 +74,6 @@ static int check_load_path(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
-static int export_trace(worker *w, const char *path, char *err, size_t errlen) {
-    static const char *const hdr[] = {"eval",     "stage", "group",   "layer",     "score",
-                                      "accuracy", "ratio", "seconds", "mask_hash", "mask"};
-    csv_out *o = csv_out_open(path, hdr, 10, err, errlen);
-    if (!o) return -1;
-    int rc = 0;
-    for (long i = 0; i < w->n_trace && rc == 0; i++) {
-        const trace_row *r = &w->trace[i];
-        rc = csv_out_rowf(o, "%ld\x1f%d\x1f%d\x1f%d\x1f%.6f\x1f%.6f\x1f%.6f\x1f%.3f\x1f%016llx\x1f%s",
-                          r->eval, r->stage, r->group, r->layer, r->score, r->accuracy, r->ratio, r->seconds,
-                          (unsigned long long)r->mask_hash, r->mask ? r->mask : "");
-    }
-    if (rc) {
-        csv_out_abort(o);
-        snprintf(err, errlen, "%s: write failed", path);
-        return -1;
-    }
-    return csv_out_commit(o, err, errlen);
-}
-
-static int export_layers(worker *w, const char *path, char *err, size_t errlen) {
-    static const char *const hdr[] = {"layer", "delta", "weight", "ratio", "bucket", "n_swa"};
-    csv_out *o = csv_out_open(path, hdr, 6, err, errlen);
-    if (!o) return -1;
-    const ex_snapshot *s = &w->snap;
-    int rc = 0;
-    for (int l = 0; l < s->hp.n_layer && l < EX_MAX_LAYERS && rc == 0; l++) {
-        char d[32] = "", wt[32] = "", r[32] = "", b[16] = "", n[16] = "";
-        double dl = s->delta[l]; /* stage 2's; before it, S_full - s_best of a probed layer (as drawn) */
-        if (isnan(dl) && s->probed[l] && isfinite(s->s_best[l]) && isfinite(s->full_raw))
-            dl = s->full_raw - s->s_best[l];
-        if (!isnan(dl)) snprintf(d, sizeof d, "%.6f", dl);
-        if (!isnan(s->weight[l])) snprintf(wt, sizeof wt, "%.6f", s->weight[l]);
-        if (!isnan(s->ratio[l])) snprintf(r, sizeof r, "%.6f", s->ratio[l]);
-        if (s->bucket[l] >= 0) snprintf(b, sizeof b, "%d", s->bucket[l]);
-        if (s->n_swa[l] >= 0) snprintf(n, sizeof n, "%d", s->n_swa[l]);
-        char ls[16];
-        snprintf(ls, sizeof ls, "%d", l);
-        const char *row[] = {ls, d, wt, r, b, n};
-        rc = csv_out_row(o, row);
-    }
-    if (rc) {
-        csv_out_abort(o);
-        snprintf(err, errlen, "%s: write failed", path);
-        return -1;
-    }
-    return csv_out_commit(o, err, errlen);
-}
-
 void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m) {
     static ex_io res; /* worker thread only; holds a mask, too large for the stack */
     memset(&res, 0, sizeof res);
@@ -143,13 +95,13 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
             break;
         }
         case EX_IO_EXPORT_TRACE:
-            rc = export_trace(w, path, err, sizeof err);
-            res.n_evals = w->n_trace;
+            rc = trace_write(path, w->trace.rows, w->trace.n, err, sizeof err);
+            res.n_evals = w->trace.n;
             if (rc == 0)
-                snprintf(res.msg, sizeof res.msg, "trace of %ld evaluations written to %s", w->n_trace, path);
+                snprintf(res.msg, sizeof res.msg, "trace of %ld evaluations written to %s", w->trace.n, path);
             break;
         case EX_IO_EXPORT_LAYERS:
-            rc = export_layers(w, path, err, sizeof err);
+            rc = search_layers_write(path, w->search, w->snap.hp.n_layer, err, sizeof err);
             if (rc == 0) snprintf(res.msg, sizeof res.msg, "per-layer table written to %s", path);
             break;
         case EX_IO_LOAD_MASK: {

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "forward.h"
-#include "kv_cache.h"
+#include "generate.h"
 #include "worker_internal.h"
 #include "clock.h"
 
@@ -39,15 +39,14 @@ int worker_job_load(worker *w) {
     }
     const model_hparams *hp = &w->m->hp;
     char dev_msg[640] = "";
-    if (w->opts.device != DEVICE_CPU) { /* one GPU upload shared by every evaluator of the worker */
-        if (device_eval_create(&w->dev, (bosch_device)w->opts.device, w->m, err, sizeof err) != 0) {
-            snprintf(dev_msg, sizeof dev_msg, "evaluator on the CPU: %s", err);
-            w->dev = NULL;
-        } else {
-            char desc[128];
-            device_eval_describe(w->dev, desc, sizeof desc);
-            snprintf(dev_msg, sizeof dev_msg, "evaluator on %s", desc);
-        }
+    /* one backend (on the GPU: one upload) shared by every evaluator of the worker */
+    if (backend_create(&w->dev, &w->opts.backend, w->m, err, sizeof err) != 0) {
+        snprintf(dev_msg, sizeof dev_msg, "evaluator on the CPU: %s", err);
+        w->dev = NULL;
+    } else if (w->opts.backend.device != BACKEND_CPU) {
+        char desc[128];
+        backend_describe(w->dev, 1, desc, sizeof desc);
+        snprintf(dev_msg, sizeof dev_msg, "evaluator on %s", desc);
     }
     if (hp->n_layer > EX_MAX_LAYERS || hp->n_head_kv > EX_MAX_KV) {
         pthread_mutex_lock(&w->mu);
@@ -104,7 +103,7 @@ int worker_job_prepare_search(worker *w, const worker_search_req *req) {
     /* the same calibration split as `bosch search` with this config, so masks match the CLI's */
     if (rc == 0) rc = search_calib_generate(&w->cs, w->m, &cfg, err, sizeof err);
     if (rc == 0) {
-        rc = search_objective_calib_on(&w->obj, w->m, device_eval_backend(w->dev), w->cs, err, sizeof err);
+        rc = search_objective_calib_on(&w->obj, w->m, w->dev, w->cs, err, sizeof err);
         w->have_obj = rc == 0;
         if (rc == 0) search_objective_set_cancel(&w->obj, &w->cancel);
     }
@@ -168,8 +167,7 @@ void worker_job_heldout(worker *w, const ex_mask *em) {
             rc = -1;
         } else {
             probe_set_eval_samples(&w->heldout, es);
-            rc = evaluator_create_on(&w->heldout_ev, w->m, device_eval_backend(w->dev), es, w->heldout.n, 0,
-                                     err, sizeof err);
+            rc = evaluator_create_on(&w->heldout_ev, w->m, w->dev, es, w->heldout.n, 0, err, sizeof err);
             if (rc == 0) evaluator_set_cancel(w->heldout_ev, &w->cancel);
             free(es);
         }
@@ -240,57 +238,21 @@ static void decode_line(const tokenizer *tok, const int32_t *ids, int n, char *o
     free(s);
 }
 
-/* Greedy generation of up to max_new tokens after the prompt. 0, -1 (message), or FORWARD_CANCELLED
- * when *cancel became non-zero (read before each layer of the prefill and before each token). */
+/* Greedy generation (generate_greedy on the CPU) of up to max_new tokens after the prompt into
+ * out. 0, -1 (message), or FORWARD_CANCELLED when *cancel became non-zero. */
 static int generate(const model *m, const attn_mask *mask, const int32_t *prompt, int n_prompt, int max_new,
                     const atomic_int *cancel, int32_t *out, int *n_out, char *err, size_t errlen) {
-    const model_hparams *hp = &m->hp;
-    forward_ws *ws = forward_ws_create(hp, n_prompt);
-    float *logits = malloc((size_t)hp->n_vocab * sizeof *logits);
-    kv_cache kv;
-    int kv_ok = ws && logits && kv_cache_init(&kv, hp, mask, n_prompt + max_new) == 0;
-    int rc = -1;
-    *n_out = 0;
-    if (!kv_ok) {
+    char why[256] = "";
+    generate_opts go = {mask, max_new, cancel, NULL, NULL, NULL, NULL};
+    generate_result r;
+    int rc = generate_greedy(m, prompt, n_prompt, &go, out, &r, why, sizeof why);
+    *n_out = r.n_gen;
+    if (rc == -1 && r.stage == GENERATE_SETUP)
         snprintf(err, errlen, "out of memory for %d prompt tokens", n_prompt);
-        goto done;
-    }
-    int last = n_prompt - 1;
-    forward_ws_set_cancel(ws, cancel);
-    int frc = forward_prefill(m, mask, prompt, n_prompt, &kv, &last, 1, logits, ws);
-    if (frc == FORWARD_CANCELLED) {
-        rc = FORWARD_CANCELLED;
-        goto done;
-    }
-    if (frc != 0) {
-        snprintf(err, errlen, "prefill of %d tokens failed: %s", n_prompt, forward_ws_error(ws));
-        goto done;
-    }
-    for (int t = 0; t < max_new; t++) {
-        if (atomic_load_explicit(cancel, memory_order_relaxed)) {
-            rc = FORWARD_CANCELLED;
-            goto done;
-        }
-        int32_t best = 0;
-        for (int v = 1; v < hp->n_vocab; v++)
-            if (logits[v] > logits[best]) best = v;
-        if (tokenizer_is_eog(m->tok, best)) break;
-        out[(*n_out)++] = best;
-        frc = t + 1 < max_new ? forward_decode(m, mask, best, &kv, logits, ws) : 0;
-        if (frc == FORWARD_CANCELLED) {
-            rc = FORWARD_CANCELLED;
-            goto done;
-        }
-        if (frc != 0) {
-            snprintf(err, errlen, "decode step %d failed", t);
-            goto done;
-        }
-    }
-    rc = 0;
-done:
-    if (kv_ok) kv_cache_free(&kv);
-    free(logits);
-    forward_ws_free(ws);
+    else if (rc == -1 && r.stage == GENERATE_PREFILL)
+        snprintf(err, errlen, "prefill of %d tokens failed: %s", n_prompt, why);
+    else if (rc == -1)
+        snprintf(err, errlen, "decode step %d failed", r.n_gen - 1);
     return rc;
 }
 
@@ -302,15 +264,15 @@ void worker_job_ask(worker *w, const ex_mask *em, int sample) {
     ex_mask local = *em;
     attn_mask am;
     ex_mask_view(&local, &am);
-    ex_ask *a = &w->ask_res;
-    memset(a, 0, sizeof *a);
+    ex_ask a;
+    memset(&a, 0, sizeof a);
     if (rc == 0) {
         const probe_sample *ps = &w->heldout.samples[((sample % w->heldout.n) + w->heldout.n) % w->heldout.n];
-        a->sample = (int)(ps - w->heldout.samples);
-        a->n_tokens = ps->answer_start;
+        a.sample = (int)(ps - w->heldout.samples);
+        a.n_tokens = ps->answer_start;
         int q0 = ps->haystack_start + ps->haystack_len;
-        decode_line(w->m->tok, ps->tokens + q0, ps->answer_start - q0, a->question, sizeof a->question);
-        snprintf(a->needle, sizeof a->needle, "%s", ps->value[ps->query]);
+        decode_line(w->m->tok, ps->tokens + q0, ps->answer_start - q0, a.question, sizeof a.question);
+        snprintf(a.needle, sizeof a.needle, "%s", ps->value[ps->query]);
         int max_new = ps->n_answer + 8;
         int32_t *gen = malloc((size_t)max_new * sizeof *gen);
         int n_gen = 0;
@@ -318,22 +280,22 @@ void worker_job_ask(worker *w, const ex_mask *em, int sample) {
                             sizeof err)
                  : -1;
         if (rc == 0) {
-            decode_line(w->m->tok, gen, n_gen, a->answer, sizeof a->answer);
-            a->correct = strncmp(a->answer, a->needle, strlen(a->needle)) == 0;
+            decode_line(w->m->tok, gen, n_gen, a.answer, sizeof a.answer);
+            a.correct = strncmp(a.answer, a.needle, strlen(a.needle)) == 0;
         }
         free(gen);
     }
-    a->seconds = base_now_s() - t0;
+    a.seconds = base_now_s() - t0;
     set_busy(w, NULL);
     if (rc == FORWARD_CANCELLED) return; /* quitting */
     pthread_mutex_lock(&w->mu);
     if (rc != 0) {
         worker_log_locked(w, "ask failed: %s", err);
     } else {
-        a->seq = w->snap.ask.seq + 1;
-        w->snap.ask = *a;
-        worker_log_locked(w, "asked sample %d: answer \"%.40s\", needle %s: %s (%.1f s)", a->sample,
-                          a->answer, a->needle, a->correct ? "correct" : "wrong", a->seconds);
+        a.seq = w->snap.ask.seq + 1;
+        w->snap.ask = a;
+        worker_log_locked(w, "asked sample %d: answer \"%.40s\", needle %s: %s (%.1f s)", a.sample, a.answer,
+                          a.needle, a.correct ? "correct" : "wrong", a.seconds);
     }
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
@@ -344,7 +306,7 @@ void worker_job_free_all(worker *w) {
     evaluator_free(w->heldout_ev);
     w->heldout_ev = NULL;
     probe_set_free(&w->heldout);
-    device_eval_free(w->dev); /* after every evaluator made with it */
+    backend_free(w->dev); /* after every evaluator made with it */
     w->dev = NULL;
     model_free(w->m);
     w->m = NULL;
