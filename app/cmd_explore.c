@@ -87,5 +87,8 @@ int cmd_explore(int argc, char **argv) {
         return 2;
     }
     o.backend = cli_backend_options(d, 0);
+    const char *nc = getenv("NO_COLOR"); /* no-color.org: set and not empty */
+    if (nc && *nc) o.mono = 1;
+    o.term = getenv("TERM");
     return explorer_run(&o);
 }

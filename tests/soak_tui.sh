@@ -15,47 +15,20 @@
 # is: every mode's keys, dialogs, edits, search control, exports and loads with random file names
 # (inside a scratch folder), held-out evaluations and asks.
 set -u
-BIN=${BOSCH_BIN:-build/bosch}
-MODEL=${BOSCH_MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}
 KEYS=${KEYS:-10000}
 RESIZES=${RESIZES:-100}
 SEED=${SEED:-18}
 BATCH=${BATCH:-8}
 STALL_MS=${STALL_MS:-200}
-if [[ ! -f "$MODEL" ]]; then echo "skip: model $MODEL not found"; exit 77; fi
-if ! command -v tmux >/dev/null; then echo "skip: tmux not installed"; exit 77; fi
-if [[ ! -x "$BIN" ]]; then echo "FAIL: $BIN is not an executable"; exit 1; fi
-BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
-MODEL=$(cd "$(dirname "$MODEL")" && pwd)/$(basename "$MODEL")
-
-export LC_ALL=C.UTF-8 LANG=C.UTF-8
-TT=tmux-256color
-infocmp "$TT" >/dev/null 2>&1 || TT=screen-256color
-WORK=$(mktemp -d /tmp/soak_tui.XXXXXX)
-SOCK="bosch-soak-$$"
-T() { tmux -L "$SOCK" -f /dev/null "$@"; }
-cleanup() { T kill-server >/dev/null 2>&1; rm -rf "$WORK"; }
-trap cleanup EXIT
-screen() { T capture-pane -p -t soak; }
-wait_for() { # REGEX TIMEOUT_S
-    local deadline=$((SECONDS + $2))
-    while ((SECONDS < deadline)); do
-        screen | grep -Eq -- "$1" && return 0
-        sleep 0.2
-    done
-    echo "--- timed out after $2 s waiting for /$1/; screen:"
-    screen
-    return 1
-}
-
+source "$(dirname "$0")/tui_lib.sh" soak_tui
 T new-session -d -s soak -x 80 -y 24 \
     "cd '$WORK' && env TERM=$TT '$BIN' explore '$MODEL' --ui-stats '$WORK/ui-stats.csv' 2>'$WORK/stderr'; echo rc=\$? > '$WORK/rc'; sleep 3600"
-wait_for '\[ready\]' 180 || { echo "FAIL: the model never loaded"; exit 1; }
+wait_for soak '\[ready\]' 180 || { echo "FAIL: the model never loaded"; exit 1; }
 PID=$(pgrep -P "$(T display-message -p -t soak '#{pane_pid}')" | head -1)
 T send-keys -t soak s
 sleep 0.3
 T send-keys -t soak Enter
-wait_for '\[(preparing|searching)\]' 60 || { echo "FAIL: the search did not start"; exit 1; }
+wait_for soak '\[(preparing|searching)\]' 60 || { echo "FAIL: the search did not start"; exit 1; }
 
 # The key alphabet (tmux key names). Letters other than q / Q, digits, punctuation the keys use,
 # Enter, Escape, Tab, BSpace, arrows, paging, Home/End, F1, Ctrl-L, Ctrl-U.
@@ -88,12 +61,12 @@ done
 secs=$((SECONDS - t0))
 if ((dead)); then
     echo "FAIL: the explorer died after $sent keys and $resized resizes: $(cat "$WORK/rc" 2>/dev/null)"
-    screen
+    screen soak
     cat "$WORK/stderr"
     exit 1
 fi
 echo "sent $sent keys and $resized resizes in $secs s; the explorer is alive"
-screen | head -1
+screen soak | head -1
 
 # The final quit: Escape closes any dialog or prompt, q quits (y confirms an unsaved search).
 T resize-window -t soak -x 80 -y 24
@@ -112,7 +85,7 @@ fails=0
 rc=$(cat "$WORK/rc" 2>/dev/null)
 if [[ $rc == rc=0 ]]; then echo "ok: exit status 0"; else
     echo "FAIL: exit status: ${rc:-the explorer did not quit}"
-    screen
+    screen soak
     fails=1
 fi
 if [[ -s $WORK/ui-stats.csv ]]; then

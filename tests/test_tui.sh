@@ -8,54 +8,12 @@
 # Env: BOSCH_BIN (the built program), BOSCH_MODEL (the GGUF; skip with 77 when absent).
 # Needs tmux (skip with 77 when absent). Uses its own tmux server socket, killed on exit.
 set -u
-BIN=${BOSCH_BIN:-build/bosch}
-MODEL=${BOSCH_MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}
-if [[ ! -f "$MODEL" ]]; then echo "skip: model $MODEL not found"; exit 77; fi
-if ! command -v tmux >/dev/null; then echo "skip: tmux not installed"; exit 77; fi
-if [[ ! -x "$BIN" ]]; then echo "FAIL: $BIN is not an executable"; exit 1; fi
-BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
-MODEL=$(cd "$(dirname "$MODEL")" && pwd)/$(basename "$MODEL")
-
-export LC_ALL=C.UTF-8 LANG=C.UTF-8
-# The terminal type inside tmux: tmux's own when its terminfo entry is installed.
-TT=tmux-256color
-infocmp "$TT" >/dev/null 2>&1 || TT=screen-256color
-WORK=$(mktemp -d /tmp/test_tui.XXXXXX)
-SOCK="bosch-test-$$"
-T() { tmux -L "$SOCK" -f /dev/null "$@"; }
-cleanup() { T kill-server >/dev/null 2>&1; rm -rf "$WORK"; }
-trap cleanup EXIT
-
-fails=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-screen() { T capture-pane -p -t "$1"; }
+source "$(dirname "$0")/tui_lib.sh" test_tui
 # The pane with the cursor brackets turned into spaces, so cell patterns do not depend on the cursor.
 cells() { screen "$1" | sed 's/[][]/ /g'; }
 # wait_cells SESSION REGEX TIMEOUT_S: like wait_for, on cells.
-wait_cells() {
-    local deadline=$((SECONDS + $3))
-    while ((SECONDS < deadline)); do
-        if cells "$1" | grep -Eq -- "$2"; then return 0; fi
-        sleep 0.2
-    done
-    echo "--- timed out after $3 s waiting for cells /$2/ in $1; screen:"
-    screen "$1"
-    return 1
-}
+wait_cells() { poll_for cells "$@"; }
 GRID_ROW='^.[ 0-9][0-9]  (██|░░) (██|░░) (██|░░) '
-
-# wait_for SESSION REGEX TIMEOUT_S: poll the pane until grep -E matches.
-wait_for() {
-    local deadline=$((SECONDS + $3))
-    while ((SECONDS < deadline)); do
-        if screen "$1" | grep -Eq -- "$2"; then return 0; fi
-        sleep 0.2
-    done
-    echo "--- timed out after $3 s waiting for /$2/ in $1; screen:"
-    screen "$1"
-    return 1
-}
 
 # start SESSION COLS ROWS [ENV...]: run bosch in a fresh session; the shell prints EXIT=<status>.
 start() {

@@ -11,46 +11,8 @@
 # Env: BOSCH_BIN (the built program), BOSCH_MODEL (the GGUF; skip with 77 when absent).
 # Needs tmux (skip with 77 when absent). Uses its own tmux server socket, killed on exit.
 set -u
-BIN=${BOSCH_BIN:-build/bosch}
-MODEL=${BOSCH_MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}
-if [[ ! -f "$MODEL" ]]; then echo "skip: model $MODEL not found"; exit 77; fi
-if ! command -v tmux >/dev/null; then echo "skip: tmux not installed"; exit 77; fi
-if [[ ! -x "$BIN" ]]; then echo "FAIL: $BIN is not an executable"; exit 1; fi
-BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
-MODEL=$(cd "$(dirname "$MODEL")" && pwd)/$(basename "$MODEL")
-
-export LC_ALL=C.UTF-8 LANG=C.UTF-8
-TT=tmux-256color
-infocmp "$TT" >/dev/null 2>&1 || TT=screen-256color
-WORK=$(mktemp -d /tmp/test_tui_quit.XXXXXX)
-SOCK="bosch-quit-$$"
-T() { tmux -L "$SOCK" -f /dev/null "$@"; }
-cleanup() { T kill-server >/dev/null 2>&1; rm -rf "$WORK"; }
-trap cleanup EXIT
+source "$(dirname "$0")/tui_lib.sh" test_tui_quit
 T new-session -d -s keep -x 80 -y 24 "sleep 3600" # keeps the server up between the sessions
-
-fails=0
-pass() { echo "ok: $*"; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-screen() { T capture-pane -p -t "$1"; }
-wait_for() { # SESSION REGEX TIMEOUT_S
-    local deadline=$((SECONDS + $3))
-    while ((SECONDS < deadline)); do
-        if screen "$1" | grep -Eq -- "$2"; then return 0; fi
-        sleep 0.2
-    done
-    echo "--- timed out after $3 s waiting for /$2/ in $1; screen:"
-    screen "$1"
-    return 1
-}
-wait_file() { # FILE TIMEOUT_S
-    local deadline=$((SECONDS + $2))
-    while ((SECONDS < deadline)); do
-        [[ -s "$1" ]] && return 0
-        sleep 0.05
-    done
-    return 1
-}
 
 # start SESSION: the explorer at 80x24 in a fresh session; after it the pane's shell writes the
 # exit status to $WORK/SESSION.rc and its terminal modes to $WORK/SESSION.stty. One OpenMP thread:

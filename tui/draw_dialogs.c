@@ -9,21 +9,8 @@
 
 #include "explorer_ui.h"
 
-static const char *const help_lines[] = {
-    "Keys",
-    "  arrows, h j k l   move the cursor (PgUp/PgDn, Home/End jump)",
-    "  space, t          toggle the KV head under the cursor (full <-> SWA)",
-    "  T                 toggle the whole layer",
-    "  f then 0-9        fill the layer: that many SWA KV heads",
-    "  u                 undo the last edit",
-    "  s                 start a search (ratio, preset, window)",
-    "  p / n             pause or resume / single-step one evaluation",
-    "  v                 score the mask on held-out probes",
-    "  a                 ask the model a held-out question with this mask",
-    "  x then m, t, l    export the mask, trace or layers CSV;  o  load a mask",
-    "  C / D             open a compare folder (methods at this ratio) / diff on-off",
-    "  g / c             cells per query head / KV-cache context length",
-    "  ? / q             this help / quit",
+/* After the keys (generated from the table, keymap.h): the colours. */
+static const char *const colour_lines[] = {
     "Colours",
     "  FULL  blue: full attention, sees every earlier token, caches them all",
     "  SWA   red: sliding window, sees the last W tokens (+ S sinks)",
@@ -31,33 +18,48 @@ static const char *const help_lines[] = {
     "  delta w r g: drop, weight, ratio, bucket per layer (stages 1-2)",
     "Press any key to close.",
 };
+#define N_COLOUR_LINES ((int)(sizeof colour_lines / sizeof colour_lines[0]))
+
+/* Two cells of glyph gl in colour pair `pair` at (y, x), then the legend text t + 8. */
+static void legend_cells(ui_state *u, int y, int x, int w, int pair, int mono_attr, const char *gl,
+                         const char *t) {
+    attron(ui_attr(u, pair, mono_attr));
+    mvaddstr(y, x + 2, gl);
+    mvaddstr(y, x + 3, gl);
+    attroff(ui_attr(u, pair, mono_attr));
+    draw_text(y, x + 8, w - 8, A_NORMAL, "%s", t + 8);
+}
+
+/* One line of the colour legend, its glyphs drawn in their colours. */
+static void draw_colour_line(ui_state *u, int y, int x, int w, const char *t) {
+    const ui_glyphs *g = ui_glyphs_get(u->utf8);
+    if (!strncmp(t, "  FULL", 6)) {
+        legend_cells(u, y, x, w, PAIR_FULL, A_BOLD, g->full, t);
+    } else if (!strncmp(t, "  SWA", 5)) {
+        legend_cells(u, y, x, w, PAIR_SWA, A_NORMAL, g->swa, t);
+    } else if (!strncmp(t, "  MARK", 6)) {
+        draw_text(y, x + 2, 5, ui_attr(u, PAIR_PROBE, A_BOLD) | A_BOLD, "%s %s", g->probe, g->group);
+        draw_text(y, x + 8, w - 8, A_NORMAL, "%s", t + 8);
+    } else {
+        draw_text(y, x, w, t[0] != ' ' ? A_BOLD : A_NORMAL, "%s", t);
+    }
+}
 
 static void draw_help(ui_state *u) {
-    int n = (int)(sizeof help_lines / sizeof help_lines[0]);
+    int nk = keymap_help_lines(), n = 1 + nk + N_COLOUR_LINES;
     lay_rect r = layout_center(u->rows, u->cols, n + 2, 78); /* every line fits 74 columns */
     draw_box(&r, u, "Help");
-    const ui_glyphs *g = ui_glyphs_get(u->utf8);
+    int x = r.x + 2, w = r.w - 4;
     for (int i = 0; i < n && i < r.h - 2; i++) {
-        const char *t = help_lines[i];
-        int y = r.y + 1 + i, x = r.x + 2, w = r.w - 4;
-        int heading = t[0] != ' ';
-        if (!strncmp(t, "  FULL", 6)) {
-            attron(ui_attr(u, PAIR_FULL, A_BOLD));
-            mvaddstr(y, x + 2, g->full);
-            mvaddstr(y, x + 3, g->full);
-            attroff(ui_attr(u, PAIR_FULL, A_BOLD));
-            draw_text(y, x + 8, w - 8, A_NORMAL, "%s", t + 8);
-        } else if (!strncmp(t, "  SWA", 5)) {
-            attron(ui_attr(u, PAIR_SWA, A_NORMAL));
-            mvaddstr(y, x + 2, g->swa);
-            mvaddstr(y, x + 3, g->swa);
-            attroff(ui_attr(u, PAIR_SWA, A_NORMAL));
-            draw_text(y, x + 8, w - 8, A_NORMAL, "%s", t + 8);
-        } else if (!strncmp(t, "  MARK", 6)) {
-            draw_text(y, x + 2, 5, ui_attr(u, PAIR_PROBE, A_BOLD) | A_BOLD, "%s %s", g->probe, g->group);
-            draw_text(y, x + 8, w - 8, A_NORMAL, "%s", t + 8);
+        int y = r.y + 1 + i;
+        char line[160];
+        if (i == 0) {
+            draw_text(y, x, w, A_BOLD, "Keys");
+        } else if (i <= nk) {
+            keymap_help_line(i - 1, line, sizeof line);
+            draw_text(y, x, w, A_NORMAL, "%s", line);
         } else {
-            draw_text(y, x, w, heading ? A_BOLD : A_NORMAL, "%s", t);
+            draw_colour_line(u, y, x, w, colour_lines[i - 1 - nk]);
         }
     }
 }

@@ -25,19 +25,12 @@ static int layer_swa(const ex_mask *m, int l) {
     return n;
 }
 
-void draw_grid(ui_state *u) {
+/* The panel title: a shown comparison, the cursor's head and the scroll position. */
+static void draw_grid_title(ui_state *u, const lay_rect *r, int group) {
     const layout *lay = &u->lay;
-    lay_rect r = lay->panel[LAY_GRID];
-    if (!r.h || !u->have_model || u->mask.n_layer == 0) return;
-    const ui_glyphs *g = ui_glyphs_get(u->utf8);
     const ex_snapshot *s = &u->snap;
     const ex_mask *m = &u->mask;
     int L = m->n_layer, H = m->n_head_kv;
-    int group = s->hp.n_head_kv > 0 ? s->hp.n_head / s->hp.n_head_kv : 1;
-    int focus = s->probe_layer;
-    u->top = layout_grid_top(L, lay->visible_layers, u->top, u->cur_layer, focus);
-
-    /* title: cursor summary and scroll position */
     char title[160];
     int q0 = u->cur_head * group, q1 = q0 + group - 1;
     const char *what = m->z[u->cur_layer * H + u->cur_head] == ATTN_FULL ? "full" : "SWA";
@@ -53,74 +46,99 @@ void draw_grid(ui_state *u) {
                  u->follow && s->have_search ? "live" : "edit", u->top, u->top + lay->visible_layers - 1, L);
     else if (n > 0)
         snprintf(title + n, sizeof title - (size_t)n, " %s", u->follow && s->have_search ? "live" : "edit");
-    draw_panel_title(&r, u, title);
+    draw_panel_title(r, u, title);
+}
 
-    /* column header */
-    int hy = r.y + 1;
-    int dim = ui_attr(u, PAIR_DIM, A_NORMAL);
-    draw_text(hy, r.x + 1, lay->label_w, A_BOLD, "%*s", lay->label_w, "L");
-    for (int h = 0; h < H; h++) {
-        int cx = r.x + layout_cell_x(lay, h) + 1;
+/* The column header: layer, one number per head, the statistics' names. */
+static void draw_grid_header(ui_state *u, const lay_rect *r) {
+    const layout *lay = &u->lay;
+    int hy = r->y + 1;
+    draw_text(hy, r->x + 1, lay->label_w, A_BOLD, "%*s", lay->label_w, "L");
+    for (int h = 0; h < u->mask.n_head_kv; h++) {
+        int cx = r->x + layout_cell_x(lay, h) + 1;
         if (u->query_view)
             draw_text(hy, cx, lay->cell_glyph_w, A_BOLD, "%-*d", lay->cell_glyph_w, h);
         else
             draw_text(hy, cx, 2, A_BOLD, "%2d", h);
     }
     if (lay->stats_w)
-        draw_text(hy, r.x + lay->stats_x, lay->stats_w, A_BOLD, " %s %4s %4s %1s %3s",
+        draw_text(hy, r->x + lay->stats_x, lay->stats_w, A_BOLD, " %s %4s %4s %1s %3s",
                   u->utf8 ? "     \u03b4" : " delta", "w", "r", "g", "swa");
+}
 
-    int full_attr = ui_attr(u, PAIR_FULL, A_BOLD);
-    const int diff = ui_compare_n_diff(u) > 0 || (u->have_cmp && u->cmp_mask.n_layer == L);
-    int swa_attr = ui_attr(u, PAIR_SWA, A_NORMAL);
-    for (int i = 0; i < lay->visible_layers; i++) {
-        int l = u->top + i;
-        if (l >= L) break;
-        int y = r.y + 2 + i;
-        int probed_now = l == focus && s->phase != EX_DONE;
-        int in_group = s->group >= 0 && l < EX_MAX_LAYERS && s->in_group[l];
-        if (probed_now)
-            draw_text(y, r.x, 1, ui_attr(u, PAIR_PROBE, A_BOLD) | A_BOLD, "%s", g->probe);
-        else if (in_group)
-            draw_text(y, r.x, 1, ui_attr(u, PAIR_PROBE, A_BOLD), "%s", g->group);
-        int lab_attr = probed_now || in_group ? (ui_attr(u, PAIR_PROBE, A_REVERSE) | (int)A_BOLD) : dim;
-        if (l == u->cur_layer) lab_attr |= A_BOLD | A_UNDERLINE;
-        draw_text(y, r.x + 1, lay->label_w, lab_attr, "%*d", lay->label_w, l);
-        for (int h = 0; h < H; h++) {
-            int x0 = r.x + layout_cell_x(lay, h);
-            int full = m->z[l * H + h] == ATTN_FULL;
-            const char *gl = full ? g->full : g->swa;
-            int attr = full ? full_attr : swa_attr;
-            /* comparison diff: the other method decides differently here */
-            if (diff && u->cmp_mask.z[l * H + h] != m->z[l * H + h]) gl = g->diff, attr |= A_REVERSE | A_BOLD;
-            attron(attr);
-            for (int k = 0; k < lay->cell_glyph_w; k++) mvaddstr(y, x0 + 1 + k, gl);
-            attroff(attr);
-        }
-        if (l == u->cur_layer) {
-            int x0 = r.x + layout_cell_x(lay, u->cur_head);
-            int ca = A_BOLD | (u->color ? (int)COLOR_PAIR(PAIR_ACCENT) : 0);
-            draw_text(y, x0, 1, ca, "[");
-            draw_text(y, x0 + lay->cell_pitch, 1, ca, "]");
-        }
-        if (lay->stats_w) {
-            char d[16], wt[16], rt[16], bk[8];
-            /* delta is known as soon as stage 1 has probed the layer: S_full - s_best (§6) */
-            double dl = l < EX_MAX_LAYERS ? s->delta[l] : NAN;
-            if (isnan(dl) && l < EX_MAX_LAYERS && s->probed[l] && isfinite(s->s_best[l]) &&
-                isfinite(s->full_raw))
-                dl = s->full_raw - s->s_best[l];
-            fmt_stat(d, sizeof d, dl, 6, 3, u->utf8);
-            fmt_stat(wt, sizeof wt, l < EX_MAX_LAYERS ? s->weight[l] : NAN, 4, 2, u->utf8);
-            fmt_stat(rt, sizeof rt, l < EX_MAX_LAYERS ? s->ratio[l] : NAN, 4, 2, u->utf8);
-            if (l < EX_MAX_LAYERS && s->bucket[l] >= 0)
-                snprintf(bk, sizeof bk, "%d", s->bucket[l] % 10);
-            else
-                snprintf(bk, sizeof bk, "%s", u->utf8 ? "\u00b7" : "-");
-            int x = r.x + lay->stats_x;
-            draw_text(y, x, lay->stats_w, A_NORMAL, " %s %s %s %s", d, wt, rt, bk);
-            int ns = layer_swa(m, l);
-            draw_text(y, x + 1 + 6 + 1 + 4 + 1 + 4 + 1 + 1 + 1, 3, ns ? swa_attr : dim, "%3d", ns);
-        }
+/* Layer l's statistics at row y: delta, weight, ratio, bucket, SWA heads. */
+static void draw_layer_stats(ui_state *u, const lay_rect *r, int l, int y) {
+    const ex_snapshot *s = &u->snap;
+    const layout *lay = &u->lay;
+    char d[16], wt[16], rt[16], bk[8];
+    /* delta is known as soon as stage 1 has probed the layer: S_full - s_best (§6) */
+    double dl = l < EX_MAX_LAYERS ? s->delta[l] : NAN;
+    if (isnan(dl) && l < EX_MAX_LAYERS && s->probed[l] && isfinite(s->s_best[l]) && isfinite(s->full_raw))
+        dl = s->full_raw - s->s_best[l];
+    fmt_stat(d, sizeof d, dl, 6, 3, u->utf8);
+    fmt_stat(wt, sizeof wt, l < EX_MAX_LAYERS ? s->weight[l] : NAN, 4, 2, u->utf8);
+    fmt_stat(rt, sizeof rt, l < EX_MAX_LAYERS ? s->ratio[l] : NAN, 4, 2, u->utf8);
+    if (l < EX_MAX_LAYERS && s->bucket[l] >= 0)
+        snprintf(bk, sizeof bk, "%d", s->bucket[l] % 10);
+    else
+        snprintf(bk, sizeof bk, "%s", u->utf8 ? "\u00b7" : "-");
+    int x = r->x + lay->stats_x;
+    draw_text(y, x, lay->stats_w, A_NORMAL, " %s %s %s %s", d, wt, rt, bk);
+    int ns = layer_swa(&u->mask, l);
+    draw_text(y, x + 1 + 6 + 1 + 4 + 1 + 4 + 1 + 1 + 1, 3,
+              ns ? ui_attr(u, PAIR_SWA, A_NORMAL) : ui_attr(u, PAIR_DIM, A_NORMAL), "%3d", ns);
+}
+
+/* Layer l at row y: its marker and label, a cell per head (a differing head marked when `diff`),
+ * the cursor's brackets. */
+static void draw_layer_row(ui_state *u, const lay_rect *r, int l, int y, int diff) {
+    const layout *lay = &u->lay;
+    const ui_glyphs *g = ui_glyphs_get(u->utf8);
+    const ex_snapshot *s = &u->snap;
+    const ex_mask *m = &u->mask;
+    int H = m->n_head_kv;
+    int probed_now = l == s->probe_layer && s->phase != EX_DONE;
+    int in_group = s->group >= 0 && l < EX_MAX_LAYERS && s->in_group[l];
+    if (probed_now)
+        draw_text(y, r->x, 1, ui_attr(u, PAIR_PROBE, A_BOLD) | A_BOLD, "%s", g->probe);
+    else if (in_group)
+        draw_text(y, r->x, 1, ui_attr(u, PAIR_PROBE, A_BOLD), "%s", g->group);
+    int lab_attr = probed_now || in_group ? (ui_attr(u, PAIR_PROBE, A_REVERSE) | (int)A_BOLD)
+                                          : ui_attr(u, PAIR_DIM, A_NORMAL);
+    if (l == u->cur_layer) lab_attr |= A_BOLD | A_UNDERLINE;
+    draw_text(y, r->x + 1, lay->label_w, lab_attr, "%*d", lay->label_w, l);
+    int full_attr = ui_attr(u, PAIR_FULL, A_BOLD), swa_attr = ui_attr(u, PAIR_SWA, A_NORMAL);
+    for (int h = 0; h < H; h++) {
+        int x0 = r->x + layout_cell_x(lay, h);
+        int full = m->z[l * H + h] == ATTN_FULL;
+        const char *gl = full ? g->full : g->swa;
+        int attr = full ? full_attr : swa_attr;
+        /* comparison diff: the other method decides differently here */
+        if (diff && u->cmp_mask.z[l * H + h] != m->z[l * H + h]) gl = g->diff, attr |= A_REVERSE | A_BOLD;
+        attron(attr);
+        for (int k = 0; k < lay->cell_glyph_w; k++) mvaddstr(y, x0 + 1 + k, gl);
+        attroff(attr);
     }
+    if (l == u->cur_layer) {
+        int x0 = r->x + layout_cell_x(lay, u->cur_head);
+        int ca = A_BOLD | (u->color ? (int)COLOR_PAIR(PAIR_ACCENT) : 0);
+        draw_text(y, x0, 1, ca, "[");
+        draw_text(y, x0 + lay->cell_pitch, 1, ca, "]");
+    }
+    if (lay->stats_w) draw_layer_stats(u, r, l, y);
+}
+
+void draw_grid(ui_state *u) {
+    const layout *lay = &u->lay;
+    lay_rect r = lay->panel[LAY_GRID];
+    if (!r.h || !u->have_model || u->mask.n_layer == 0) return;
+    const ex_snapshot *s = &u->snap;
+    int L = u->mask.n_layer;
+    int group = s->hp.n_head_kv > 0 ? s->hp.n_head / s->hp.n_head_kv : 1;
+    u->top = layout_grid_top(L, lay->visible_layers, u->top, u->cur_layer, s->probe_layer);
+    draw_grid_title(u, &r, group);
+    draw_grid_header(u, &r);
+    const int diff = ui_compare_n_diff(u) > 0 || (u->have_cmp && u->cmp_mask.n_layer == L);
+    for (int i = 0; i < lay->visible_layers && u->top + i < L; i++)
+        draw_layer_row(u, &r, u->top + i, r.y + 2 + i, diff);
 }

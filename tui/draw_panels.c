@@ -324,24 +324,7 @@ void draw_footer(ui_state *u) {
         draw_text(r.y, r.x, r.w - 1, attr, " ?:help q:quit %s %s", u->utf8 ? "\u2502" : "|", u->msg);
         return;
     }
-    const char *keys;
-    switch (u->mode) {
-    case UI_FILL:
-        keys = " fill layer: 0-9 = SWA KV heads  Esc cancel";
-        break;
-    case UI_EXPORT:
-        keys = " export: m mask  t trace  l layers  Esc cancel";
-        break;
-    case UI_PROMPT:
-        keys = " Enter accept  Esc cancel  Ctrl-U clear";
-        break;
-    case UI_START:
-        keys = " Up/Down field  Left/Right value  Enter start  Esc cancel";
-        break;
-    default:
-        keys =
-            " ?:help q:quit s:search p:pause n:step spc:toggle T:layer f:fill v:eval a:ask x:export o:load "
-            "u:undo g:view c:ctx";
-    }
+    char keys[256];
+    keymap_footer(u->mode, keys, sizeof keys);
     draw_text(r.y, r.x, r.w - 1, attr, "%s", keys);
 }

@@ -11,11 +11,6 @@
 
 #include "explorer_ui.h"
 
-const double ui_ratios[] = {0.25, 0.5, 0.75, 0.875};
-const int ui_n_ratios = 4;
-const char *const ui_presets[] = {"tiny", "default", "paper"};
-const int ui_n_presets = 3;
-
 static const ui_glyphs glyphs_utf8 = {
     .full = "\u2588",
     .swa = "\u2591",

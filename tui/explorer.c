@@ -31,31 +31,6 @@ static volatile sig_atomic_t curses_on;
 static struct termios saved_tio;
 static int have_tio;
 
-int ex_mask_from(ex_mask *dst, const attn_mask *src) {
-    if (src->n_layer > EX_MAX_LAYERS || src->n_head_kv > EX_MAX_KV || src->n_layer < 0 || src->n_head_kv < 0)
-        return -1;
-    dst->n_layer = src->n_layer;
-    dst->n_head_kv = src->n_head_kv;
-    dst->window = src->window;
-    dst->sinks = src->sinks;
-    memcpy(dst->z, src->z, (size_t)src->n_layer * src->n_head_kv);
-    return 0;
-}
-
-void ex_mask_view(ex_mask *m, attn_mask *out) {
-    out->n_layer = m->n_layer;
-    out->n_head_kv = m->n_head_kv;
-    out->window = m->window;
-    out->sinks = m->sinks;
-    out->z = m->z;
-}
-
-int ex_mask_count_swa(const ex_mask *m) {
-    int n = 0;
-    for (int i = 0; i < m->n_layer * m->n_head_kv; i++) n += m->z[i] == ATTN_SWA;
-    return n;
-}
-
 static void on_signal(int sig) {
     if (sig == SIGWINCH)
         sig_resize = 1;
@@ -100,8 +75,7 @@ static void install_signals(void) {
 }
 
 static void init_colors(ui_state *u, const explorer_opts *opts) {
-    const char *nc = getenv("NO_COLOR");
-    if (opts->mono || (nc && *nc) || !has_colors()) return;
+    if (opts->mono || !has_colors()) return;
     start_color();
     use_default_colors();
     init_pair(PAIR_FULL, COLOR_BLUE, -1);
@@ -170,20 +144,21 @@ static void handle_resize(void) {
         resizeterm(ws.ws_row, ws.ws_col);
 }
 
-int explorer_run(const explorer_opts *opts) {
-    setlocale(LC_ALL, "");
-    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        fprintf(stderr,
-                "bosch: the explorer needs a terminal; for headless runs use a subcommand (bosch --help)\n");
-        return 1;
-    }
+static void ui_free(ui_state *u) {
+    if (!u) return;
+    free(u->cmp_rows);
+    free(u->undo);
+    free(u);
+}
+
+/* The UI state with its undo ring, before the worker starts; NULL when out of memory. */
+static ui_state *ui_create(const explorer_opts *opts) {
     ui_state *u = calloc(1, sizeof *u);
     ex_mask *undo = calloc(UI_UNDO, sizeof *undo);
     if (!u || !undo) {
-        fprintf(stderr, "bosch: out of memory\n");
         free(u);
         free(undo);
-        return 1;
+        return NULL;
     }
     u->undo = undo;
     const char *cs = nl_langinfo(CODESET);
@@ -192,24 +167,15 @@ int explorer_run(const explorer_opts *opts) {
     u->saved_evals = -1;
     u->ctx_tokens = opts->ctx_tokens;
     u->form_ratio_i = 1; /* 0.5 */
-    char err[512] = "";
-    if (worker_start(&u->w, opts, err, sizeof err) != 0) {
-        fprintf(stderr, "bosch: %s\n", err);
-        free(undo);
-        free(u);
-        return 1;
-    }
+    return u;
+}
+
+/* curses on the terminal: modes, colours, the restore at exit. NULL when it cannot start. */
+static SCREEN *terminal_start(ui_state *u, const explorer_opts *opts) {
     have_tio = tcgetattr(STDIN_FILENO, &saved_tio) == 0;
     install_signals();
     SCREEN *scr = newterm(NULL, stdout, stdin);
-    if (!scr) {
-        fprintf(stderr, "bosch: cannot initialise the terminal (TERM=%s)\n",
-                getenv("TERM") ? getenv("TERM") : "");
-        worker_stop(u->w);
-        free(undo);
-        free(u);
-        return 1;
-    }
+    if (!scr) return NULL;
     curses_on = 1;
     atexit(restore_at_exit);
     cbreak();
@@ -220,8 +186,24 @@ int explorer_run(const explorer_opts *opts) {
     curs_set(0);
     set_escdelay(25);
     init_colors(u, opts);
+    return scr;
+}
 
-    ui_stats *stats = opts->ui_stats_path ? calloc(1, sizeof *stats) : NULL;
+/* The keys waiting on stdin. 0, or -1 when the terminal is gone (hang-up without a key). */
+static int read_keys(ui_state *u, short revents) {
+    int ch, got = 0;
+    while ((ch = getch()) != ERR) {
+        got = 1;
+        if (ch == KEY_RESIZE) continue;
+        ui_handle_key(u, ch);
+        if (u->quit) break;
+    }
+    return !got && (revents & (POLLHUP | POLLERR | POLLNVAL)) ? -1 : 0;
+}
+
+/* The poll() loop over stdin and the worker's pipe until a quit, a signal to leave or a lost
+ * terminal. stats (or NULL) gets the UI thread's busy time per wake-up. */
+static void run_loop(ui_state *u, ui_stats *stats) {
     double t_wake = -1; /* when poll() last returned (-1: not yet) */
     int dirty = 1;
     while (!u->quit && !sig_quit) {
@@ -260,17 +242,39 @@ int explorer_run(const explorer_opts *opts) {
             dirty = 1;
         }
         if (pf[0].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)) {
-            int ch, got = 0;
-            while ((ch = getch()) != ERR) {
-                got = 1;
-                if (ch == KEY_RESIZE) continue;
-                ui_handle_key(u, ch);
-                if (u->quit) break;
-            }
-            if (!got && (pf[0].revents & (POLLHUP | POLLERR | POLLNVAL))) break; /* terminal gone */
+            if (read_keys(u, pf[0].revents) != 0) break; /* terminal gone */
             dirty = 1;
         }
     }
+}
+
+int explorer_run(const explorer_opts *opts) {
+    setlocale(LC_ALL, "");
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr,
+                "bosch: the explorer needs a terminal; for headless runs use a subcommand (bosch --help)\n");
+        return 1;
+    }
+    ui_state *u = ui_create(opts);
+    if (!u) {
+        fprintf(stderr, "bosch: out of memory\n");
+        return 1;
+    }
+    char err[512] = "";
+    if (worker_start(&u->w, opts, err, sizeof err) != 0) {
+        fprintf(stderr, "bosch: %s\n", err);
+        ui_free(u);
+        return 1;
+    }
+    SCREEN *scr = terminal_start(u, opts);
+    if (!scr) {
+        fprintf(stderr, "bosch: cannot initialise the terminal (TERM=%s)\n", opts->term ? opts->term : "");
+        worker_stop(u->w);
+        ui_free(u);
+        return 1;
+    }
+    ui_stats *stats = opts->ui_stats_path ? calloc(1, sizeof *stats) : NULL;
+    run_loop(u, stats);
     /* Quit, SIGTERM, SIGHUP, SIGQUIT and a lost terminal all end here: the terminal first, then
      * the worker is cancelled and joined before anything is freed or the process exits. */
     endwin();
@@ -287,8 +291,6 @@ int explorer_run(const explorer_opts *opts) {
     if (failed) fprintf(stderr, "bosch: %s\n", u->snap.status);
     if (u->snap.have_search && ui_search_unsaved(u))
         fprintf(stderr, "bosch: left a search of %ld evaluations unsaved\n", u->snap.n_evals);
-    free(u->cmp_rows);
-    free(undo);
-    free(u);
+    ui_free(u);
     return failed ? 1 : 0;
 }

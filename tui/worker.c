@@ -105,6 +105,9 @@ static void handle(worker *w, const wcmd *c) {
     case WCMD_IO:
         worker_job_io(w, c->io, c->path, &c->mask);
         break;
+    case WCMD_COMPARE:
+        worker_job_compare(w, c);
+        break;
     }
 }
 
@@ -212,6 +215,7 @@ void worker_stop(worker *w) {
     pthread_mutex_unlock(&w->mu);
     if (w->thread_started) pthread_join(w->thread, NULL); /* at most one layer of work, see worker.h */
     trace_rows_free(&w->trace);
+    free(w->cmp_rows);
     close(w->pipe_r);
     close(w->pipe_w);
     pthread_mutex_destroy(&w->mu);
@@ -272,29 +276,54 @@ int worker_step(worker *w) {
     return enqueue(w, &(wcmd){.kind = WCMD_STEP});
 }
 
+/* The UI thread's command scratch, cleared (UI thread only: one caller at a time). */
+static wcmd *scratch(worker *w, wcmd_kind kind) {
+    wcmd *c = &w->cmd_scratch;
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    return c;
+}
+
 int worker_heldout(worker *w, const ex_mask *m) {
-    static wcmd c; /* UI thread only; too large for the stack of every caller */
-    memset(&c, 0, sizeof c);
-    c.kind = WCMD_HELDOUT;
-    c.mask = *m;
-    return enqueue(w, &c);
+    wcmd *c = scratch(w, WCMD_HELDOUT);
+    c->mask = *m;
+    return enqueue(w, c);
 }
 
 int worker_ask(worker *w, const ex_mask *m, int sample) {
-    static wcmd c;
-    memset(&c, 0, sizeof c);
-    c.kind = WCMD_ASK;
-    c.mask = *m;
-    c.sample = sample;
-    return enqueue(w, &c);
+    wcmd *c = scratch(w, WCMD_ASK);
+    c->mask = *m;
+    c->sample = sample;
+    return enqueue(w, c);
 }
 
 int worker_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m) {
-    static wcmd c; /* UI thread only; too large for the stack of every caller */
-    memset(&c, 0, sizeof c);
-    c.kind = WCMD_IO;
-    c.io = kind;
-    snprintf(c.path, sizeof c.path, "%s", path);
-    if (m) c.mask = *m;
-    return enqueue(w, &c);
+    wcmd *c = scratch(w, WCMD_IO);
+    c->io = kind;
+    snprintf(c->path, sizeof c->path, "%s", path);
+    if (m) c->mask = *m;
+    return enqueue(w, c);
+}
+
+int worker_compare_open(worker *w, const char *dir, double ratio) {
+    wcmd *c = scratch(w, WCMD_COMPARE);
+    c->io = EX_IO_COMPARE_OPEN;
+    snprintf(c->path, sizeof c->path, "%s", dir);
+    c->ratio = ratio;
+    return enqueue(w, c);
+}
+
+int worker_compare_mask(worker *w, int row) {
+    wcmd *c = scratch(w, WCMD_COMPARE);
+    c->io = EX_IO_COMPARE_MASK;
+    c->row = row;
+    return enqueue(w, c);
+}
+
+int worker_compare_rows(worker *w, compare_row *dst, int cap) {
+    pthread_mutex_lock(&w->mu);
+    int n = w->cmp_n < cap ? w->cmp_n : cap;
+    if (n > 0) memcpy(dst, w->cmp_rows, (size_t)n * sizeof *dst);
+    pthread_mutex_unlock(&w->mu);
+    return n;
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compare.h"
+#include "ex_state.h"
 #include "explorer.h"
 
 typedef struct worker worker;
@@ -60,5 +62,16 @@ int worker_ask(worker *w, const ex_mask *m, int sample); /* generate the answer 
  *   EX_IO_LOAD_MASK      reads a mask CSV for the model (m unused; may be NULL).
  * The result arrives in the snapshot's io (ex_io). 0 when queued, -1 when the queue is full. */
 int worker_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m);
+
+/* The comparison view's reads, on the worker thread too. worker_compare_open reads the held-out
+ * rows of compare folder `dir` (results.csv, compare_folder_rows) at the folder's ratio nearest
+ * `ratio`; the result arrives in io (EX_IO_COMPARE_OPEN: n_rows, ratio, or msg saying why not) and
+ * the rows stay with the worker until the next open. worker_compare_mask reads the mask file of
+ * row `row` of those rows for the model (EX_IO_COMPARE_MASK: mask, or msg). 0 when queued, -1 when
+ * the queue is full. */
+int worker_compare_open(worker *w, const char *dir, double ratio);
+int worker_compare_mask(worker *w, int row);
+/* Copy the rows of the latest successful worker_compare_open into dst[0..cap); returns how many. */
+int worker_compare_rows(worker *w, compare_row *dst, int cap);
 
 #endif

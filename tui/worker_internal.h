@@ -14,15 +14,26 @@
 #include "search_rows.h"
 #include "worker.h"
 
-typedef enum { WCMD_START, WCMD_PAUSE, WCMD_RESUME, WCMD_STEP, WCMD_HELDOUT, WCMD_ASK, WCMD_IO } wcmd_kind;
+typedef enum {
+    WCMD_START,
+    WCMD_PAUSE,
+    WCMD_RESUME,
+    WCMD_STEP,
+    WCMD_HELDOUT,
+    WCMD_ASK,
+    WCMD_IO,
+    WCMD_COMPARE
+} wcmd_kind;
 
 typedef struct {
     wcmd_kind kind;
     worker_search_req req; /* WCMD_START */
     ex_mask mask;          /* WCMD_HELDOUT, WCMD_ASK, WCMD_IO (EX_IO_EXPORT_MASK) */
     int sample;            /* WCMD_ASK */
-    ex_io_kind io;         /* WCMD_IO */
-    char path[256];        /* WCMD_IO */
+    ex_io_kind io;         /* WCMD_IO, WCMD_COMPARE */
+    char path[256];        /* WCMD_IO, WCMD_COMPARE (EX_IO_COMPARE_OPEN: the folder) */
+    double ratio;          /* WCMD_COMPARE (EX_IO_COMPARE_OPEN): the ratio wanted */
+    int row;               /* WCMD_COMPARE (EX_IO_COMPARE_MASK): the row whose mask to read */
 } wcmd;
 
 #define WORKER_QUEUE 8
@@ -39,9 +50,12 @@ struct worker {
     wcmd queue[WORKER_QUEUE];
     int q_head, q_n;
     int quit;
-    int done_flag;     /* thread has returned */
-    atomic_int cancel; /* set by worker_stop: the engine stops the job in progress between layers */
-    trace_rows trace;  /* one row per evaluation (search_rows.h), written by the worker thread */
+    int done_flag;         /* thread has returned */
+    atomic_int cancel;     /* set by worker_stop: the engine stops the job in progress between layers */
+    trace_rows trace;      /* one row per evaluation (search_rows.h), written by the worker thread */
+    compare_row *cmp_rows; /* [COMPARE_MAX_METHODS] rows of the latest compare folder read */
+    int cmp_n;
+    wcmd cmd_scratch; /* UI thread only: the command being queued (too large for every stack) */
 
     /* ---- worker thread only ---- */
     explorer_opts opts;
@@ -57,6 +71,7 @@ struct worker {
     probe_set heldout; /* held-out split for eval and ask (n == 0: not made yet) */
     evaluator *heldout_ev;
     int heldout_len;
+    ex_io io_res; /* the comparison read's result being built (holds a mask: too large for the stack) */
 };
 
 /* Publish: bump seq and write a wake byte. Call with mu held (worker thread). */
@@ -80,5 +95,10 @@ void worker_job_ask(worker *w, const ex_mask *m, int sample);
 void worker_job_free_all(worker *w);
 /* File jobs (worker_io.c): check the path, then export or load; the result goes to snap.io. */
 void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m);
+/* Hand a file job's result to the UI: snap.io = *res with the next seq; logs `log` when not NULL
+ * (worker thread, mu NOT held on entry). */
+void worker_io_publish(worker *w, ex_io *res, const char *log);
+/* The comparison view's reads (worker_compare.c): EX_IO_COMPARE_OPEN, EX_IO_COMPARE_MASK. */
+void worker_job_compare(worker *w, const wcmd *c);
 
 #endif

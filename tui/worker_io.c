@@ -123,14 +123,23 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
             }
             break;
         }
+        case EX_IO_COMPARE_OPEN:
+        case EX_IO_COMPARE_MASK: /* worker_job_compare's */
+            snprintf(err, sizeof err, "%s: not a file job", path);
+            rc = -1;
+            break;
         }
     }
     res.ok = rc == 0;
     if (rc != 0) snprintf(res.msg, sizeof res.msg, "%s", err);
+    worker_io_publish(w, &res, rc != 0 ? err : NULL);
+}
+
+void worker_io_publish(worker *w, ex_io *res, const char *log) {
     pthread_mutex_lock(&w->mu);
-    res.seq = w->snap.io.seq + 1;
-    w->snap.io = res;
-    if (rc != 0) worker_log_locked(w, "%s", err);
+    res->seq = w->snap.io.seq + 1;
+    w->snap.io = *res;
+    if (log) worker_log_locked(w, "%s", log);
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
 }

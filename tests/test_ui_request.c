@@ -1,0 +1,463 @@
+/* test_ui_request.c — the explorer's key table (tui/keymap.h) and requests applied to the UI state
+ * (tui/ui_request.h), without a terminal or a worker: cursor moves and their limits, head and layer
+ * toggles, fill, undo, the modes the dialogs switch between, the worker commands a request returns,
+ * the quit confirmation, snapshot results (a loaded mask, a comparison); and that every key of the
+ * table is in the help (UI_NORMAL's) or its dialog's footer, and the footers read as before.
+ */
+#define NCURSES_WIDECHAR 1
+#include <curses.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ui_request.h"
+
+#define CTRL(c) ((c)&0x1f)
+
+#define L 30
+#define H 3
+
+static ui_state *new_state(void) {
+    ui_state *u = calloc(1, sizeof *u);
+    u->undo = calloc(UI_UNDO, sizeof *u->undo);
+    u->follow = 1;
+    u->saved_evals = -1;
+    u->form_ratio_i = 1;
+    u->snap.phase = EX_READY;
+    u->snap.hp.n_layer = L;
+    u->snap.hp.n_head_kv = H;
+    u->snap.hp.n_head = 9;
+    u->snap.hp.n_ctx_train = 8192;
+    u->lay.visible_layers = 20;
+    ui_apply_snapshot(u); /* the model is known: all full, cursor on the last layer */
+    return u;
+}
+
+static void free_state(ui_state *u) {
+    free(u->cmp_rows);
+    free(u->undo);
+    free(u);
+}
+
+/* The request of key ch in the current mode, applied; the command it returns. */
+static ui_cmd key(ui_state *u, int ch) {
+    return ui_apply(u, keymap_lookup(u->mode, ch), ch);
+}
+
+static int n_swa(const ui_state *u) {
+    return ex_mask_count_swa(&u->mask);
+}
+
+static void test_model_start(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    assert_int_equal(u->have_model, 1);
+    assert_int_equal(u->mask.n_layer, L);
+    assert_int_equal(u->mask.n_head_kv, H);
+    assert_int_equal(n_swa(u), 0);
+    assert_int_equal(u->cur_layer, L - 1);
+    assert_int_equal(u->cur_head, 0);
+    free_state(u);
+}
+
+static void test_loading_refuses_edits(void **st) {
+    (void)st;
+    ui_state *u = calloc(1, sizeof *u);
+    u->undo = calloc(UI_UNDO, sizeof *u->undo);
+    key(u, ' ');
+    assert_string_equal(u->msg, "the model is still loading (q quits)");
+    key(u, '?');
+    assert_int_equal(u->mode, UI_HELP);
+    key(u, 'x');
+    assert_int_equal(u->mode, UI_NORMAL);
+    key(u, 'q');
+    assert_int_equal(u->quit, 1);
+    free_state(u);
+}
+
+static void test_cursor(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    key(u, KEY_UP);
+    assert_int_equal(u->cur_layer, L - 2);
+    key(u, 'j');
+    assert_int_equal(u->cur_layer, L - 1);
+    key(u, 'j'); /* the last layer is the limit */
+    assert_int_equal(u->cur_layer, L - 1);
+    key(u, 'l');
+    key(u, KEY_RIGHT);
+    key(u, KEY_RIGHT);
+    assert_int_equal(u->cur_head, H - 1);
+    key(u, 'h');
+    assert_int_equal(u->cur_head, H - 2);
+    key(u, KEY_PPAGE); /* a page is the visible layers less one */
+    assert_int_equal(u->cur_layer, L - 1 - 19);
+    key(u, KEY_HOME);
+    assert_int_equal(u->cur_layer, 0);
+    key(u, 'k');
+    assert_int_equal(u->cur_layer, 0);
+    key(u, KEY_NPAGE);
+    assert_int_equal(u->cur_layer, 19);
+    key(u, KEY_END);
+    assert_int_equal(u->cur_layer, L - 1);
+    free_state(u);
+}
+
+static void test_toggles_and_undo(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    key(u, ' ');
+    assert_int_equal(u->mask.z[(L - 1) * H + 0], ATTN_SWA);
+    assert_int_equal(n_swa(u), 1);
+    assert_int_equal(u->edited, 1);
+    assert_int_equal(u->follow, 0);
+    key(u, 't');
+    assert_int_equal(n_swa(u), 0);
+    key(u, KEY_UP);
+    key(u, 'T'); /* layer 28 all SWA */
+    assert_int_equal(n_swa(u), H);
+    for (int h = 0; h < H; h++) assert_int_equal(u->mask.z[(L - 2) * H + h], ATTN_SWA);
+    key(u, 'L'); /* and back to full */
+    assert_int_equal(n_swa(u), 0);
+    key(u, 'u');
+    assert_int_equal(n_swa(u), H);
+    assert_string_equal(u->msg, "undone (3 more)");
+    key(u, 'u');
+    key(u, 'u');
+    assert_int_equal(n_swa(u), 1);
+    key(u, 'u');
+    assert_int_equal(n_swa(u), 0);
+    key(u, 'u');
+    assert_string_equal(u->msg, "nothing to undo");
+    free_state(u);
+}
+
+static void test_fill(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    key(u, 'f');
+    assert_int_equal(u->mode, UI_FILL);
+    key(u, '2');
+    assert_int_equal(u->mode, UI_NORMAL);
+    assert_int_equal(n_swa(u), 2);
+    assert_int_equal(u->mask.z[(L - 1) * H + 0], ATTN_SWA);
+    assert_int_equal(u->mask.z[(L - 1) * H + 1], ATTN_SWA);
+    key(u, 'f');
+    key(u, '9'); /* more than the layer's KV heads: a hint, nothing changes */
+    assert_int_equal(n_swa(u), 2);
+    assert_string_equal(u->msg, "fill: type 0-3 (SWA KV heads of the layer)");
+    key(u, 'f');
+    key(u, 27);
+    assert_int_equal(u->mode, UI_NORMAL);
+    free_state(u);
+}
+
+static void test_export_prompt(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    key(u, 'x');
+    assert_int_equal(u->mode, UI_EXPORT);
+    key(u, 't'); /* no search: nothing to trace */
+    assert_int_equal(u->mode, UI_NORMAL);
+    assert_string_equal(u->msg, "no search yet: nothing to trace");
+    key(u, 'x');
+    key(u, 'm');
+    assert_int_equal(u->mode, UI_PROMPT);
+    assert_string_equal(u->input, "bosch-mask.csv");
+    key(u, CTRL('u'));
+    assert_string_equal(u->input, "");
+    key(u, 'a');
+    key(u, 'b');
+    key(u, KEY_BACKSPACE);
+    key(u, 'c');
+    assert_string_equal(u->input, "ac");
+    ui_cmd c = key(u, '\r');
+    assert_int_equal(u->mode, UI_NORMAL);
+    assert_int_equal(c.kind, UI_CMD_IO);
+    assert_int_equal(c.io, EX_IO_EXPORT_MASK);
+    assert_ptr_equal(c.mask, &u->mask);
+    assert_string_equal(c.path, "ac");
+    ui_cmd_done(u, &c, 0);
+    assert_string_equal(u->msg, "writing ac...");
+    key(u, 'o');
+    key(u, CTRL('u'));
+    c = key(u, '\n');
+    assert_int_equal(c.kind, UI_CMD_NONE);
+    assert_string_equal(u->msg, "no file name given");
+    free_state(u);
+}
+
+static void test_io_results(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    ex_io *r = &u->snap.io;
+    r->seq = 1;
+    r->kind = EX_IO_LOAD_MASK;
+    r->ok = 1;
+    r->mask = u->mask;
+    r->mask.z[0] = ATTN_SWA;
+    snprintf(r->path, sizeof r->path, "m.csv");
+    snprintf(r->msg, sizeof r->msg, "loaded m.csv");
+    ui_apply_snapshot(u);
+    assert_int_equal(n_swa(u), 1);
+    assert_string_equal(u->last_path, "m.csv");
+    assert_string_equal(u->msg, "loaded m.csv");
+    key(u, 'u'); /* the load is undone like an edit */
+    assert_int_equal(n_swa(u), 0);
+    ui_apply_snapshot(u); /* the same result is not applied twice */
+    assert_int_equal(n_swa(u), 0);
+    r->seq = 2; /* a refused path opens the prompt again with it */
+    r->kind = EX_IO_EXPORT_TRACE;
+    r->ok = 0;
+    r->path_refused = 1;
+    snprintf(r->path, sizeof r->path, "adir");
+    ui_apply_snapshot(u);
+    assert_int_equal(u->mode, UI_PROMPT);
+    assert_int_equal(u->prompt, PROMPT_EXPORT_TRACE);
+    assert_string_equal(u->input, "adir");
+    assert_int_equal(u->prompt_refused, 1);
+    key(u, 27);
+    assert_int_equal(u->prompt_refused, 0);
+    assert_int_equal(u->mode, UI_NORMAL);
+    free_state(u);
+}
+
+static void test_search_control(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    ui_cmd c = key(u, 'p');
+    assert_int_equal(c.kind, UI_CMD_NONE);
+    assert_string_equal(u->msg, "no search yet: press s to start one");
+    key(u, ' '); /* an edit before the search goes on the undo ring when it starts */
+    key(u, 's');
+    assert_int_equal(u->mode, UI_START);
+    assert_true(u->form_window > 0);
+    key(u, KEY_DOWN);
+    assert_int_equal(u->form_field, 1);
+    key(u, KEY_UP);
+    key(u, KEY_RIGHT); /* ratio 0.5 -> 0.75 */
+    key(u, '-');       /* and back */
+    key(u, '\t');
+    key(u, '\t'); /* the window */
+    key(u, KEY_BACKSPACE);
+    key(u, KEY_BACKSPACE);
+    key(u, KEY_BACKSPACE);
+    key(u, KEY_BACKSPACE);
+    key(u, KEY_BACKSPACE);
+    key(u, '6');
+    key(u, '4');
+    assert_int_equal(u->form_window, 64);
+    key(u, '+');
+    assert_int_equal(u->form_window, 128);
+    c = key(u, KEY_ENTER);
+    assert_int_equal(u->mode, UI_NORMAL);
+    assert_int_equal(c.kind, UI_CMD_START_SEARCH);
+    assert_true(c.req.ratio == 0.5);
+    assert_string_equal(c.req.preset, "tiny");
+    assert_int_equal(c.req.window, 128);
+    int undo_before = u->undo_n;
+    ui_cmd_done(u, &c, 0);
+    assert_int_equal(u->follow, 1);
+    assert_int_equal(u->edited, 0);
+    assert_int_equal(u->undo_n, undo_before + 1);
+    assert_string_equal(u->msg, "starting: ratio 0.500, preset tiny, window 128");
+    u->snap.have_search = 1;
+    u->snap.phase = EX_RUNNING;
+    c = key(u, 'p');
+    assert_int_equal(c.kind, UI_CMD_PAUSE);
+    assert_int_equal(u->pause_pending, 1);
+    c = key(u, 'p'); /* asked already */
+    assert_int_equal(c.kind, UI_CMD_NONE);
+    u->snap.phase = EX_PAUSED;
+    ui_apply_snapshot(u);
+    assert_int_equal(u->pause_pending, 0);
+    c = key(u, 'n');
+    assert_int_equal(c.kind, UI_CMD_STEP);
+    c = key(u, 'p');
+    assert_int_equal(c.kind, UI_CMD_RESUME);
+    assert_string_equal(u->msg, "resumed");
+    c = key(u, 'v');
+    assert_int_equal(c.kind, UI_CMD_HELDOUT);
+    c = key(u, 'a');
+    assert_int_equal(c.kind, UI_CMD_ASK);
+    assert_int_equal(c.sample, 0);
+    assert_int_equal(key(u, 'a').sample, 1);
+    free_state(u);
+}
+
+static void test_quit_confirm(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    u->snap.have_search = 1;
+    u->snap.n_evals = 5;
+    key(u, 'q');
+    assert_int_equal(u->mode, UI_CONFIRM_QUIT);
+    assert_int_equal(u->quit, 0);
+    key(u, 'n');
+    assert_int_equal(u->mode, UI_NORMAL);
+    key(u, 'Q');
+    key(u, 'x'); /* export first */
+    assert_int_equal(u->mode, UI_EXPORT);
+    key(u, 27);
+    key(u, 'q');
+    key(u, 'y');
+    assert_int_equal(u->quit, 1);
+    free_state(u);
+}
+
+static void test_toggles_views(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    key(u, 'g');
+    assert_int_equal(u->query_view, 1);
+    key(u, 'g');
+    assert_int_equal(u->query_view, 0);
+    key(u, 'c');
+    assert_int_equal(u->ctx_tokens, 32768);
+    assert_int_equal(key(u, CTRL('l')).kind, UI_CMD_REDRAW);
+    key(u, 'D');
+    assert_string_equal(u->msg, "no comparison loaded: C opens a compare folder");
+    u->snap.ask.seq = 1; /* an answer opens its dialog; a closes it and asks the next sample */
+    ui_apply_snapshot(u);
+    assert_int_equal(u->mode, UI_ASK);
+    assert_int_equal(key(u, 'a').kind, UI_CMD_ASK);
+    assert_int_equal(u->mode, UI_NORMAL);
+    free_state(u);
+}
+
+static void test_compare(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    key(u, 'C');
+    assert_int_equal(u->mode, UI_PROMPT);
+    assert_string_equal(u->input, "runs/compare");
+    ui_cmd c = key(u, '\r');
+    assert_int_equal(c.kind, UI_CMD_COMPARE_OPEN);
+    assert_string_equal(c.path, "runs/compare");
+    assert_true(c.ratio == 0.0); /* no search: the working mask's ratio */
+    /* the worker's result: two rows at rho 0.5 (the glue copies them into cmp_rows) */
+    u->cmp_rows = calloc(COMPARE_MAX_METHODS, sizeof *u->cmp_rows);
+    snprintf(u->cmp_rows[0].method, sizeof u->cmp_rows[0].method, "bosch");
+    snprintf(u->cmp_rows[1].method, sizeof u->cmp_rows[1].method, "ablation");
+    ex_io *r = &u->snap.io;
+    *r = (ex_io){.seq = 1, .kind = EX_IO_COMPARE_OPEN, .ok = 1, .n_rows = 2, .ratio = 0.5};
+    snprintf(r->path, sizeof r->path, "runs/compare");
+    ui_apply_snapshot(u);
+    assert_int_equal(u->mode, UI_COMPARE);
+    assert_int_equal(u->cmp_n, 2);
+    key(u, 'j');
+    key(u, 'j'); /* the last row is the limit */
+    assert_int_equal(u->cmp_cur, 1);
+    c = key(u, '\n');
+    assert_int_equal(c.kind, UI_CMD_COMPARE_MASK);
+    assert_int_equal(c.row, 1);
+    *r = (ex_io){.seq = 2, .kind = EX_IO_COMPARE_MASK, .ok = 1, .row = 1, .mask = u->mask};
+    r->mask.z[5] = ATTN_SWA;
+    ui_apply_snapshot(u);
+    assert_int_equal(u->mode, UI_NORMAL);
+    assert_int_equal(u->have_cmp, 1);
+    assert_string_equal(u->cmp_name, "ablation");
+    assert_int_equal(ui_compare_n_diff(u), 1);
+    assert_int_equal(n_swa(u), 0);
+    key(u, 'D');
+    assert_int_equal(u->have_cmp, 0);
+    key(u, 'D');
+    assert_int_equal(u->mode, UI_COMPARE);
+    key(u, KEY_UP);
+    c = key(u, 'L');
+    assert_int_equal(c.row, 0);
+    *r = (ex_io){.seq = 3, .kind = EX_IO_COMPARE_MASK, .ok = 1, .row = 0, .mask = u->mask};
+    r->mask.z[7] = ATTN_SWA;
+    ui_apply_snapshot(u);
+    assert_int_equal(n_swa(u), 1);
+    assert_string_equal(u->msg, "working mask = bosch at rho 0.500 (u undoes)");
+    key(u, 'u');
+    assert_int_equal(n_swa(u), 0);
+    key(u, 'D');
+    key(u, 'q');
+    assert_int_equal(u->mode, UI_NORMAL);
+    free_state(u);
+}
+
+/* Every key of UI_NORMAL is in the help (its label on its line); every dialog key with a footer
+ * item is in its dialog's footer; no key is bound twice in one mode; help lines fit the box. */
+static void test_table_help_footer(void **st) {
+    (void)st;
+    int n;
+    const keymap_entry *t = keymap_table(&n);
+    int nl = keymap_help_lines();
+    assert_true(nl > 0 && nl <= 14); /* the help box fits 80x24 */
+    char help[32][160];
+    for (int i = 0; i < nl; i++) {
+        keymap_help_line(i, help[i], sizeof help[i]);
+        assert_true(strlen(help[i]) <= 74);
+    }
+    const char *text = NULL;
+    for (int k = 0; k < n; k++) {
+        for (int m = 0; m <= UI_COMPARE; m++)
+            if (t[k].modes & KM(m)) assert_int_equal(keymap_lookup((ui_mode)m, t[k].key), t[k].req);
+        if (t[k].modes & KM(UI_NORMAL)) { /* on the line of the help text above it in the table */
+            if (t[k].help) text = t[k].help;
+            assert_non_null(text);
+            int found = 0;
+            for (int i = 0; i < nl && !found; i++) {
+                size_t len = strlen(help[i]), tl = strlen(text);
+                if (len < tl + 3 || strcmp(help[i] + len - tl, text)) continue;
+                char keys[160];
+                snprintf(keys, sizeof keys, " %.*s ", (int)(len - tl - 3), help[i] + 2); /* the labels */
+                char want[40];
+                snprintf(want, sizeof want, " %s ", t[k].label);
+                found = strstr(keys, want) != NULL;
+            }
+            if (!found) fail_msg("key %s is not in the help", t[k].label);
+        }
+        if (t[k].footer)
+            for (int m = 0; m <= UI_COMPARE; m++) {
+                if (!(t[k].modes & KM(m))) continue;
+                char f[256];
+                keymap_footer((ui_mode)m, f, sizeof f);
+                if (!strstr(f, t[k].footer)) fail_msg("footer of mode %d lacks %s", m, t[k].footer);
+            }
+    }
+    assert_true(strstr(help[0], "this help") != NULL);
+    int toggle = 0;
+    for (int i = 0; i < nl; i++) toggle |= strstr(help[i], "toggle the KV head under the cursor") != NULL;
+    assert_true(toggle);
+}
+
+static void test_footers(void **st) {
+    (void)st;
+    char f[256];
+    keymap_footer(UI_NORMAL, f, sizeof f);
+    assert_string_equal(f, " ?:help q:quit s:search p:pause n:step spc:toggle T:layer f:fill v:eval a:ask "
+                           "x:export o:load u:undo g:view c:ctx");
+    keymap_footer(UI_COMPARE, f, sizeof f); /* dialogs without their own footer show the main one */
+    assert_string_equal(f, " ?:help q:quit s:search p:pause n:step spc:toggle T:layer f:fill v:eval a:ask "
+                           "x:export o:load u:undo g:view c:ctx");
+    keymap_footer(UI_FILL, f, sizeof f);
+    assert_string_equal(f, " fill layer: 0-9 = SWA KV heads  Esc cancel");
+    keymap_footer(UI_EXPORT, f, sizeof f);
+    assert_string_equal(f, " export: m mask  t trace  l layers  Esc cancel");
+    keymap_footer(UI_PROMPT, f, sizeof f);
+    assert_string_equal(f, " Enter accept  Esc cancel  Ctrl-U clear");
+    keymap_footer(UI_START, f, sizeof f);
+    assert_string_equal(f, " Up/Down field  Left/Right value  Enter start  Esc cancel");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_model_start),  cmocka_unit_test(test_loading_refuses_edits),
+        cmocka_unit_test(test_cursor),       cmocka_unit_test(test_toggles_and_undo),
+        cmocka_unit_test(test_fill),         cmocka_unit_test(test_export_prompt),
+        cmocka_unit_test(test_io_results),   cmocka_unit_test(test_search_control),
+        cmocka_unit_test(test_quit_confirm), cmocka_unit_test(test_toggles_views),
+        cmocka_unit_test(test_compare),      cmocka_unit_test(test_table_help_footer),
+        cmocka_unit_test(test_footers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,29 @@
+/* ex_state.c — ex_mask helpers (ex_state.h), shared by the worker and the UI thread. */
+#include "ex_state.h"
+
+#include <string.h>
+
+int ex_mask_from(ex_mask *dst, const attn_mask *src) {
+    if (src->n_layer > EX_MAX_LAYERS || src->n_head_kv > EX_MAX_KV || src->n_layer < 0 || src->n_head_kv < 0)
+        return -1;
+    dst->n_layer = src->n_layer;
+    dst->n_head_kv = src->n_head_kv;
+    dst->window = src->window;
+    dst->sinks = src->sinks;
+    memcpy(dst->z, src->z, (size_t)src->n_layer * src->n_head_kv);
+    return 0;
+}
+
+void ex_mask_view(ex_mask *m, attn_mask *out) {
+    out->n_layer = m->n_layer;
+    out->n_head_kv = m->n_head_kv;
+    out->window = m->window;
+    out->sinks = m->sinks;
+    out->z = m->z;
+}
+
+int ex_mask_count_swa(const ex_mask *m) {
+    int n = 0;
+    for (int i = 0; i < m->n_layer * m->n_head_kv; i++) n += m->z[i] == ATTN_SWA;
+    return n;
+}

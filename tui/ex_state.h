@@ -1,0 +1,143 @@
+/* ex_state.h — the explorer's shared state types: the mask as the explorer holds it (ex_mask), the
+ * worker's published snapshot (ex_snapshot) and the results of its jobs. Included by the worker
+ * (tui/worker*.c) and the UI thread's code (explorer*.c, draw_*.c); includes neither back.
+ *
+ * Threads: the worker owns the model, the probes, the evaluator and the search; it publishes an
+ * ex_snapshot under a mutex and writes a byte to a pipe. The UI thread poll()s stdin and that pipe,
+ * copies the snapshot and draws from its copy. The snapshot is a plain struct of fixed-size arrays
+ * so a copy is one assignment.
+ */
+#ifndef BOSCH_EX_STATE_H
+#define BOSCH_EX_STATE_H
+
+#include <stdint.h>
+
+#include "mask.h"
+#include "model.h"
+
+#define EX_MAX_LAYERS 128
+#define EX_MAX_KV 16
+#define EX_HIST 512 /* score history points kept for the sparkline */
+#define EX_LOG 48   /* event-log lines kept */
+#define EX_LINE 160 /* bytes per log line / message */
+#define EX_TEXT 512 /* bytes of an answer or question excerpt */
+
+/* A mask that fits in the snapshot without allocation: z[layer*n_head_kv + kv_head]. */
+typedef struct {
+    int n_layer, n_head_kv, window, sinks;
+    uint8_t z[EX_MAX_LAYERS * EX_MAX_KV]; /* ATTN_FULL / ATTN_SWA */
+} ex_mask;
+
+typedef enum {
+    EX_LOADING = 0, /* loading the model */
+    EX_READY,       /* model loaded, no search yet */
+    EX_PREPARING,   /* building probes and the evaluator for a search */
+    EX_RUNNING,     /* search stepping */
+    EX_PAUSED,      /* search paused (or single-stepping) */
+    EX_DONE,        /* search finished */
+    EX_FAILED,      /* model could not be loaded (message in status) */
+} ex_phase;
+
+/* Result of "evaluate the current mask on held-out probes". */
+typedef struct {
+    long seq;           /* increments with each result; 0 = none yet */
+    uint64_t mask_hash; /* mask_hash() of the mask that was scored */
+    double score, accuracy, seconds;
+    int n_samples, length_tokens;
+} ex_heldout;
+
+/* Result of "ask the model". */
+typedef struct {
+    long seq;
+    int sample;             /* held-out sample index */
+    char question[EX_TEXT]; /* the question part of the prompt, decoded */
+    char needle[64];        /* the true value */
+    char answer[EX_TEXT];   /* the model's greedy answer with the mask */
+    int correct;            /* answer starts with the needle */
+    int n_tokens;           /* prompt length */
+    double seconds;
+} ex_ask;
+
+/* File work the worker does for the UI (the UI thread never reads or writes files). */
+typedef enum {
+    EX_IO_EXPORT_MASK,
+    EX_IO_EXPORT_TRACE,
+    EX_IO_EXPORT_LAYERS,
+    EX_IO_LOAD_MASK,
+    EX_IO_COMPARE_OPEN, /* read a compare folder's held-out rows (worker_compare_open) */
+    EX_IO_COMPARE_MASK, /* read the mask of one of those rows (worker_compare_mask) */
+} ex_io_kind;
+
+/* Result of the latest file job. */
+typedef struct {
+    long seq; /* increments with each result; 0 = none yet */
+    ex_io_kind kind;
+    int ok;           /* 1: written / loaded */
+    int path_refused; /* 0 when ok; 1: the path was refused before anything was read or written (a
+                         directory, a folder that is not writable, no such file): ask again */
+    char path[256];
+    char msg[EX_LINE]; /* what to tell the user (summary, warning or error, naming the path) */
+    long n_evals;      /* EX_IO_EXPORT_TRACE: evaluations written */
+    ex_mask mask;      /* EX_IO_LOAD_MASK, EX_IO_COMPARE_MASK when ok: the mask read */
+    int n_rows;        /* EX_IO_COMPARE_OPEN when ok: rows read (worker_compare_rows copies them) */
+    double ratio;      /* EX_IO_COMPARE_OPEN when ok: the folder's ratio nearest the one asked for */
+    int row;           /* EX_IO_COMPARE_MASK: the row whose mask was read */
+} ex_io;
+
+typedef struct {
+    long seq; /* increments with each publish */
+    ex_phase phase;
+    int busy; /* the worker is running a job (held-out eval, ask, preparing) */
+    char busy_what[EX_LINE];
+    char status[EX_TEXT]; /* loading progress / error message */
+
+    /* model */
+    char model_name[128];
+    char model_path[256];
+    model_hparams hp;
+
+    /* search (valid once phase >= EX_PREPARING) */
+    int have_search;
+    double target_ratio;
+    char preset[16];
+    int window, sinks;
+    int stage;                       /* 0 normalization, 1..3, 4 done */
+    int probe_layer;                 /* stage 1: layer being probed, -1 otherwise */
+    int group;                       /* stage 3: bucket being optimized, -1 otherwise */
+    uint8_t in_group[EX_MAX_LAYERS]; /* stage 3: 1 for the layers of the current group */
+    long n_evals;                    /* evaluations so far */
+    long eval_budget;                /* planned total (0 unknown) */
+    long stage_evals, stage_budget;  /* within the current sub-search: stage-1 layer probe, stage-3
+                                        group, or normalization (budget 0 unknown) */
+    double best_score;               /* best normalized score of the current sub-search */
+    double full_raw, swa_raw;        /* S(all full), S(all SWA); NAN before measured */
+    double last_score, last_accuracy, last_seconds;
+    double s_best[EX_MAX_LAYERS];
+    double delta[EX_MAX_LAYERS], weight[EX_MAX_LAYERS], ratio[EX_MAX_LAYERS]; /* NAN unknown */
+    int bucket[EX_MAX_LAYERS], n_swa[EX_MAX_LAYERS];                          /* -1 unknown */
+    int probed[EX_MAX_LAYERS];
+    ex_mask last_mask;   /* last evaluated mask (n_layer 0 before the first) */
+    ex_mask result_mask; /* committed / final mask */
+    uint64_t result_hash;
+    double hist[EX_HIST]; /* normalized scores, ring: index (i % EX_HIST) for i < hist_n */
+    double hist_best[EX_HIST];
+    long hist_n;
+    long best_eval; /* eval index of the best score so far (over the whole search) */
+    double best_overall;
+
+    /* event log, ring: line i at (i % EX_LOG) for i < log_n */
+    char log[EX_LOG][EX_LINE];
+    long log_n;
+
+    ex_heldout heldout;
+    ex_ask ask;
+    ex_io io;
+} ex_snapshot;
+
+/* ex_mask <-> attn_mask (the ex_mask must fit EX_MAX_*; returns -1 otherwise). */
+int ex_mask_from(ex_mask *dst, const attn_mask *src);
+/* View an ex_mask as an attn_mask (no copy: out->z points into m). */
+void ex_mask_view(ex_mask *m, attn_mask *out);
+int ex_mask_count_swa(const ex_mask *m);
+
+#endif

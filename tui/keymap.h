@@ -1,0 +1,95 @@
+/* keymap.h — the explorer's keys as one table (like tig's `enum request` and keymap): each entry
+ * binds one key, in the modes it works in, to a request, with its label and help text. The help
+ * overlay and the footer are generated from the table; ui_request.h applies a request to the UI
+ * state. No curses calls here (the key codes are curses' KEY_* constants). */
+#ifndef BOSCH_KEYMAP_H
+#define BOSCH_KEYMAP_H
+
+#include <stddef.h>
+
+#include "ui_state.h"
+
+typedef enum {
+    REQ_NONE = 0, /* the key does nothing here */
+    /* UI_NORMAL */
+    REQ_HELP,
+    REQ_QUIT,
+    REQ_START_FORM,
+    REQ_PAUSE,
+    REQ_STEP,
+    REQ_TOGGLE_HEAD,
+    REQ_TOGGLE_LAYER,
+    REQ_FILL,
+    REQ_HELDOUT,
+    REQ_ASK,
+    REQ_EXPORT_MENU,
+    REQ_LOAD_MASK,
+    REQ_UNDO,
+    REQ_QUERY_VIEW,
+    REQ_CONTEXT,
+    REQ_COMPARE_OPEN,
+    REQ_COMPARE_DIFF,
+    REQ_MOVE_UP,
+    REQ_MOVE_DOWN,
+    REQ_MOVE_LEFT,
+    REQ_MOVE_RIGHT,
+    REQ_PAGE_UP,
+    REQ_PAGE_DOWN,
+    REQ_FIRST_LAYER,
+    REQ_LAST_LAYER,
+    REQ_REDRAW,
+    /* dialogs */
+    REQ_CLOSE,          /* Esc, or any other key where a dialog closes on it */
+    REQ_EXPORT_MASK,    /* UI_EXPORT */
+    REQ_EXPORT_TRACE,   /* UI_EXPORT */
+    REQ_EXPORT_LAYERS,  /* UI_EXPORT */
+    REQ_FILL_COUNT,     /* UI_FILL: the key's digit = SWA KV heads of the layer */
+    REQ_CONFIRM_YES,    /* UI_CONFIRM_QUIT */
+    REQ_FORM_PREV,      /* UI_START: previous field */
+    REQ_FORM_NEXT,      /* UI_START: next field */
+    REQ_FORM_INC,       /* UI_START: next value */
+    REQ_FORM_DEC,       /* UI_START: previous value */
+    REQ_FORM_DIGIT,     /* UI_START: type a digit of the window */
+    REQ_FORM_BACKSPACE, /* UI_START: drop the window's last digit */
+    REQ_FORM_ACCEPT,    /* UI_START: start the search */
+    REQ_PROMPT_ACCEPT,  /* UI_PROMPT */
+    REQ_PROMPT_BACKSPACE,
+    REQ_PROMPT_CLEAR,
+    REQ_PROMPT_CHAR, /* UI_PROMPT: type the key (printable keys not in the table) */
+    REQ_CMP_UP,      /* UI_COMPARE: select */
+    REQ_CMP_DOWN,
+    REQ_CMP_SHOW_DIFF, /* UI_COMPARE: the selected method's mask as a diff in the grid */
+    REQ_CMP_LOAD,      /* UI_COMPARE: the selected method's mask as the working mask */
+    REQ_N
+} ui_request;
+
+/* Bit of a ui_mode in keymap_entry.modes. */
+#define KM(mode) (1u << (mode))
+
+typedef struct {
+    int key;            /* curses key code (getch) */
+    ui_request req;     /* what it asks for */
+    unsigned modes;     /* KM() of the modes it works in */
+    const char *label;  /* the key as the help shows it ("space", "PgUp") */
+    const char *help;   /* UI_NORMAL: help text, starting a help line; NULL: on the line above */
+    const char *footer; /* the footer's item for it ("p:pause", "Esc cancel"); NULL: not shown */
+} keymap_entry;
+
+/* The table, in footer and help order; *n gets its length. */
+const keymap_entry *keymap_table(int *n);
+
+/* The request of key `ch` in `mode`: the table's entry, else the mode's default (REQ_CLOSE in the
+ * dialogs that close on any key, REQ_PROMPT_CHAR in the prompt, REQ_FILL_COUNT in the fill dialog,
+ * REQ_NONE elsewhere). */
+ui_request keymap_lookup(ui_mode mode, int ch);
+
+/* Number of lines of the keys part of the help (UI_NORMAL's keys, grouped as the table says). */
+int keymap_help_lines(void);
+/* Help line i in [0, keymap_help_lines()): "  LABELS  TEXT" into buf (cap bytes). */
+void keymap_help_line(int i, char *buf, size_t cap);
+
+/* The footer of `mode`: its entries' footer items, in table order (modes without any use
+ * UI_NORMAL's): " ?:help q:quit ..." into buf (cap bytes). */
+void keymap_footer(ui_mode mode, char *buf, size_t cap);
+
+#endif

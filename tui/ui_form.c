@@ -1,0 +1,90 @@
+/* ui_form.c — the start-a-search form (UI_START): ratio, preset and window of a new search, as a
+ * pure function of the UI state (ui_request.h). Drawn by draw_dialogs.c. */
+#define _GNU_SOURCE
+#include <stdio.h>
+
+#include "probes.h"
+#include "search.h"
+#include "ui_request.h"
+
+const double ui_ratios[] = {0.25, 0.5, 0.75, 0.875};
+const int ui_n_ratios = 4;
+const char *const ui_presets[] = {"tiny", "default", "paper"};
+const int ui_n_presets = 3;
+
+#define FORM_FIELDS 3 /* ratio, preset, window */
+#define FORM_MAX_WINDOW (1 << 20)
+
+/* The window of preset i for the model (the probes' default when it cannot be applied). */
+static int preset_window(const ui_state *u, int preset_i) {
+    search_config c;
+    search_config_default(&c);
+    char err[256];
+    if (search_preset_apply(&c, ui_presets[preset_i], u->snap.hp.n_ctx_train, err, sizeof err) != 0)
+        return PROBE_DEFAULT_WINDOW;
+    return c.window;
+}
+
+void ui_form_open(ui_state *u) {
+    u->mode = UI_START;
+    u->form_field = 0;
+    if (u->form_window <= 0) u->form_window = preset_window(u, u->form_preset_i);
+}
+
+/* Next (d = 1) or previous (d = -1) value of the current field. */
+static void form_step(ui_state *u, int d) {
+    if (u->form_field == 0) u->form_ratio_i = (u->form_ratio_i + d + ui_n_ratios) % ui_n_ratios;
+    if (u->form_field == 1) {
+        u->form_preset_i = (u->form_preset_i + d + ui_n_presets) % ui_n_presets;
+        u->form_window = preset_window(u, u->form_preset_i);
+    }
+    if (u->form_field == 2) {
+        long w = d > 0 ? (long)u->form_window * 2 : u->form_window / 2;
+        if (w >= 1 && w <= FORM_MAX_WINDOW) u->form_window = (int)w;
+    }
+}
+
+static ui_cmd form_accept(ui_state *u) {
+    ui_cmd c = {.kind = UI_CMD_NONE};
+    if (u->form_window < 1) {
+        ui_message(u, "the window must be at least 1 token");
+        return c;
+    }
+    c.kind = UI_CMD_START_SEARCH;
+    c.req = (worker_search_req){.ratio = ui_ratios[u->form_ratio_i], .window = u->form_window, .sinks = 0};
+    snprintf(c.req.preset, sizeof c.req.preset, "%s", ui_presets[u->form_preset_i]);
+    u->mode = UI_NORMAL;
+    return c;
+}
+
+ui_cmd ui_form_apply(ui_state *u, ui_request req, int ch) {
+    switch (req) {
+    case REQ_CLOSE:
+        u->mode = UI_NORMAL;
+        break;
+    case REQ_FORM_PREV:
+        u->form_field = (u->form_field + FORM_FIELDS - 1) % FORM_FIELDS;
+        break;
+    case REQ_FORM_NEXT:
+        u->form_field = (u->form_field + 1) % FORM_FIELDS;
+        break;
+    case REQ_FORM_INC:
+    case REQ_FORM_DEC:
+        form_step(u, req == REQ_FORM_INC ? 1 : -1);
+        break;
+    case REQ_FORM_DIGIT:
+        if (u->form_field == 2) {
+            long w = (long)u->form_window * 10 + (ch - '0');
+            if (w <= FORM_MAX_WINDOW) u->form_window = (int)w;
+        }
+        break;
+    case REQ_FORM_BACKSPACE:
+        if (u->form_field == 2) u->form_window /= 10;
+        break;
+    case REQ_FORM_ACCEPT:
+        return form_accept(u);
+    default:
+        break;
+    }
+    return (ui_cmd){.kind = UI_CMD_NONE};
+}

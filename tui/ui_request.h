@@ -1,0 +1,71 @@
+/* ui_request.h — applying a request (keymap.h) to the explorer's UI state: a pure function of the
+ * state (no curses, no worker calls). What the worker is to do comes back as a ui_cmd; the caller
+ * (explorer_keys.c) sends it and reports whether it was queued with ui_cmd_done. Unit tests:
+ * tests/test_ui_request.c. */
+#ifndef BOSCH_UI_REQUEST_H
+#define BOSCH_UI_REQUEST_H
+
+#include "keymap.h"
+#include "ui_state.h"
+
+typedef enum {
+    UI_CMD_NONE = 0,
+    UI_CMD_START_SEARCH, /* worker_start_search(req) */
+    UI_CMD_PAUSE,        /* worker_pause */
+    UI_CMD_RESUME,       /* worker_resume */
+    UI_CMD_STEP,         /* worker_step */
+    UI_CMD_HELDOUT,      /* worker_heldout(mask) */
+    UI_CMD_ASK,          /* worker_ask(mask, sample) */
+    UI_CMD_IO,           /* worker_io(io, path, mask) */
+    UI_CMD_COMPARE_OPEN, /* worker_compare_open(path, ratio) */
+    UI_CMD_COMPARE_MASK, /* worker_compare_mask(row) */
+    UI_CMD_REDRAW,       /* repaint the whole screen (curses' clearok) */
+} ui_cmd_kind;
+
+/* What to ask the worker for. Pointers point into the ui_state (valid until its next change). */
+typedef struct {
+    ui_cmd_kind kind;
+    worker_search_req req; /* UI_CMD_START_SEARCH */
+    const ex_mask *mask;   /* UI_CMD_HELDOUT, UI_CMD_ASK, UI_CMD_IO (NULL unless an export of the mask) */
+    int sample;            /* UI_CMD_ASK */
+    ex_io_kind io;         /* UI_CMD_IO */
+    const char *path;      /* UI_CMD_IO, UI_CMD_COMPARE_OPEN (the folder) */
+    double ratio;          /* UI_CMD_COMPARE_OPEN: the ratio wanted */
+    int row;               /* UI_CMD_COMPARE_MASK */
+} ui_cmd;
+
+/* Apply request `req` of key `ch` (the key matters for REQ_FILL_COUNT, REQ_FORM_DIGIT and
+ * REQ_PROMPT_CHAR) in the current mode; returns the worker command it needs (UI_CMD_NONE: none). */
+ui_cmd ui_apply(ui_state *u, ui_request req, int ch);
+/* After the caller sent c to the worker: rc 0 when it was queued, -1 when refused (queue full;
+ * the worker logs why). Updates what depends on it (following the search, messages). */
+void ui_cmd_done(ui_state *u, const ui_cmd *c, int rc);
+/* After u->snap was replaced by the worker's latest snapshot: the working mask follows the search,
+ * a file job's result is shown (a comparison's rows must be in u->cmp_rows already), an answer
+ * opens its dialog. */
+void ui_apply_snapshot(ui_state *u);
+
+/* Quit, or ask first when a search is unsaved. */
+void ui_request_quit(ui_state *u);
+/* Before a hand edit of the working mask: push it on the undo ring, stop following the search. */
+void ui_begin_edit(ui_state *u);
+/* Push the working mask on the undo ring. */
+void ui_push_undo(ui_state *u);
+/* The status message above the footer (printf format), stamped with base_now_s(). */
+void ui_message(ui_state *u, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 1 when the search has evaluations that were not exported since. */
+int ui_search_unsaved(const ui_state *u);
+/* Heads where the working mask and the diffed method's mask differ (0 without a diff). */
+int ui_compare_n_diff(const ui_state *u);
+
+/* The start form (ui_form.c): ratio, preset and window of a new search. */
+extern const double ui_ratios[];
+extern const int ui_n_ratios;
+extern const char *const ui_presets[];
+extern const int ui_n_presets;
+/* Open the form (UI_START) on its first field. */
+void ui_form_open(ui_state *u);
+/* A request of the form: field / value changes; REQ_FORM_ACCEPT returns UI_CMD_START_SEARCH. */
+ui_cmd ui_form_apply(ui_state *u, ui_request req, int ch);
+
+#endif

@@ -1,0 +1,82 @@
+/* ui_state.h — the explorer's UI-thread state: the working mask with its undo ring, the cursor, the
+ * mode (dialogs), the start form, the file-name prompt and the comparison view. No curses here:
+ * ui_request.c changes it as a pure function of a request (tests/test_ui_request.c). */
+#ifndef BOSCH_UI_STATE_H
+#define BOSCH_UI_STATE_H
+
+#include "compare.h"
+#include "ex_state.h"
+#include "layout.h"
+#include "worker.h"
+
+#define UI_UNDO 64
+
+enum { UI_CMP_DIFF = 1, UI_CMP_LOAD = 2 };
+
+typedef enum {
+    UI_NORMAL = 0,
+    UI_HELP,         /* help overlay: keys and colours */
+    UI_START,        /* start-a-search form: ratio, preset, window */
+    UI_EXPORT,       /* export menu: m mask, t trace, l layers */
+    UI_PROMPT,       /* file-name prompt (export / load) */
+    UI_FILL,         /* fill the cursor's layer: digit = SWA KV heads */
+    UI_CONFIRM_QUIT, /* unsaved search: y / n */
+    UI_ASK,          /* ask-the-model result */
+    UI_COMPARE,      /* comparison view: each method's held-out accuracy at the ratio, load / diff */
+} ui_mode;
+
+typedef enum {
+    PROMPT_EXPORT_MASK,
+    PROMPT_EXPORT_TRACE,
+    PROMPT_EXPORT_LAYERS,
+    PROMPT_LOAD_MASK,
+    PROMPT_COMPARE_DIR
+} prompt_kind;
+
+typedef struct {
+    worker *w;
+    ex_snapshot snap; /* the UI's own copy of the worker's snapshot */
+    int have_model;   /* snap.hp is valid */
+    ex_mask mask;     /* the working mask shown in the grid, edited, evaluated, exported */
+    int follow;       /* 1: the grid follows the search (last evaluated mask; final when done) */
+    int edited;       /* the working mask was edited by hand since it last followed the search */
+    ex_mask *undo;    /* [UI_UNDO] ring of masks before each edit */
+    int undo_n, undo_head;
+
+    int cur_layer, cur_head, top;
+    int query_view;
+    int utf8, color;
+    int ctx_tokens; /* context length of the KV-bytes line */
+
+    ui_mode mode;
+    int form_field, form_ratio_i, form_preset_i, form_window; /* UI_START */
+    prompt_kind prompt;
+    char input[256];
+    int input_len;
+    char msg[EX_LINE]; /* status message shown above the footer, with its time */
+    double msg_t;
+
+    long saved_evals; /* snap.n_evals when the search was last exported (-1: never) */
+    int pause_pending;
+    long ask_seen;      /* last ask.seq shown */
+    long io_seen;       /* last io.seq handled */
+    long io_req_evals;  /* snap.n_evals when the last file job was asked for */
+    int prompt_refused; /* the prompt was reopened because its path was refused (msg says why) */
+    int ask_sample;
+    char last_path[256];
+    int quit;
+    int rows, cols;
+    layout lay;
+
+    /* comparison view (explorer_compare.c) */
+    compare_row *cmp_rows; /* [COMPARE_MAX_METHODS] held-out rows of a compare folder at cmp_ratio */
+    int cmp_n, cmp_cur;
+    double cmp_ratio;
+    char cmp_dir[256];
+    int cmp_want;      /* what the comparison mask being read is for: UI_CMP_DIFF or UI_CMP_LOAD */
+    ex_mask cmp_mask;  /* a method's mask, diffed against the working mask in the grid */
+    int have_cmp;      /* cmp_mask is shown as a diff */
+    char cmp_name[32]; /* its method */
+} ui_state;
+
+#endif
