@@ -34,6 +34,7 @@
 #include "csvio.h"
 #include "backend.h"
 #include "cli_backend.h"
+#include "cli_plots.h"
 #include "eval.h"
 #include "kv_cache.h"
 #include "model.h"
@@ -604,6 +605,8 @@ int cmd_bench(int argc, char **argv) {
         } else if (csv_out_commit(csv, err, sizeof err)) {
             fprintf(stderr, "bosch bench: %s\n", err);
             status = 1;
+        } else {
+            status = cli_plots_bench(o.csv_path); /* the figure beside the CSV */
         }
     }
     model_free(m);

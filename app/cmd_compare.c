@@ -15,6 +15,7 @@
 #include "compare.h"
 #include "backend.h"
 #include "cli_backend.h"
+#include "cli_plots.h"
 #include "model.h"
 #include "probes.h"
 #include "search.h"
@@ -306,7 +307,7 @@ int cmd_compare(int argc, char **argv) {
             free(buf);
         }
         compare_result_free(res);
-        rc = 0;
+        rc = cli_plots_compare(out_dir); /* the figures beside results.csv */
     } else {
         fprintf(stderr, "bosch compare: %s\n", err);
         rc = s == 1 ? 130 : 1;

@@ -242,6 +242,11 @@ const char *csv_cell_count(char *buf, size_t cap, long k) {
 }
 
 int csv_write_text(const char *path, const char *text, char *err, size_t errlen) {
+    return csv_write_bytes(path, text, strlen(text), err, errlen);
+}
+
+int csv_write_bytes(const char *path, const void *data, size_t n, char *err, size_t errlen) {
+    const char *bytes = data;
     char *tmp = NULL;
     if (!path || !*path || !(tmp = tmpfile_template(path))) {
         snprintf(err, errlen, "%s: out of memory or no path", path ? path : "(null)");
@@ -260,9 +265,9 @@ int csv_write_text(const char *path, const char *text, char *err, size_t errlen)
     mode_t um = umask(0);
     umask(um);
     (void)fchmod(fd, 0666 & ~um);
-    size_t n = strlen(text), done = 0;
+    size_t done = 0;
     while (done < n) {
-        ssize_t k = write(fd, text + done, n - done);
+        ssize_t k = write(fd, bytes + done, n - done);
         if (k <= 0) break;
         done += (size_t)k;
     }

@@ -34,6 +34,8 @@ const char *csv_cell_count(char *buf, size_t cap, long k);
 /* Write a whole text file atomically (the same temporary file, fsync and rename as csv_out).
  * 0, or -1 with a message naming the file. */
 int csv_write_text(const char *path, const char *text, char *err, size_t errlen);
+/* The same for n bytes of any content (a PNG image: plots/). 0, or -1 with a message naming the file. */
+int csv_write_bytes(const char *path, const void *data, size_t n, char *err, size_t errlen);
 
 /* Read a whole CSV file: rows[n_rows][n_cols[row]] of malloc'd strings (row 0 = header).
  * Blank lines are skipped; a UTF-8 byte-order mark is ignored; quoting is strict (RFC 4180).

@@ -1,0 +1,148 @@
+/* plot_bench.c — the figure of a `bosch bench --csv` file (plots.h, plots_bench): prefill and
+ * decode tokens/s and KV-cache MiB against the context length, one line per ratio (and batch), as
+ * in the paper's Figure 5 (Ghaddar et al. 2026). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot_script.h"
+#include "plot_table.h"
+#include "plots.h"
+
+#define MAX_ROWS 4096
+#define MAX_SERIES 64
+
+typedef struct {
+    int series;
+    double length, prefill, decode, kv_mib;
+} row;
+
+typedef struct {
+    double ratio[MAX_SERIES];
+    int batch[MAX_SERIES], n_series, batches_differ;
+    row r[MAX_ROWS];
+    int n;
+} rows;
+
+static int series_of(rows *rs, double ratio, int batch) {
+    for (int i = 0; i < rs->n_series; i++)
+        if (fabs(rs->ratio[i] - ratio) < 5e-5 && rs->batch[i] == batch) return i;
+    if (rs->n_series == MAX_SERIES) return -1;
+    if (rs->n_series && rs->batch[0] != batch) rs->batches_differ = 1;
+    rs->ratio[rs->n_series] = ratio, rs->batch[rs->n_series] = batch;
+    return rs->n_series++;
+}
+
+/* The speed rows of path into rs. 0, or -1 with a message. */
+static int read_rows(const char *path, rows *rs, char *err, size_t errlen) {
+    static const char *const names[] = {"measure",  "length",        "ratio",       "batch",
+                                        "kv_bytes", "prefill_tok_s", "decode_tok_s"};
+    int c[7];
+    csv_table t;
+    if (plot_table_open(path, &t, names, c, 7, err, errlen)) return -1;
+    int rc = 0;
+    rs->n = rs->n_series = rs->batches_differ = 0;
+    for (int r = 1; r < t.n_rows && !rc; r++) {
+        if (strcmp(plot_table_cell(&t, r, c[0]), "speed")) continue;
+        row q;
+        double ratio, batch, kv;
+        rc = plot_table_real(&t, path, r, c[1], names[1], &q.length, err, errlen) ||
+             plot_table_real(&t, path, r, c[2], names[2], &ratio, err, errlen) ||
+             plot_table_real(&t, path, r, c[3], names[3], &batch, err, errlen) ||
+             plot_table_real(&t, path, r, c[4], names[4], &kv, err, errlen) ||
+             plot_table_real(&t, path, r, c[5], names[5], &q.prefill, err, errlen) ||
+             plot_table_real(&t, path, r, c[6], names[6], &q.decode, err, errlen);
+        if (rc) break;
+        q.kv_mib = kv / 1048576.0;
+        q.series = series_of(rs, ratio, (int)batch);
+        if (q.series < 0 || rs->n == MAX_ROWS) {
+            snprintf(err, errlen, "%s: line %d: more than %d series or %d rows to plot", path, t.line[r],
+                     MAX_SERIES, MAX_ROWS);
+            rc = -1;
+        } else {
+            rs->r[rs->n++] = q;
+        }
+    }
+    if (!rc && rs->n == 0) {
+        snprintf(err, errlen, "%s: no speed rows to plot", path);
+        rc = -1;
+    }
+    csv_table_free(&t);
+    return rc ? -1 : 0;
+}
+
+static int by_series_length(const void *a, const void *b) {
+    const row *x = a, *y = b;
+    if (x->series != y->series) return x->series - y->series;
+    return (x->length > y->length) - (x->length < y->length);
+}
+
+static void series_title(const rows *rs, int i, char *buf, size_t cap) {
+    if (rs->batches_differ)
+        snprintf(buf, cap, "ρ %.3f, batch %d", rs->ratio[i], rs->batch[i]);
+    else
+        snprintf(buf, cap, "ρ %.3f", rs->ratio[i]);
+}
+
+/* One panel: column col (2 prefill, 3 decode, 4 KV MiB) of every series. */
+static void panel(plot_script *s, const rows *rs, int col, const char *title, const char *ylabel, int key) {
+    plot_script_printf(s, "set title \"%s\"\nset ylabel \"%s\"\n%s\nplot ", title, ylabel,
+                       key ? "set key top left inside box" : "unset key");
+    for (int i = 0; i < rs->n_series; i++) {
+        char t[64];
+        series_title(rs, i, t, sizeof t);
+        plot_script_printf(s, "%s$r%d using 1:%d with linespoints lt %d title ", i ? ", \\\n     " : "", i,
+                           col, i + 1);
+        plot_script_quoted(s, t);
+    }
+    plot_script_printf(s, "\n");
+}
+
+static int figure(const char *base, const char *name, const rows *rs, const char *gnuplot, char *err,
+                  size_t errlen) {
+    plot_script s = {0};
+    plot_script_begin(&s, name, "prefill and decode tokens/s and KV-cache MiB against the context length",
+                      PLOTS_BENCH_W, PLOTS_BENCH_H);
+    for (int i = 0; i < rs->n_series; i++) {
+        plot_script_printf(&s,
+                           "$r%d << EOD\n# ratio %.4f batch %d\n# length prefill_tok_s decode_tok_s kv_mib\n",
+                           i, rs->ratio[i], rs->batch[i]);
+        for (int k = 0; k < rs->n; k++)
+            if (rs->r[k].series == i)
+                plot_script_printf(&s, "%.0f %.2f %.2f %.6f\n", rs->r[k].length, rs->r[k].prefill,
+                                   rs->r[k].decode, rs->r[k].kv_mib);
+        plot_script_printf(&s, "EOD\n");
+    }
+    plot_script_printf(&s,
+                       "set logscale x 2\nset xlabel \"context length (tokens)\"\nset format x \"%%.0f\"\n"
+                       "set yrange [0:*]\nset multiplot layout 1,3\n");
+    panel(&s, rs, 2, "Prefill", "tokens/s", 0);
+    panel(&s, rs, 3, "Decode", "tokens/s", 0);
+    panel(&s, rs, 4, "KV cache", "MiB", 1);
+    plot_script_printf(&s, "unset multiplot\n");
+    int rc = plot_render(&s, base, gnuplot, err, errlen);
+    plot_script_free(&s);
+    return rc;
+}
+
+int plots_bench(const char *csv_path, const char *gnuplot, char *err, size_t errlen) {
+    char base[4200];
+    size_t n = strlen(csv_path);
+    if (n > 4 && !strcmp(csv_path + n - 4, ".csv")) n -= 4;
+    snprintf(base, sizeof base, "%.*s", (int)n, csv_path);
+    const char *slash = strrchr(base, '/');
+    rows *rs = malloc(sizeof *rs);
+    if (!rs) {
+        snprintf(err, errlen, "%s: out of memory", csv_path);
+        return PLOTS_ERROR;
+    }
+    int rc = read_rows(csv_path, rs, err, errlen) ? PLOTS_ERROR : PLOTS_OK;
+    if (rc == PLOTS_OK) {
+        qsort(rs->r, (size_t)rs->n, sizeof rs->r[0], by_series_length);
+        rc = figure(base, slash ? slash + 1 : base, rs, gnuplot, err, errlen);
+    }
+    free(rs);
+    return rc;
+}
