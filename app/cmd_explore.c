@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "backend.h"
 #include "cli_backend.h"
+#include "cli_config.h"
 #include "explorer.h"
 
 static void usage(FILE *f) {
@@ -24,7 +25,8 @@ static void usage(FILE *f) {
             "  --precision P  CPU GEMMs: fp32, bf16 or auto (default: bf16 where the CPU has it)\n"
             "  --ui-stats FILE  at exit, write how long the UI thread was busy per wake-up (CSV:\n"
             "             iterations,max_ms,p99_ms,p50_ms,mean_ms,over_200ms)\n"
-            "Press ? inside for the keys.\n",
+            "Colours, palette (blue-red, blue-orange), mouse and keys: $XDG_CONFIG_HOME/bosch/explorer.conf\n"
+            "(else ~/.config/bosch/explorer.conf; docs/explorer.md). Press ? inside for the keys.\n",
             cli_default_model());
 }
 
@@ -90,5 +92,13 @@ int cmd_explore(int argc, char **argv) {
     const char *nc = getenv("NO_COLOR"); /* no-color.org: set and not empty */
     if (nc && *nc) o.mono = 1;
     o.term = getenv("TERM");
-    return explorer_run(&o);
+    char cfg_path[4096], *cfg_text = NULL; /* $XDG_CONFIG_HOME/bosch/explorer.conf (docs/explorer.md) */
+    if (cli_config_read(cfg_path, sizeof cfg_path, &o.config_path, &cfg_text, err, sizeof err)) {
+        fprintf(stderr, "bosch: %s\n", err);
+        return 2;
+    }
+    o.config_text = cfg_text;
+    int rc = explorer_run(&o);
+    free(cfg_text);
+    return rc;
 }

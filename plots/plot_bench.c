@@ -22,6 +22,8 @@ typedef struct {
 typedef struct {
     double ratio[MAX_SERIES];
     int batch[MAX_SERIES], n_series, batches_differ;
+    char device[16]; /* of the first speed row */
+    int window, sinks;
     row r[MAX_ROWS];
     int n;
 } rows;
@@ -37,11 +39,11 @@ static int series_of(rows *rs, double ratio, int batch) {
 
 /* The speed rows of path into rs. 0, or -1 with a message. */
 static int read_rows(const char *path, rows *rs, char *err, size_t errlen) {
-    static const char *const names[] = {"measure",  "length",        "ratio",       "batch",
-                                        "kv_bytes", "prefill_tok_s", "decode_tok_s"};
-    int c[7];
+    static const char *const names[] = {"measure",       "length",       "ratio",  "batch", "kv_bytes",
+                                        "prefill_tok_s", "decode_tok_s", "window", "sinks", "device"};
+    int c[10];
     csv_table t;
-    if (plot_table_open(path, &t, names, c, 7, err, errlen)) return -1;
+    if (plot_table_open(path, &t, names, c, 10, err, errlen)) return -1;
     int rc = 0;
     rs->n = rs->n_series = rs->batches_differ = 0;
     for (int r = 1; r < t.n_rows && !rc; r++) {
@@ -55,6 +57,14 @@ static int read_rows(const char *path, rows *rs, char *err, size_t errlen) {
              plot_table_real(&t, path, r, c[5], names[5], &q.prefill, err, errlen) ||
              plot_table_real(&t, path, r, c[6], names[6], &q.decode, err, errlen);
         if (rc) break;
+        if (rs->n == 0) {
+            double w = 0, sk = 0;
+            rc = plot_table_real(&t, path, r, c[7], names[7], &w, err, errlen) ||
+                 plot_table_real(&t, path, r, c[8], names[8], &sk, err, errlen);
+            if (rc) break;
+            rs->window = (int)w, rs->sinks = (int)sk;
+            snprintf(rs->device, sizeof rs->device, "%.15s", plot_table_cell(&t, r, c[9]));
+        }
         q.kv_mib = kv / 1048576.0;
         q.series = series_of(rs, ratio, (int)batch);
         if (q.series < 0 || rs->n == MAX_ROWS) {

@@ -164,6 +164,53 @@ static void test_center(void **state) {
     assert_int_equal(r.x, 1);
 }
 
+/* Mouse hit-testing at 80x24 on the default model, worked out by hand from the layout: the grid
+ * panel starts on row 1 (its title), row 2 is the column header, layer rows are 3..22 (20 visible);
+ * label_w 2, cells_x 4, pitch 3: KV head h owns columns 4+3h .. 6+3h (gap then 2 glyph columns),
+ * and head 2 also the closing bracket at 13; the stats follow from 14; the right column from 39. */
+static void test_hit(void **state) {
+    (void)state;
+    layout_input in = {.rows = 24, .cols = 80, .n_layer = 30, .n_head_kv = 3, .group = 3};
+    layout l;
+    assert_true(layout_compute(&in, &l));
+    const int top = 10;
+    struct {
+        int y, x;
+        lay_hit_kind kind;
+        int layer, head;
+    } cases[] = {
+        {3, 5, LAY_HIT_CELL, 10, 0},    {3, 4, LAY_HIT_CELL, 10, 0},    {3, 6, LAY_HIT_CELL, 10, 0},
+        {3, 7, LAY_HIT_CELL, 10, 1},    {12, 11, LAY_HIT_CELL, 19, 2},  {22, 13, LAY_HIT_CELL, 29, 2},
+        {22, 12, LAY_HIT_CELL, 29, 2},  {5, 0, LAY_HIT_LAYER, 12, -1},  {5, 2, LAY_HIT_LAYER, 12, -1},
+        {5, 14, LAY_HIT_LAYER, 12, -1}, {5, 37, LAY_HIT_LAYER, 12, -1}, {5, 38, LAY_HIT_NONE, -1, -1},
+        {5, 60, LAY_HIT_NONE, -1, -1},  {2, 5, LAY_HIT_NONE, -1, -1},   {1, 5, LAY_HIT_NONE, -1, -1},
+        {23, 5, LAY_HIT_NONE, -1, -1},  {0, 5, LAY_HIT_NONE, -1, -1},
+    };
+    assert_int_equal(l.panel[LAY_GRID].w, 38);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lay_hit h = layout_hit(&l, 30, 3, top, cases[i].y, cases[i].x);
+        if (h.kind != cases[i].kind || h.layer != cases[i].layer || h.kv_head != cases[i].head)
+            fail_msg("(%d,%d): got %d L%d h%d, want %d L%d h%d", cases[i].y, cases[i].x, h.kind, h.layer,
+                     h.kv_head, cases[i].kind, cases[i].layer, cases[i].head);
+    }
+    /* scrolled to the top, the same row is layer 0; a model of 12 layers leaves rows below empty */
+    assert_int_equal(layout_hit(&l, 30, 3, 0, 3, 5).layer, 0);
+    in.n_layer = 12;
+    assert_true(layout_compute(&in, &l));
+    assert_int_equal(layout_hit(&l, 12, 3, 0, 14, 5).layer, 11);
+    assert_int_equal(layout_hit(&l, 12, 3, 0, 15, 5).kind, LAY_HIT_NONE);
+    /* query view: group 3, pitch 4: KV head 1 owns columns 8..11 */
+    in.n_layer = 30, in.query_view = 1;
+    assert_true(layout_compute(&in, &l));
+    assert_int_equal(layout_hit(&l, 30, 3, 0, 3, 8).kv_head, 1);
+    assert_int_equal(layout_hit(&l, 30, 3, 0, 3, 11).kv_head, 1);
+    assert_int_equal(layout_hit(&l, 30, 3, 0, 3, 12).kv_head, 2);
+    /* a layout that does not fit hits nothing */
+    in.rows = 20;
+    layout_compute(&in, &l);
+    assert_int_equal(layout_hit(&l, 30, 3, 0, 3, 5).kind, LAY_HIT_NONE);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_minimum_size_default_model),
@@ -172,6 +219,7 @@ int main(void) {
         cmocka_unit_test(test_sweep_sizes_and_shapes),
         cmocka_unit_test(test_grid_scroll),
         cmocka_unit_test(test_center),
+        cmocka_unit_test(test_hit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

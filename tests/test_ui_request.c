@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "probes.h"
 #include "ui_request.h"
 
 #define CTRL(c) ((c)&0x1f)
@@ -27,7 +28,7 @@ static ui_state *new_state(void) {
     u->undo = calloc(UI_UNDO, sizeof *u->undo);
     u->follow = 1;
     u->saved_evals = -1;
-    u->form_ratio_i = 1;
+    u->form_ratio = 0.5;
     u->snap.phase = EX_READY;
     u->snap.hp.n_layer = L;
     u->snap.hp.n_head_kv = H;
@@ -449,15 +450,191 @@ static void test_footers(void **st) {
     assert_string_equal(f, " Up/Down field  Left/Right value  Enter start  Esc cancel");
 }
 
+/* Type each character of text, then Enter. */
+static ui_cmd type_line(ui_state *u, const char *text) {
+    for (const char *p = text; *p; p++) key(u, (unsigned char)*p);
+    return key(u, '\r');
+}
+
+static void test_command_line(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    key(u, ':');
+    assert_int_equal(u->mode, UI_PROMPT);
+    assert_int_equal(u->prompt, PROMPT_COMMAND);
+    assert_string_equal(u->input, "");
+    ui_cmd c = type_line(u, "ratio 0.6");
+    assert_int_equal(c.kind, UI_CMD_NONE);
+    assert_int_equal(u->mode, UI_NORMAL);
+    assert_true(u->form_ratio == 0.6);
+    assert_string_equal(u->msg, "next search: ratio 0.600 (s opens the form, Enter starts it)");
+    key(u, 's'); /* the form starts from it; Right / Left step to the listed ratios around it */
+    c = key(u, '\r');
+    assert_int_equal(c.kind, UI_CMD_START_SEARCH);
+    assert_true(c.req.ratio == 0.6);
+    key(u, 's');
+    key(u, KEY_RIGHT);
+    assert_true(u->form_ratio == 0.75);
+    key(u, KEY_LEFT);
+    key(u, KEY_LEFT);
+    assert_true(u->form_ratio == 0.25);
+    key(u, KEY_LEFT); /* wraps */
+    assert_true(u->form_ratio == 0.875);
+    key(u, 27);
+
+    int undo_before = u->undo_n;
+    key(u, ':');
+    type_line(u, "window 64");
+    assert_int_equal(u->mask.window, 64);
+    assert_int_equal(u->form_window, 64);
+    assert_int_equal(u->undo_n, undo_before + 1);
+    key(u, 'u');
+    assert_int_equal(u->mask.window, PROBE_DEFAULT_WINDOW);
+
+    key(u, ':');
+    c = type_line(u, "load /tmp/a mask.csv");
+    assert_int_equal(c.kind, UI_CMD_IO);
+    assert_int_equal(c.io, EX_IO_LOAD_MASK);
+    assert_string_equal(c.path, "/tmp/a mask.csv");
+    key(u, ':');
+    c = type_line(u, "export mask /tmp/m.csv");
+    assert_int_equal(c.kind, UI_CMD_IO);
+    assert_int_equal(c.io, EX_IO_EXPORT_MASK);
+    assert_ptr_equal(c.mask, &u->mask);
+    assert_string_equal(c.path, "/tmp/m.csv");
+    key(u, ':');
+    c = type_line(u, "export layers");
+    assert_int_equal(c.kind, UI_CMD_NONE); /* no file: the prompt opens with the default */
+    assert_int_equal(u->mode, UI_PROMPT);
+    assert_int_equal(u->prompt, PROMPT_EXPORT_LAYERS);
+    assert_string_equal(u->input, "bosch-layers.csv");
+    key(u, 27);
+    key(u, ':');
+    type_line(u, "export trace x.csv");
+    assert_string_equal(u->msg, "export trace: no search yet");
+    key(u, ':');
+    type_line(u, "frob");
+    assert_string_equal(u->msg, "unknown command 'frob' (:help lists them)");
+    assert_int_equal(u->mode, UI_NORMAL);
+    key(u, ':');
+    type_line(u, "12");
+    assert_int_equal(u->cur_layer, 12);
+    key(u, ':');
+    key(u, 'q');
+    key(u, 27); /* Esc: nothing */
+    assert_int_equal(u->mode, UI_NORMAL);
+    assert_int_equal(u->quit, 0);
+    key(u, ':');
+    type_line(u, "help");
+    assert_int_equal(u->mode, UI_HELP);
+    assert_int_equal(u->help_page, 1);
+    key(u, 'x');
+    key(u, '?');
+    assert_int_equal(u->help_page, 0);
+    key(u, 'x');
+    u->snap.have_search = 1, u->snap.n_evals = 5; /* unsaved: :q asks, :q! does not */
+    key(u, ':');
+    type_line(u, "q");
+    assert_int_equal(u->mode, UI_CONFIRM_QUIT);
+    assert_int_equal(u->quit, 0);
+    key(u, 'n');
+    key(u, ':');
+    type_line(u, "q!");
+    assert_int_equal(u->quit, 1);
+    free_state(u);
+}
+
+static void test_jump_and_f_keys(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    key(u, '/');
+    assert_int_equal(u->prompt, PROMPT_JUMP);
+    type_line(u, "7");
+    assert_int_equal(u->cur_layer, 7);
+    key(u, '/');
+    type_line(u, "99");
+    assert_int_equal(u->cur_layer, 7);
+    assert_string_equal(u->msg, "no layer 99 (the model has layers 0-29)");
+    key(u, KEY_F(1));
+    assert_int_equal(u->mode, UI_HELP);
+    key(u, 'x');
+    key(u, KEY_F(10));
+    assert_int_equal(u->quit, 1);
+    free_state(u);
+    /* while the model loads, :q and :help work and the rest waits */
+    u = calloc(1, sizeof *u);
+    u->undo = calloc(UI_UNDO, sizeof *u->undo);
+    key(u, ':');
+    type_line(u, "ratio 0.5");
+    assert_string_equal(u->msg, "the model is still loading (q quits)");
+    key(u, ':');
+    type_line(u, "q");
+    assert_int_equal(u->quit, 1);
+    free_state(u);
+}
+
+/* Clicks and the wheel on the 80x24 layout (tests/test_layout.c test_hit has the columns). */
+static void test_mouse(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    layout_input in = {.rows = 24, .cols = 80, .n_layer = L, .n_head_kv = H, .group = 3};
+    layout_compute(&in, &u->lay);
+    u->top = 10;
+    ui_apply_mouse(u, UI_MOUSE_CLICK, 3, 8); /* row 3 = layer 10, column 8 = KV head 1 */
+    assert_int_equal(u->cur_layer, 10);
+    assert_int_equal(u->cur_head, 1);
+    assert_int_equal(n_swa(u), 0);
+    ui_apply_mouse(u, UI_MOUSE_CLICK, 3, 9); /* again on the cursor's cell: toggles it */
+    assert_int_equal(u->mask.z[10 * H + 1], ATTN_SWA);
+    assert_int_equal(n_swa(u), 1);
+    ui_apply_mouse(u, UI_MOUSE_CLICK, 3, 9);
+    assert_int_equal(n_swa(u), 0);
+    assert_int_equal(u->undo_n, 2);           /* each toggle is an edit */
+    ui_apply_mouse(u, UI_MOUSE_CLICK, 5, 20); /* layer 12's statistics: the layer, same head */
+    assert_int_equal(u->cur_layer, 12);
+    assert_int_equal(u->cur_head, 1);
+    ui_apply_mouse(u, UI_MOUSE_CLICK, 5, 60); /* the right column: nothing */
+    assert_int_equal(u->cur_layer, 12);
+    ui_apply_mouse(u, UI_MOUSE_WHEEL_DOWN, 5, 5);
+    assert_int_equal(u->cur_layer, 15);
+    assert_int_equal(u->top, 10); /* at most n_layer - visible = 10 */
+    u->top = 0;
+    ui_apply_mouse(u, UI_MOUSE_WHEEL_DOWN, 5, 5);
+    assert_int_equal(u->top, 3);
+    assert_int_equal(u->cur_layer, 18);
+    ui_apply_mouse(u, UI_MOUSE_WHEEL_UP, 5, 5);
+    ui_apply_mouse(u, UI_MOUSE_WHEEL_UP, 5, 5);
+    assert_int_equal(u->top, 0);
+    assert_int_equal(u->cur_layer, 12);
+    key(u, '?'); /* a click closes the help; the start form ignores it */
+    ui_apply_mouse(u, UI_MOUSE_CLICK, 3, 8);
+    assert_int_equal(u->mode, UI_NORMAL);
+    assert_int_equal(u->cur_layer, 12);
+    key(u, 's');
+    ui_apply_mouse(u, UI_MOUSE_CLICK, 3, 8);
+    assert_int_equal(u->mode, UI_START);
+    assert_int_equal(u->cur_layer, 12);
+    free_state(u);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_model_start),  cmocka_unit_test(test_loading_refuses_edits),
-        cmocka_unit_test(test_cursor),       cmocka_unit_test(test_toggles_and_undo),
-        cmocka_unit_test(test_fill),         cmocka_unit_test(test_export_prompt),
-        cmocka_unit_test(test_io_results),   cmocka_unit_test(test_search_control),
-        cmocka_unit_test(test_quit_confirm), cmocka_unit_test(test_toggles_views),
-        cmocka_unit_test(test_compare),      cmocka_unit_test(test_table_help_footer),
+        cmocka_unit_test(test_model_start),
+        cmocka_unit_test(test_loading_refuses_edits),
+        cmocka_unit_test(test_cursor),
+        cmocka_unit_test(test_toggles_and_undo),
+        cmocka_unit_test(test_fill),
+        cmocka_unit_test(test_export_prompt),
+        cmocka_unit_test(test_io_results),
+        cmocka_unit_test(test_search_control),
+        cmocka_unit_test(test_quit_confirm),
+        cmocka_unit_test(test_toggles_views),
+        cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_table_help_footer),
         cmocka_unit_test(test_footers),
+        cmocka_unit_test(test_command_line),
+        cmocka_unit_test(test_jump_and_f_keys),
+        cmocka_unit_test(test_mouse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

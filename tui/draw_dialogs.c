@@ -7,16 +7,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmdline.h"
 #include "explorer_ui.h"
 
 /* After the keys (generated from the table, keymap.h): the colours. */
 static const char *const colour_lines[] = {
     "Colours",
     "  FULL  blue: full attention, sees every earlier token, caches them all",
-    "  SWA   red: sliding window, sees the last W tokens (+ S sinks)",
+    "  SWA   red: sliding window, sees the last W tokens (+ S sinks)", /* orange: blue-orange */
     "  MARK  layer probed in stage 1 / layers of the stage-3 bucket",
     "  delta w r g: drop, weight, ratio, bucket per layer (stages 1-2)",
-    "Press any key to close.",
+    "Press any key to close; :help lists the commands.",
 };
 #define N_COLOUR_LINES ((int)(sizeof colour_lines / sizeof colour_lines[0]))
 
@@ -36,7 +37,11 @@ static void draw_colour_line(ui_state *u, int y, int x, int w, const char *t) {
     if (!strncmp(t, "  FULL", 6)) {
         legend_cells(u, y, x, w, PAIR_FULL, A_BOLD, g->full, t);
     } else if (!strncmp(t, "  SWA", 5)) {
-        legend_cells(u, y, x, w, PAIR_SWA, A_NORMAL, g->swa, t);
+        if (u->palette == UI_PALETTE_BLUE_ORANGE)
+            legend_cells(u, y, x, w, PAIR_SWA, A_NORMAL, g->swa,
+                         "  SWA   orange: sliding window, sees the last W tokens (+ S sinks)");
+        else
+            legend_cells(u, y, x, w, PAIR_SWA, A_NORMAL, g->swa, t);
     } else if (!strncmp(t, "  MARK", 6)) {
         draw_text(y, x + 2, 5, ui_attr(u, PAIR_PROBE, A_BOLD) | A_BOLD, "%s %s", g->probe, g->group);
         draw_text(y, x + 8, w - 8, A_NORMAL, "%s", t + 8);
@@ -45,7 +50,33 @@ static void draw_colour_line(ui_state *u, int y, int x, int w, const char *t) {
     }
 }
 
+/* Help page 1 (:help): the commands of the ':' line, then the config file's key bindings. */
+static void draw_help_commands(ui_state *u) {
+    int nc;
+    const cmdline_help_line *c = cmdline_help(&nc);
+    lay_rect r = layout_center(u->rows, u->cols, nc + 8, 78);
+    draw_box(&r, u, "Commands (: then Enter; / N jumps to layer N)");
+    int x = r.x + 2, w = r.w - 4, y = r.y + 1;
+    for (int i = 0; i < nc && y < r.y + r.h - 1; i++, y++)
+        draw_text(y, x, w, A_NORMAL, "  :%-19s %s", c[i].usage, c[i].help);
+    char line[256];
+    size_t o = (size_t)snprintf(line, sizeof line, "Keys of explorer.conf:");
+    for (int i = 0; i < u->n_binds && o < sizeof line; i++) {
+        char label[32];
+        keymap_key_label(u->binds[i].key, label, sizeof label);
+        o += (size_t)snprintf(line + o, sizeof line - o, " %s %s", label,
+                              keymap_request_name((ui_request)u->binds[i].req));
+    }
+    y++;
+    if (u->n_binds) y += draw_wrap(y, x, w, 3, A_NORMAL, line);
+    draw_text(r.y + r.h - 2, x, w, A_BOLD, "Press any key to close.");
+}
+
 static void draw_help(ui_state *u) {
+    if (u->help_page == 1) {
+        draw_help_commands(u);
+        return;
+    }
     int nk = keymap_help_lines(), n = 1 + nk + N_COLOUR_LINES;
     lay_rect r = layout_center(u->rows, u->cols, n + 2, 78); /* every line fits 74 columns */
     draw_box(&r, u, "Help");
@@ -69,7 +100,7 @@ static void draw_start(ui_state *u) {
     draw_box(&r, u, "Start a BOSCH search");
     int x = r.x + 2, w = r.w - 4;
     char ratio[16], win[32];
-    snprintf(ratio, sizeof ratio, "%.3f", ui_ratios[u->form_ratio_i]);
+    snprintf(ratio, sizeof ratio, "%.3f", u->form_ratio);
     snprintf(win, sizeof win, "%d tokens", u->form_window);
     const char *vals[3] = {ratio, ui_presets[u->form_preset_i], win};
     const char *names[3] = {"ratio (SWA share)", "preset (budget)", "window W"};
@@ -84,7 +115,7 @@ static void draw_start(ui_state *u) {
         "paper: 64 probes at the full context; meant for a GPU",
     };
     draw_text(r.y + 6, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "%s", preset_help[u->form_preset_i]);
-    int k = (int)ceil(ui_ratios[u->form_ratio_i] * u->snap.hp.n_layer * u->snap.hp.n_head_kv - 0.5);
+    int k = (int)ceil(u->form_ratio * u->snap.hp.n_layer * u->snap.hp.n_head_kv - 0.5);
     draw_text(r.y + 7, x, w, A_NORMAL, "%d of %d KV heads will become SWA.", k,
               u->snap.hp.n_layer * u->snap.hp.n_head_kv);
     if (ui_search_unsaved(u))
@@ -93,7 +124,27 @@ static void draw_start(ui_state *u) {
     draw_text(r.y + r.h - 2, x, w, A_BOLD, "Enter start   Esc cancel   Up/Down field   Left/Right value");
 }
 
+/* The ':' and '/' prompts, vi-like on the footer row. */
+static void draw_line_prompt(ui_state *u) {
+    lay_rect r = u->lay.panel[LAY_FOOTER];
+    move(r.y, r.x);
+    clrtoeol();
+    const char *lead = u->prompt == PROMPT_COMMAND ? ":" : "/";
+    int fw = r.w - 3;
+    const char *shown = u->input_len > fw ? u->input + (u->input_len - fw) : u->input;
+    draw_text(r.y, r.x, r.w - 1, A_BOLD, "%s%s", lead, shown);
+    int cx = r.x + 1 + (int)strlen(shown);
+    if (cx < r.x + r.w - 1) draw_text(r.y, cx, 1, A_REVERSE, " ");
+    if (u->prompt == PROMPT_JUMP && cx + 3 < r.x + r.w - 1)
+        draw_text(r.y, cx + 2, r.x + r.w - 1 - (cx + 2), ui_attr(u, PAIR_DIM, A_NORMAL),
+                  "layer 0-%d, Enter jumps, Esc cancels", u->mask.n_layer - 1);
+}
+
 static void draw_prompt(ui_state *u) {
+    if (u->prompt == PROMPT_COMMAND || u->prompt == PROMPT_JUMP) {
+        draw_line_prompt(u);
+        return;
+    }
     lay_rect r = layout_center(u->rows, u->cols, 6, 70);
     static const char *const titles[] = {"Export the mask (CSV)", "Export the search trace (CSV)",
                                          "Export the per-layer table (CSV)", "Load a mask (CSV)",

@@ -74,18 +74,30 @@ static void install_signals(void) {
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sigaction(fatal[i], &sa, NULL);
 }
 
-static void init_colors(ui_state *u, const explorer_opts *opts) {
+/* The colour pairs: the palette's (blue-red, or blue-orange for colour-blind eyes: orange is
+ * xterm colour 208 on 256-colour terminals, yellow on 8), then the config file's own choices
+ * (colours the terminal lacks keep the palette's). */
+static void init_colors(ui_state *u, const explorer_opts *opts, const ui_config *cfg) {
     if (opts->mono || !has_colors()) return;
     start_color();
     use_default_colors();
-    init_pair(PAIR_FULL, COLOR_BLUE, -1);
-    init_pair(PAIR_SWA, COLOR_RED, -1);
-    init_pair(PAIR_PROBE, COLOR_YELLOW, -1);
-    init_pair(PAIR_TITLE, COLOR_BLACK, COLOR_CYAN);
-    init_pair(PAIR_GOOD, COLOR_GREEN, -1);
-    init_pair(PAIR_BAD, COLOR_RED, -1);
-    init_pair(PAIR_DIM, COLORS >= 256 ? 245 : COLOR_CYAN, -1);
-    init_pair(PAIR_ACCENT, COLOR_YELLOW, -1);
+    const int wide = COLORS >= 256, orange = cfg->palette == UI_PALETTE_BLUE_ORANGE;
+    const int swa = orange ? (wide ? 208 : COLOR_YELLOW) : COLOR_RED;
+    short pal[UI_N_PARTS][2] = {
+        [PAIR_FULL - 1] = {orange && wide ? 33 : COLOR_BLUE, -1},
+        [PAIR_SWA - 1] = {(short)swa, -1},
+        [PAIR_PROBE - 1] = {orange ? COLOR_MAGENTA : COLOR_YELLOW, -1},
+        [PAIR_TITLE - 1] = {COLOR_BLACK, COLOR_CYAN},
+        [PAIR_GOOD - 1] = {orange ? (wide ? 39 : COLOR_CYAN) : COLOR_GREEN, -1},
+        [PAIR_BAD - 1] = {(short)swa, -1},
+        [PAIR_DIM - 1] = {wide ? 245 : COLOR_CYAN, -1},
+        [PAIR_ACCENT - 1] = {COLOR_YELLOW, -1},
+    };
+    for (int i = 0; i < UI_N_PARTS; i++) {
+        const ui_colour *c = &cfg->colour[i];
+        if (c->set && c->fg < COLORS && c->bg < COLORS) pal[i][0] = (short)c->fg, pal[i][1] = (short)c->bg;
+        init_pair((short)(i + 1), pal[i][0], pal[i][1]);
+    }
     u->color = 1;
 }
 
@@ -166,12 +178,12 @@ static ui_state *ui_create(const explorer_opts *opts) {
     u->follow = 1;
     u->saved_evals = -1;
     u->ctx_tokens = opts->ctx_tokens;
-    u->form_ratio_i = 1; /* 0.5 */
+    u->form_ratio = 0.5;
     return u;
 }
 
 /* curses on the terminal: modes, colours, the restore at exit. NULL when it cannot start. */
-static SCREEN *terminal_start(ui_state *u, const explorer_opts *opts) {
+static SCREEN *terminal_start(ui_state *u, const explorer_opts *opts, const ui_config *cfg) {
     have_tio = tcgetattr(STDIN_FILENO, &saved_tio) == 0;
     install_signals();
     SCREEN *scr = newterm(NULL, stdout, stdin);
@@ -185,7 +197,11 @@ static SCREEN *terminal_start(ui_state *u, const explorer_opts *opts) {
     nodelay(stdscr, TRUE);
     curs_set(0);
     set_escdelay(25);
-    init_colors(u, opts);
+    init_colors(u, opts, cfg);
+    if (cfg->mouse) { /* presses, not clicks: no wait for the release; the wheel is buttons 4 and 5 */
+        mouseinterval(0);
+        mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+    }
     return scr;
 }
 
@@ -250,6 +266,13 @@ static void run_loop(ui_state *u, ui_stats *stats) {
 
 int explorer_run(const explorer_opts *opts) {
     setlocale(LC_ALL, "");
+    ui_config cfg;
+    char err[512] = "";
+    if (ui_config_parse(&cfg, opts->config_path ? opts->config_path : "explorer.conf",
+                        opts->config_text ? opts->config_text : "", err, sizeof err)) {
+        fprintf(stderr, "bosch: %s\n", err);
+        return 2;
+    }
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
         fprintf(stderr,
                 "bosch: the explorer needs a terminal; for headless runs use a subcommand (bosch --help)\n");
@@ -260,13 +283,15 @@ int explorer_run(const explorer_opts *opts) {
         fprintf(stderr, "bosch: out of memory\n");
         return 1;
     }
-    char err[512] = "";
+    u->palette = cfg.palette;
+    memcpy(u->binds, cfg.binds, sizeof cfg.binds);
+    u->n_binds = cfg.n_binds;
     if (worker_start(&u->w, opts, err, sizeof err) != 0) {
         fprintf(stderr, "bosch: %s\n", err);
         ui_free(u);
         return 1;
     }
-    SCREEN *scr = terminal_start(u, opts);
+    SCREEN *scr = terminal_start(u, opts, &cfg);
     if (!scr) {
         fprintf(stderr, "bosch: cannot initialise the terminal (TERM=%s)\n", opts->term ? opts->term : "");
         worker_stop(u->w);

@@ -19,10 +19,13 @@ typedef struct {
     int precision;             /* engine_precision (gemm.h) of the CPU engine; 0 = PRECISION_FP32 */
     const char *ui_stats_path; /* NULL, or where to write the UI thread's busy times at exit (CSV) */
     const char *term;          /* $TERM, named when the terminal cannot be initialised; NULL unset */
+    const char *config_path;   /* the config file (tui/ui_config.h), named in its messages; NULL: none */
+    const char *config_text;   /* its text, read by the app; NULL: no file (the defaults) */
 } explorer_opts;
 
 /* Run the explorer until the user quits. Returns the process exit status (0, or 1 after an error
- * that was shown / printed). Restores the terminal on every path. */
+ * that was shown / printed; 2 when the config file has a bad line, printed before the terminal is
+ * touched: "bosch: FILE: line N: NAME: bad value 'V' (...)"). Restores the terminal on every path. */
 int explorer_run(const explorer_opts *opts);
 
 #endif

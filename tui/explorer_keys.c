@@ -40,8 +40,27 @@ static int send_cmd(ui_state *u, const ui_cmd *c) {
     return 0;
 }
 
+/* The mouse event behind KEY_MOUSE as a ui_mouse; -1 for the ones the explorer does not use. */
+static int mouse_event(int *y, int *x) {
+    MEVENT ev;
+    if (getmouse(&ev) != OK) return -1;
+    *y = ev.y, *x = ev.x;
+    if (ev.bstate & BUTTON4_PRESSED) return UI_MOUSE_WHEEL_UP;
+    if (ev.bstate & BUTTON5_PRESSED) return UI_MOUSE_WHEEL_DOWN;
+    if (ev.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) return UI_MOUSE_CLICK;
+    return -1;
+}
+
 void ui_handle_key(ui_state *u, int ch) {
-    ui_cmd c = ui_apply(u, keymap_lookup(u->mode, ch), ch);
+    ui_request req = keymap_lookup_binds(u->binds, u->n_binds, u->mode, ch);
+    ui_cmd c;
+    if (ch == KEY_MOUSE) { /* the event is read here even where the mode ignores it */
+        int y, x, ev = mouse_event(&y, &x);
+        if (ev < 0 || (req != REQ_MOUSE && req != REQ_CLOSE)) return;
+        c = ui_apply_mouse(u, (ui_mouse)ev, y, x);
+    } else {
+        c = ui_apply(u, req, ch);
+    }
     if (c.kind == UI_CMD_NONE) return;
     ui_cmd_done(u, &c, send_cmd(u, &c));
 }

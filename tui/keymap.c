@@ -6,6 +6,7 @@
 #include <curses.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define CTRL(c) ((c)&0x1f)
 #define N KM(UI_NORMAL)
@@ -18,6 +19,7 @@ static const keymap_entry table[] = {
     {KEY_F(1), REQ_HELP, N, "F1", NULL, NULL},
     {'q', REQ_QUIT, N, "q", NULL, "q:quit"},
     {'Q', REQ_QUIT, N, "Q", NULL, NULL},
+    {KEY_F(10), REQ_QUIT, N, "F10", NULL, NULL},
     {'s', REQ_START_FORM, N, "s", "start a search / pause or resume / step one evaluation", "s:search"},
     {'p', REQ_PAUSE, N, "p", NULL, "p:pause"},
     {'n', REQ_STEP, N, "n", NULL, "n:step"},
@@ -31,12 +33,14 @@ static const keymap_entry table[] = {
     {'x', REQ_EXPORT_MENU, N | KM(UI_CONFIRM_QUIT), "x",
      "export, then m t l: mask, trace, layers / load a mask", "x:export"},
     {'o', REQ_LOAD_MASK, N, "o", NULL, "o:load"},
-    {'u', REQ_UNDO, N, "u", "undo the last edit", "u:undo"},
+    {'u', REQ_UNDO, N, "u", "undo the last edit / jump to a layer / command line", "u:undo"},
+    {'/', REQ_JUMP, N, "/", NULL, NULL},
+    {':', REQ_COMMAND, N, ":", NULL, NULL},
     {'g', REQ_QUERY_VIEW, N, "g", "cells per query head / KV-cache context length", "g:view"},
     {'c', REQ_CONTEXT, N, "c", NULL, "c:ctx"},
     {'C', REQ_COMPARE_OPEN, N, "C", "open a compare folder / diff against a method on-off", NULL},
     {'D', REQ_COMPARE_DIFF, N, "D", NULL, NULL},
-    {KEY_UP, REQ_MOVE_UP, N, "Up", "move the cursor", NULL},
+    {KEY_UP, REQ_MOVE_UP, N, "Up", "move the cursor (mouse: click, wheel)", NULL},
     {KEY_DOWN, REQ_MOVE_DOWN, N, "Down", NULL, NULL},
     {KEY_LEFT, REQ_MOVE_LEFT, N, "Left", NULL, NULL},
     {KEY_RIGHT, REQ_MOVE_RIGHT, N, "Right", NULL, NULL},
@@ -44,6 +48,7 @@ static const keymap_entry table[] = {
     {'j', REQ_MOVE_DOWN, N, "j", NULL, NULL},
     {'k', REQ_MOVE_UP, N, "k", NULL, NULL},
     {'l', REQ_MOVE_RIGHT, N, "l", NULL, NULL},
+    {KEY_MOUSE, REQ_MOUSE, N, "mouse", NULL, NULL},
     {KEY_PPAGE, REQ_PAGE_UP, N, "PgUp", "page / first or last layer; redraw", NULL},
     {KEY_NPAGE, REQ_PAGE_DOWN, N, "PgDn", NULL, NULL},
     {KEY_HOME, REQ_FIRST_LAYER, N, "Home", NULL, NULL},
@@ -139,6 +144,114 @@ ui_request keymap_lookup(ui_mode mode, int ch) {
     default:
         return REQ_NONE;
     }
+}
+
+ui_request keymap_lookup_binds(const ui_bind *binds, int n_binds, ui_mode mode, int ch) {
+    for (int i = 0; mode == UI_NORMAL && i < n_binds; i++)
+        if (binds[i].key == ch) return (ui_request)binds[i].req;
+    return keymap_lookup(mode, ch);
+}
+
+static const struct {
+    ui_request req;
+    const char *name;
+} request_names[] = {
+    {REQ_NONE, "none"},
+    {REQ_HELP, "help"},
+    {REQ_QUIT, "quit"},
+    {REQ_START_FORM, "search"},
+    {REQ_PAUSE, "pause"},
+    {REQ_STEP, "step"},
+    {REQ_TOGGLE_HEAD, "toggle"},
+    {REQ_TOGGLE_LAYER, "toggle_layer"},
+    {REQ_FILL, "fill"},
+    {REQ_HELDOUT, "eval"},
+    {REQ_ASK, "ask"},
+    {REQ_EXPORT_MENU, "export"},
+    {REQ_LOAD_MASK, "load"},
+    {REQ_UNDO, "undo"},
+    {REQ_QUERY_VIEW, "view"},
+    {REQ_CONTEXT, "context"},
+    {REQ_COMPARE_OPEN, "compare"},
+    {REQ_COMPARE_DIFF, "diff"},
+    {REQ_MOVE_UP, "up"},
+    {REQ_MOVE_DOWN, "down"},
+    {REQ_MOVE_LEFT, "left"},
+    {REQ_MOVE_RIGHT, "right"},
+    {REQ_PAGE_UP, "page_up"},
+    {REQ_PAGE_DOWN, "page_down"},
+    {REQ_FIRST_LAYER, "first"},
+    {REQ_LAST_LAYER, "last"},
+    {REQ_REDRAW, "redraw"},
+    {REQ_JUMP, "jump"},
+    {REQ_COMMAND, "command"},
+};
+#define N_REQUEST_NAMES ((int)(sizeof request_names / sizeof request_names[0]))
+
+int keymap_request_parse(const char *name) {
+    for (int i = 0; i < N_REQUEST_NAMES; i++)
+        if (!strcmp(name, request_names[i].name)) return (int)request_names[i].req;
+    return -1;
+}
+
+const char *keymap_request_name(ui_request req) {
+    for (int i = 0; i < N_REQUEST_NAMES; i++)
+        if (request_names[i].req == req) return request_names[i].name;
+    return "?";
+}
+
+int keymap_key_parse(const char *name) {
+    static const struct {
+        const char *name;
+        int key;
+    } named[] = {{"space", ' '},
+                 {"Tab", '\t'},
+                 {"Enter", '\r'},
+                 {"Esc", ESC},
+                 {"Backspace", KEY_BACKSPACE},
+                 {"Up", KEY_UP},
+                 {"Down", KEY_DOWN},
+                 {"Left", KEY_LEFT},
+                 {"Right", KEY_RIGHT},
+                 {"PgUp", KEY_PPAGE},
+                 {"PgDn", KEY_NPAGE},
+                 {"Home", KEY_HOME},
+                 {"End", KEY_END}};
+    if (!name || !name[0]) return -1;
+    if (!name[1])
+        return (unsigned char)name[0] > 32 && (unsigned char)name[0] < 127 ? (unsigned char)name[0] : -1;
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (!strcasecmp(name, named[i].name)) return named[i].key;
+    if ((name[0] == 'F' || name[0] == 'f') && name[1] >= '1' && name[1] <= '9') {
+        int n = name[1] - '0';
+        if (name[2] >= '0' && name[2] <= '9' && !name[3])
+            n = n * 10 + (name[2] - '0');
+        else if (name[2])
+            return -1;
+        return n >= 1 && n <= 12 ? KEY_F(n) : -1;
+    }
+    const char *c = !strncasecmp(name, "C-", 2) ? name + 2 : !strncasecmp(name, "Ctrl-", 5) ? name + 5 : NULL;
+    if (c && c[0] && !c[1] && ((c[0] >= 'a' && c[0] <= 'z') || (c[0] >= 'A' && c[0] <= 'Z')))
+        return CTRL(c[0]);
+    return -1;
+}
+
+void keymap_key_label(int key, char *buf, size_t cap) {
+    static const char *const probe[] = {"space", "Tab",   "Enter", "Esc",  "Backspace", "Up", "Down",
+                                        "Left",  "Right", "PgUp",  "PgDn", "Home",      "End"};
+    for (size_t i = 0; i < sizeof probe / sizeof probe[0]; i++)
+        if (keymap_key_parse(probe[i]) == key) {
+            snprintf(buf, cap, "%s", probe[i]);
+            return;
+        }
+    if (key >= KEY_F(1) && key <= KEY_F(12))
+        snprintf(buf, cap, "F%d", key - KEY_F(0));
+    else if (key >= 1 && key <= 26)
+        snprintf(buf, cap, "C-%c", 'a' + key - 1);
+    else if (key > 32 && key < 127)
+        snprintf(buf, cap, "%c", key);
+    else
+        snprintf(buf, cap, "key %d", key);
 }
 
 /* Index in table of the first entry of help line i, or -1; *end gets one past its last entry. */

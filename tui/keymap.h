@@ -38,6 +38,9 @@ typedef enum {
     REQ_FIRST_LAYER,
     REQ_LAST_LAYER,
     REQ_REDRAW,
+    REQ_JUMP,    /* '/': the layer prompt */
+    REQ_COMMAND, /* ':': the command line (cmdline.h) */
+    REQ_MOUSE,   /* KEY_MOUSE: a click or the wheel (ui_apply_mouse) */
     /* dialogs */
     REQ_CLOSE,          /* Esc, or any other key where a dialog closes on it */
     REQ_EXPORT_MASK,    /* UI_EXPORT */
@@ -82,6 +85,23 @@ const keymap_entry *keymap_table(int *n);
  * dialogs that close on any key, REQ_PROMPT_CHAR in the prompt, REQ_FILL_COUNT in the fill dialog,
  * REQ_NONE elsewhere). */
 ui_request keymap_lookup(ui_mode mode, int ch);
+
+/* keymap_lookup with the user's bindings (ui_config.h) first in UI_NORMAL: a bound key gives its
+ * request (REQ_NONE: unbound), the others the table's. */
+ui_request keymap_lookup_binds(const ui_bind *binds, int n_binds, ui_mode mode, int ch);
+
+/* The curses key code of a key name as the config file writes it: one printable character, space,
+ * Tab, Enter, Esc, Backspace, Up, Down, Left, Right, PgUp, PgDn, Home, End, F1-F12, C-a .. C-z
+ * (also Ctrl-a). -1 when it is none of these. */
+int keymap_key_parse(const char *name);
+/* The UI_NORMAL request of a name (help quit search pause step toggle toggle_layer fill eval ask
+ * export load undo view context compare diff up down left right page_up page_down first last
+ * redraw jump command, or none = REQ_NONE); -1 when unknown. */
+int keymap_request_parse(const char *name);
+/* The key's name as keymap_key_parse reads it ("space", "F5", "C-x", "j") into buf. */
+void keymap_key_label(int key, char *buf, size_t cap);
+/* The name of a UI_NORMAL request (keymap_request_parse's), or "?". */
+const char *keymap_request_name(ui_request req);
 
 /* Number of lines of the keys part of the help (UI_NORMAL's keys, grouped as the table says). */
 int keymap_help_lines(void);

@@ -109,6 +109,20 @@ int layout_cell_x(const layout *l, int kv_head) {
     return l->cells_x + kv_head * l->cell_pitch;
 }
 
+lay_hit layout_hit(const layout *l, int n_layer, int n_head_kv, int top, int y, int x) {
+    lay_hit none = {LAY_HIT_NONE, -1, -1};
+    lay_rect g = l->panel[LAY_GRID];
+    int row = y - (g.y + 2);
+    if (!l->fits || n_head_kv < 1 || row < 0 || row >= l->visible_layers || x < g.x || x >= g.x + g.w)
+        return none;
+    int layer = top + row;
+    if (layer < 0 || layer >= n_layer) return none;
+    int rel = x - g.x - l->cells_x;
+    if (rel < 0 || rel >= l->cell_pitch * n_head_kv + 1) return (lay_hit){LAY_HIT_LAYER, layer, -1};
+    int h = rel / l->cell_pitch;
+    return (lay_hit){LAY_HIT_CELL, layer, h < n_head_kv ? h : n_head_kv - 1};
+}
+
 lay_rect layout_center(int rows, int cols, int h, int w) {
     if (h > rows - 2) h = rows - 2;
     if (w > cols - 2) w = cols - 2;

@@ -71,6 +71,22 @@ int layout_grid_top(int n_layer, int visible, int top, int cursor, int focus);
  * glyph column is one to the right. */
 int layout_cell_x(const layout *l, int kv_head);
 
+/* What a mouse click at screen cell (y, x) points at in the grid drawn with first layer `top`. */
+typedef enum {
+    LAY_HIT_NONE = 0, /* not a layer row: titles, the column header, other panels, below the last layer */
+    LAY_HIT_LAYER,    /* a layer's row outside its cells: marker, label, statistics */
+    LAY_HIT_CELL,     /* a KV head's cell: its glyphs and the gap column before them (where the cursor's
+                         '[' goes; the last head also owns the closing ']'); in the query view any
+                         query head of the KV head's group */
+} lay_hit_kind;
+typedef struct {
+    lay_hit_kind kind;
+    int layer, kv_head; /* layer: LAY_HIT_LAYER and LAY_HIT_CELL; kv_head: LAY_HIT_CELL (else -1) */
+} lay_hit;
+/* The hit test of the grid (rows at panel[LAY_GRID].y + 2 + i for layer top + i, cells as
+ * layout_cell_x says). Pure; a layout that does not fit hits nothing. */
+lay_hit layout_hit(const layout *l, int n_layer, int n_head_kv, int top, int y, int x);
+
 /* Centered box of at most w x h inside the screen (dialogs, help overlay). */
 lay_rect layout_center(int rows, int cols, int h, int w);
 

@@ -31,9 +31,22 @@ void ui_form_open(ui_state *u) {
     if (u->form_window <= 0) u->form_window = preset_window(u, u->form_preset_i);
 }
 
+/* The next (d = 1) or previous (d = -1) of ui_ratios from r, wrapping around (r may be a ratio
+ * of :ratio, between them). */
+static double ratio_step(double r, int d) {
+    if (d > 0) {
+        for (int i = 0; i < ui_n_ratios; i++)
+            if (ui_ratios[i] > r + 1e-9) return ui_ratios[i];
+        return ui_ratios[0];
+    }
+    for (int i = ui_n_ratios - 1; i >= 0; i--)
+        if (ui_ratios[i] < r - 1e-9) return ui_ratios[i];
+    return ui_ratios[ui_n_ratios - 1];
+}
+
 /* Next (d = 1) or previous (d = -1) value of the current field. */
 static void form_step(ui_state *u, int d) {
-    if (u->form_field == 0) u->form_ratio_i = (u->form_ratio_i + d + ui_n_ratios) % ui_n_ratios;
+    if (u->form_field == 0) u->form_ratio = ratio_step(u->form_ratio, d);
     if (u->form_field == 1) {
         u->form_preset_i = (u->form_preset_i + d + ui_n_presets) % ui_n_presets;
         u->form_window = preset_window(u, u->form_preset_i);
@@ -51,7 +64,7 @@ static ui_cmd form_accept(ui_state *u) {
         return c;
     }
     c.kind = UI_CMD_START_SEARCH;
-    c.req = (worker_search_req){.ratio = ui_ratios[u->form_ratio_i], .window = u->form_window, .sinks = 0};
+    c.req = (worker_search_req){.ratio = u->form_ratio, .window = u->form_window, .sinks = 0};
     snprintf(c.req.preset, sizeof c.req.preset, "%s", ui_presets[u->form_preset_i]);
     u->mode = UI_NORMAL;
     return c;

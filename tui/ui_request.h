@@ -37,6 +37,15 @@ typedef struct {
 /* Apply request `req` of key `ch` (the key matters for REQ_FILL_COUNT, REQ_FORM_DIGIT and
  * REQ_PROMPT_CHAR) in the current mode; returns the worker command it needs (UI_CMD_NONE: none). */
 ui_cmd ui_apply(ui_state *u, ui_request req, int ch);
+/* A mouse event at screen cell (y, x) (ncurses' getmouse, turned into one of these by the caller). */
+typedef enum { UI_MOUSE_CLICK, UI_MOUSE_WHEEL_UP, UI_MOUSE_WHEEL_DOWN } ui_mouse;
+#define UI_WHEEL_LAYERS 3 /* layers one wheel step scrolls */
+/* Apply a mouse event in UI_NORMAL, using the layout and scroll position last drawn (u->lay,
+ * u->top; layout_hit): a click on a KV head's cell moves the cursor there, a click on the cursor's
+ * own cell toggles it (as space), a click on a layer's label or statistics moves to that layer;
+ * the wheel scrolls the grid by UI_WHEEL_LAYERS layers, the cursor with it. A click closes the
+ * help and the ask result; other dialogs ignore the mouse. Pure, as ui_apply. */
+ui_cmd ui_apply_mouse(ui_state *u, ui_mouse ev, int y, int x);
 /* After the caller sent c to the worker: rc 0 when it was queued, -1 when refused (queue full;
  * the worker logs why). Updates what depends on it (following the search, messages). */
 void ui_cmd_done(ui_state *u, const ui_cmd *c, int rc);

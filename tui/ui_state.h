@@ -7,6 +7,7 @@
 #include "compare.h"
 #include "ex_state.h"
 #include "layout.h"
+#include "ui_config.h"
 #include "worker.h"
 
 #define UI_UNDO 64
@@ -30,7 +31,9 @@ typedef enum {
     PROMPT_EXPORT_TRACE,
     PROMPT_EXPORT_LAYERS,
     PROMPT_LOAD_MASK,
-    PROMPT_COMPARE_DIR
+    PROMPT_COMPARE_DIR,
+    PROMPT_COMMAND, /* ':' the command line (cmdline.h), drawn on the footer row */
+    PROMPT_JUMP,    /* '/' a layer number, drawn on the footer row */
 } prompt_kind;
 
 typedef struct {
@@ -49,7 +52,9 @@ typedef struct {
     int ctx_tokens; /* context length of the KV-bytes line */
 
     ui_mode mode;
-    int form_field, form_ratio_i, form_preset_i, form_window; /* UI_START */
+    int form_field, form_preset_i, form_window; /* UI_START */
+    double form_ratio;                          /* UI_START: the ratio (ui_ratios, or :ratio's) */
+    int help_page;                              /* UI_HELP: 0 keys and colours, 1 the : commands */
     prompt_kind prompt;
     char input[256];
     int input_len;
@@ -65,6 +70,9 @@ typedef struct {
     int ask_sample;
     char last_path[256];
     int quit;
+    ui_palette palette;          /* SWA heads red or orange (config) */
+    ui_bind binds[UI_MAX_BINDS]; /* the config's key bindings (UI_NORMAL) */
+    int n_binds;
     int rows, cols;
     layout lay;
 
