@@ -127,7 +127,13 @@ static int figure(const char *base, const char *name, const rows *rs, const char
     }
     plot_script_printf(&s,
                        "set logscale x 2\nset xlabel \"context length (tokens)\"\nset format x \"%%.0f\"\n"
-                       "set yrange [0:*]\nset multiplot layout 1,3\n");
+                       "set yrange [0:*]\nset multiplot layout 1,3 title ");
+    char title[160];
+    snprintf(title, sizeof title,
+             "bosch bench on %s: SWA window %d, sinks %d (KV cache: fp32 keys and values)", rs->device,
+             rs->window, rs->sinks);
+    plot_script_quoted(&s, title);
+    plot_script_printf(&s, "\n");
     panel(&s, rs, 2, "Prefill", "tokens/s", 0);
     panel(&s, rs, 3, "Decode", "tokens/s", 0);
     panel(&s, rs, 4, "KV cache", "MiB", 1);
