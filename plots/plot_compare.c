@@ -184,6 +184,11 @@ int plots_compare(const char *dir, const char *gnuplot, char *err, size_t errlen
             int r2 = figure_pareto(dir, ps, gnuplot, err, errlen);
             if (r2 != PLOTS_OK) rc = r2;
         }
+        if (rc == PLOTS_NO_GNUPLOT) /* one line for both figures */
+            snprintf(err, errlen,
+                     "gnuplot not found: wrote %s/accuracy_vs_ratio.gp and %s/pareto.gp but no PNG or SVG "
+                     "(install gnuplot-nox)",
+                     dir, dir);
     }
     free(ps);
     return rc;

@@ -30,11 +30,12 @@ sleep 0.3
 T send-keys -t soak Enter
 wait_for soak '\[(preparing|searching)\]' 60 || { echo "FAIL: the search did not start"; exit 1; }
 
-# The key alphabet (tmux key names). Letters other than q / Q, digits, punctuation the keys use,
-# Enter, Escape, Tab, BSpace, arrows, paging, Home/End, F1, Ctrl-L, Ctrl-U.
+# The key alphabet (tmux key names). Letters other than q / Q, digits, punctuation the keys use
+# (':' the command line: without q it cannot type :q), Enter, Escape, Tab, BSpace, arrows, paging,
+# Home/End, F1 (not F10: it quits), Ctrl-L, Ctrl-U.
 keys=(a b c d e f g h i j k l m n o p r s t u v w x y z A B C D E F G H I J K L M N O P R S T U V W X Y Z
     0 1 2 3 4 5 6 7 8 9 Space Enter Escape Tab BSpace Up Down Left Right PPage NPage Home End F1 C-l C-u
-    '?' '+' '-' / . _)
+    '?' '+' '-' / : . _)
 nk=${#keys[@]}
 RANDOM=$SEED
 every=$((RESIZES > 0 ? KEYS / RESIZES : KEYS + 1))

@@ -11,7 +11,9 @@
 #  4. tests.csv: one McNemar row per ratio and split with bosch against a baseline, p in [0, 1];
 #  5. references.csv (all full and all SWA on every cell, the window check) equals `bosch eval`
 #     on the same held-out samples, and its check column follows the 0.9 / 0.1 thresholds;
-#  6. another plan in the same folder is refused (nothing mixed in).
+#  6. another plan in the same folder is refused (nothing mixed in);
+#  7. the figures beside results.csv (plots/): PNG, SVG, the results' rows in the gnuplot scripts,
+#     and one warning line without gnuplot.
 # Env: BOSCH_BIN, BOSCH_MODEL (skips with 77 without the model).
 set -u
 BIN=${BOSCH_BIN:-build/bosch}
@@ -90,6 +92,34 @@ awk -F, 'NR == FNR { acc[$1 "," $3 "," $4] = $5; sc[$1 "," $3 "," $4] = $6; next
   ok "references.csv: full and all-SWA per held-out cell = bosch eval's, checks right" || bad "references.csv"
 grep -q "^window check (heldout, window 16)" "$D/table.md" && ok "table.md has the window check" ||
   bad "table.md: no window check"
+
+# 7. The figures (plots/) beside results.csv: PNG 960x540, valid SVG, and scripts whose data blocks
+# hold results.csv's held-out "all" rows (accuracy vs ratio: ratio accuracy ci_lo ci_hi of each
+# method in file order, sorted by ratio; Pareto: KV MiB and accuracy); without gnuplot on PATH,
+# one warning line and exit 0 (the rerun recomputes nothing).
+CHECK=$(cd "$(dirname "$0")" && pwd)/plots_check.py
+grep -qx "compare: figures $D/accuracy_vs_ratio and $D/pareto (PNG, SVG and the gnuplot script)" "$WORK/e3" &&
+  ok "compare says where the figures are" || bad "no figure line in $(tail -3 "$WORK/e3")"
+methods=$(awk -F, 'NR > 1 && $1 == "heldout" && $4 == "all" && !seen[$2]++ { print $2 }' "$D/results.csv")
+args_r=() args_p=()
+i=0
+for m in $methods; do
+  awk -F, -v m="$m" 'NR > 1 && $1 == "heldout" && $4 == "all" && $2 == m { print $3, $9, $10, $11 }' "$D/results.csv" |
+    sort -n >"$WORK/r$i"
+  awk -F, -v m="$m" 'NR > 1 && $1 == "heldout" && $4 == "all" && $2 == m { print $3, $13 / 1048576, $9 }' "$D/results.csv" |
+    sort -n | awk '{ print $2, $3 }' >"$WORK/p$i"
+  args_r+=("m$i=$WORK/r$i") args_p+=("m$i=$WORK/p$i")
+  i=$((i + 1))
+done
+((i == 4)) || bad "results.csv methods: $methods"
+python3 "$CHECK" "$D/accuracy_vs_ratio" 960 540 "${args_r[@]}" && python3 "$CHECK" "$D/pareto" 960 540 "${args_p[@]}" &&
+  ok "accuracy_vs_ratio and pareto: PNG, SVG and the results' rows in their scripts" || bad "figures"
+PATH=/nonexistent "$BIN" compare "$MODEL" --preset ci --out "$D" >"$WORK/o5" 2>"$WORK/e5"
+rc=$?
+[[ $rc -eq 0 && $(grep -c gnuplot "$WORK/e5") -eq 1 ]] &&
+  grep -qx "bosch compare: warning: gnuplot not found: wrote $D/accuracy_vs_ratio.gp and $D/pareto.gp but no PNG or SVG (install gnuplot-nox)" \
+    "$WORK/e5" && cmp -s "$D/results.csv" "$WORK/first/results.csv" &&
+  ok "without gnuplot: one warning line, exit 0, results.csv written" || bad "without gnuplot: exit $rc: $(grep gnuplot "$WORK/e5")"
 
 "$BIN" compare "$MODEL" --preset ci --samples 2 --out "$D" >"$WORK/o4" 2>"$WORK/e4"
 rc=$?
