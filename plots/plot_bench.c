@@ -138,9 +138,7 @@ static int figure(const char *base, const char *name, const rows *rs, const char
     panel(&s, rs, 3, "Decode", "tokens/s", 0);
     panel(&s, rs, 4, "KV cache", "MiB", 1);
     plot_script_printf(&s, "unset multiplot\n");
-    int rc = plot_render(&s, base, gnuplot, err, errlen);
-    plot_script_free(&s);
-    return rc;
+    return plot_finish(&s, NULL, base, gnuplot, err, errlen);
 }
 
 int plots_bench(const char *csv_path, const char *gnuplot, char *err, size_t errlen) {

@@ -126,11 +126,7 @@ static int figure_ratio(const char *dir, const points *ps, const char *gnuplot, 
     data_blocks(&s, ps, 0);
     plot_script_printf(&s, "plot ");
     plot_series(&s, ps, "using 1:2:3:4 with yerrorlines");
-    char base[4200];
-    snprintf(base, sizeof base, "%s/accuracy_vs_ratio", dir);
-    int rc = plot_render(&s, base, gnuplot, err, errlen);
-    plot_script_free(&s);
-    return rc;
+    return plot_finish(&s, dir, "accuracy_vs_ratio", gnuplot, err, errlen);
 }
 
 static int figure_pareto(const char *dir, const points *ps, const char *gnuplot, char *err, size_t errlen) {
@@ -161,11 +157,7 @@ static int figure_pareto(const char *dir, const points *ps, const char *gnuplot,
     plot_script_printf(&s, "EOD\nplot $front using 1:2 with steps lw 6 lc rgb \"#cccccc\" title \"Pareto "
                            "front\", \\\n     ");
     plot_series(&s, ps, "using 1:2 with points");
-    char base[4200];
-    snprintf(base, sizeof base, "%s/pareto", dir);
-    int rc = plot_render(&s, base, gnuplot, err, errlen);
-    plot_script_free(&s);
-    return rc;
+    return plot_finish(&s, dir, "pareto", gnuplot, err, errlen);
 }
 
 int plots_compare(const char *dir, const char *gnuplot, char *err, size_t errlen) {

@@ -149,3 +149,12 @@ int plot_render(const plot_script *s, const char *base, const char *gnuplot, cha
     }
     return PLOTS_OK;
 }
+
+int plot_finish(plot_script *s, const char *dir, const char *name, const char *gnuplot, char *err,
+                size_t errlen) {
+    char base[4200];
+    snprintf(base, sizeof base, "%s%s%s", dir ? dir : "", dir ? "/" : "", name);
+    int rc = plot_render(s, base, gnuplot, err, errlen);
+    plot_script_free(s);
+    return rc;
+}

@@ -28,4 +28,8 @@ void plot_script_begin(plot_script *s, const char *name, const char *what, int w
  * (the file, or gnuplot's exit and the first line it printed on stderr). */
 int plot_render(const plot_script *s, const char *base, const char *gnuplot, char *err, size_t errlen);
 
+/* plot_render of s as DIR/NAME (dir NULL: NAME alone), then plot_script_free(s). */
+int plot_finish(plot_script *s, const char *dir, const char *name, const char *gnuplot, char *err,
+                size_t errlen);
+
 #endif

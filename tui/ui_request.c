@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "clock.h"
-#include "cmdline.h"
+#include "ui_internal.h"
 #include "probes.h"
 #include "ui_request.h"
 
@@ -63,7 +63,7 @@ static uint8_t *cell(ui_state *u, int l, int h) {
     return &u->mask.z[l * u->mask.n_head_kv + h];
 }
 
-static void toggle_head(ui_state *u) {
+void ui_toggle_head(ui_state *u) {
     ui_begin_edit(u);
     uint8_t *c = cell(u, u->cur_layer, u->cur_head);
     *c = *c == ATTN_FULL ? ATTN_SWA : ATTN_FULL;
@@ -108,7 +108,7 @@ static void undo(ui_state *u) {
     ui_message(u, "undone (%d more)", u->undo_n);
 }
 
-static void move_cursor(ui_state *u, int dl, int dh) {
+void ui_move_cursor(ui_state *u, int dl, int dh) {
     int L = u->mask.n_layer, H = u->mask.n_head_kv;
     u->cur_layer += dl;
     u->cur_head += dh;
@@ -123,28 +123,28 @@ static void cursor_request(ui_state *u, ui_request req) {
     int page = u->lay.visible_layers > 1 ? u->lay.visible_layers - 1 : 1;
     switch (req) {
     case REQ_MOVE_UP:
-        move_cursor(u, -1, 0);
+        ui_move_cursor(u, -1, 0);
         break;
     case REQ_MOVE_DOWN:
-        move_cursor(u, 1, 0);
+        ui_move_cursor(u, 1, 0);
         break;
     case REQ_MOVE_LEFT:
-        move_cursor(u, 0, -1);
+        ui_move_cursor(u, 0, -1);
         break;
     case REQ_MOVE_RIGHT:
-        move_cursor(u, 0, 1);
+        ui_move_cursor(u, 0, 1);
         break;
     case REQ_PAGE_UP:
-        move_cursor(u, -page, 0);
+        ui_move_cursor(u, -page, 0);
         break;
     case REQ_PAGE_DOWN:
-        move_cursor(u, page, 0);
+        ui_move_cursor(u, page, 0);
         break;
     case REQ_FIRST_LAYER:
-        move_cursor(u, -u->mask.n_layer, 0);
+        ui_move_cursor(u, -u->mask.n_layer, 0);
         break;
     case REQ_LAST_LAYER:
-        move_cursor(u, u->mask.n_layer, 0);
+        ui_move_cursor(u, u->mask.n_layer, 0);
         break;
     default:
         break;
@@ -153,7 +153,7 @@ static void cursor_request(ui_state *u, ui_request req) {
 
 /* ------------------------------------------------------------------ files */
 
-static void default_path(ui_state *u, prompt_kind k) {
+void ui_file_prompt(ui_state *u, prompt_kind k) {
     static const char *const names[] = {"bosch-mask.csv", "bosch-trace.csv", "bosch-layers.csv",
                                         "bosch-mask.csv", "runs/compare"};
     const char *p = k == PROMPT_LOAD_MASK && u->last_path[0]   ? u->last_path
@@ -166,88 +166,11 @@ static void default_path(ui_state *u, prompt_kind k) {
     u->prompt_refused = 0;
 }
 
-/* The one-line prompts of the footer row: ':' commands, '/' layer jumps. */
-static void line_prompt(ui_state *u, prompt_kind k) {
-    u->input[0] = '\0';
-    u->input_len = 0;
-    u->prompt = k;
-    u->mode = UI_PROMPT;
-    u->prompt_refused = 0;
-}
-
-/* `:export NAME [FILE]`: the file job, or the file-name prompt when no FILE was given. */
-static ui_cmd export_command(ui_state *u, const cmdline_cmd *c) {
-    int n;
-    const cmdline_export *e = &cmdline_exports(&n)[c->export_i];
-    if (e->needs_search && !u->snap.have_search) {
-        ui_message(u, "export %s: no search yet", e->name);
-        return no_cmd;
-    }
-    if (!c->path[0]) {
-        default_path(u, e->prompt);
-        return no_cmd;
-    }
-    snprintf(u->input, sizeof u->input, "%s", c->path);
-    return (ui_cmd){.kind = UI_CMD_IO,
-                    .io = e->io,
-                    .path = u->input,
-                    .mask = e->io == EX_IO_EXPORT_MASK ? &u->mask : NULL};
-}
-
-/* The ':' line's Enter: parse it (cmdline.h) and apply it. */
-static ui_cmd run_command(ui_state *u) {
-    cmdline_cmd c;
-    char err[EX_LINE];
-    if (cmdline_parse(u->input, u->mask.n_layer, &c, err, sizeof err)) {
-        ui_message(u, "%s", err);
-        return no_cmd;
-    }
-    if (c.kind == CMDLINE_QUIT || c.kind == CMDLINE_QUIT_NOW || c.kind == CMDLINE_HELP) {
-        if (c.kind == CMDLINE_QUIT_NOW) u->quit = 1;
-        if (c.kind == CMDLINE_QUIT) ui_request_quit(u);
-        if (c.kind == CMDLINE_HELP) u->mode = UI_HELP, u->help_page = 1;
-        return no_cmd;
-    }
-    if (!u->have_model) {
-        ui_message(u, "the model is still loading (q quits)");
-        return no_cmd;
-    }
-    switch (c.kind) {
-    case CMDLINE_RATIO:
-        u->form_ratio = c.ratio;
-        ui_message(u, "next search: ratio %.3f (s opens the form, Enter starts it)", c.ratio);
-        break;
-    case CMDLINE_WINDOW:
-        ui_begin_edit(u);
-        u->mask.window = c.window;
-        u->form_window = c.window;
-        ui_message(u, "window %d tokens: the working mask and the next search (u undoes)", c.window);
-        break;
-    case CMDLINE_LOAD:
-        snprintf(u->input, sizeof u->input, "%s", c.path);
-        return (ui_cmd){.kind = UI_CMD_IO, .io = EX_IO_LOAD_MASK, .path = u->input};
-    case CMDLINE_EXPORT:
-        return export_command(u, &c);
-    case CMDLINE_LAYER:
-        u->cur_layer = c.layer;
-        break;
-    default:
-        break;
-    }
-    return no_cmd;
-}
-
 /* The prompt's Enter: the file work goes to the worker; its result comes back in the snapshot
  * (ui_apply_snapshot). */
 static ui_cmd run_prompt(ui_state *u) {
     u->mode = UI_NORMAL;
-    if (u->prompt == PROMPT_COMMAND) return run_command(u);
-    if (u->prompt == PROMPT_JUMP) {
-        char err[EX_LINE];
-        if (cmdline_parse_layer(u->input, u->mask.n_layer, &u->cur_layer, err, sizeof err))
-            ui_message(u, "%s", err);
-        return no_cmd;
-    }
+    if (u->prompt == PROMPT_COMMAND || u->prompt == PROMPT_JUMP) return ui_line_run(u);
     if (!u->input[0]) {
         ui_message(u, "no file name given");
         return no_cmd;
@@ -358,7 +281,7 @@ static void next_context(ui_state *u) {
 static ui_cmd model_request(ui_state *u, ui_request req) {
     switch (req) {
     case REQ_TOGGLE_HEAD:
-        toggle_head(u);
+        ui_toggle_head(u);
         break;
     case REQ_TOGGLE_LAYER:
         toggle_layer(u);
@@ -384,10 +307,10 @@ static ui_cmd model_request(ui_state *u, ui_request req) {
         u->mode = UI_EXPORT;
         break;
     case REQ_LOAD_MASK:
-        default_path(u, PROMPT_LOAD_MASK);
+        ui_file_prompt(u, PROMPT_LOAD_MASK);
         break;
     case REQ_COMPARE_OPEN:
-        default_path(u, PROMPT_COMPARE_DIR);
+        ui_file_prompt(u, PROMPT_COMPARE_DIR);
         break;
     case REQ_COMPARE_DIFF:
         compare_diff_toggle(u);
@@ -401,7 +324,7 @@ static ui_cmd model_request(ui_state *u, ui_request req) {
     case REQ_REDRAW:
         return (ui_cmd){.kind = UI_CMD_REDRAW};
     case REQ_JUMP:
-        line_prompt(u, PROMPT_JUMP);
+        ui_line_prompt(u, PROMPT_JUMP);
         break;
     default:
         cursor_request(u, req);
@@ -421,7 +344,7 @@ static ui_cmd normal_request(ui_state *u, ui_request req) {
         return no_cmd;
     }
     if (req == REQ_COMMAND) { /* :q and :help work while the model loads */
-        line_prompt(u, PROMPT_COMMAND);
+        ui_line_prompt(u, PROMPT_COMMAND);
         return no_cmd;
     }
     if (!u->have_model) {
@@ -435,14 +358,14 @@ static ui_cmd normal_request(ui_state *u, ui_request req) {
 
 static void export_request(ui_state *u, ui_request req) {
     u->mode = UI_NORMAL;
-    if (req == REQ_EXPORT_MASK) default_path(u, PROMPT_EXPORT_MASK);
+    if (req == REQ_EXPORT_MASK) ui_file_prompt(u, PROMPT_EXPORT_MASK);
     if (req == REQ_EXPORT_TRACE) {
         if (u->snap.have_search)
-            default_path(u, PROMPT_EXPORT_TRACE);
+            ui_file_prompt(u, PROMPT_EXPORT_TRACE);
         else
             ui_message(u, "no search yet: nothing to trace");
     }
-    if (req == REQ_EXPORT_LAYERS) default_path(u, PROMPT_EXPORT_LAYERS);
+    if (req == REQ_EXPORT_LAYERS) ui_file_prompt(u, PROMPT_EXPORT_LAYERS);
 }
 
 static void fill_request(ui_state *u, ui_request req, int ch) {
@@ -497,31 +420,6 @@ ui_cmd ui_apply(ui_state *u, ui_request req, int ch) {
     default:
         return normal_request(u, req);
     }
-}
-
-ui_cmd ui_apply_mouse(ui_state *u, ui_mouse ev, int y, int x) {
-    if (u->mode == UI_HELP || u->mode == UI_ASK) { /* a click closes them, as a key does */
-        if (ev == UI_MOUSE_CLICK) u->mode = UI_NORMAL;
-        return no_cmd;
-    }
-    if (u->mode != UI_NORMAL || !u->have_model) return no_cmd;
-    if (ev != UI_MOUSE_CLICK) { /* the wheel scrolls the grid; the cursor keeps its row */
-        int d = ev == UI_MOUSE_WHEEL_UP ? -UI_WHEEL_LAYERS : UI_WHEEL_LAYERS;
-        int max_top = u->mask.n_layer - u->lay.visible_layers;
-        move_cursor(u, d, 0);
-        u->top += d;
-        if (u->top > max_top) u->top = max_top;
-        if (u->top < 0) u->top = 0;
-        return no_cmd;
-    }
-    lay_hit h = layout_hit(&u->lay, u->mask.n_layer, u->mask.n_head_kv, u->top, y, x);
-    if (h.kind == LAY_HIT_CELL && h.layer == u->cur_layer && h.kv_head == u->cur_head)
-        toggle_head(u); /* a second click on the cursor's cell */
-    else if (h.kind == LAY_HIT_CELL)
-        u->cur_layer = h.layer, u->cur_head = h.kv_head;
-    else if (h.kind == LAY_HIT_LAYER)
-        u->cur_layer = h.layer;
-    return no_cmd;
 }
 
 void ui_cmd_done(ui_state *u, const ui_cmd *c, int rc) {
