@@ -1,7 +1,7 @@
 /* test_ui_config.c — the explorer's config file (tui/ui_config.h) and the key and request names it
  * uses (tui/keymap.h): a full file as docs/explorer.md shows it, the defaults of an empty one, the
- * exact message of each kind of bad line (file, line, setting, value), a later binding of a key
- * replacing an earlier one, and bindings taking effect in UI_NORMAL only.
+ * (tests/fixtures/explorer.conf), exact message of each kind of bad line (file, line, setting, value), a
+ * later binding of a key replacing an earlier one, and bindings taking effect in UI_NORMAL only.
  */
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -16,22 +17,20 @@
 #include "keymap.h"
 #include "ui_config.h"
 
-/* The example file of docs/explorer.md ("Config file"). */
-static const char example[] = "# ~/.config/bosch/explorer.conf\n"
-                              "palette = blue-orange      # SWA heads orange: safe for colour-blind eyes\n"
-                              "mouse = on\n"
-                              "\n"
-                              "color.title = white,blue   # foreground,background\n"
-                              "color.dim = 244\n"
-                              "colour.accent = magenta\n"
-                              "bind.F5 = search\n"
-                              "bind.J = page_down\n"
-                              "bind.K = page_up\n"
-                              "bind.C-e = export\n"
-                              "bind.x = none              # x does nothing now\n";
+/* The example file of docs/explorer.md ("Config file"), tests/fixtures/explorer.conf. */
+static char example[4096];
+
+static void read_example(void) {
+    FILE *f = fopen(BOSCH_SOURCE_DIR "/tests/fixtures/explorer.conf", "r");
+    assert_non_null(f);
+    size_t n = fread(example, 1, sizeof example - 1, f);
+    example[n] = '\0';
+    fclose(f);
+}
 
 static void test_example(void **st) {
     (void)st;
+    read_example();
     ui_config c;
     char err[256] = "";
     if (ui_config_parse(&c, "explorer.conf", example, err, sizeof err)) fail_msg("%s", err);
