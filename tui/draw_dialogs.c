@@ -54,11 +54,6 @@ static void draw_colour_line(ui_state *u, int y, int x, int w, const char *t) {
 static void draw_help_commands(ui_state *u) {
     int nc;
     const cmdline_help_line *c = cmdline_help(&nc);
-    lay_rect r = layout_center(u->rows, u->cols, nc + 8, 78);
-    draw_box(&r, u, "Commands (: then Enter; / N jumps to layer N)");
-    int x = r.x + 2, w = r.w - 4, y = r.y + 1;
-    for (int i = 0; i < nc && y < r.y + r.h - 1; i++, y++)
-        draw_text(y, x, w, A_NORMAL, "  :%-19s %s", c[i].usage, c[i].help);
     char line[256];
     size_t o = (size_t)snprintf(line, sizeof line, "Keys of explorer.conf:");
     for (int i = 0; i < u->n_binds && o < sizeof line; i++) {
@@ -67,8 +62,13 @@ static void draw_help_commands(ui_state *u) {
         o += (size_t)snprintf(line + o, sizeof line - o, " %s %s", label,
                               keymap_request_name((ui_request)u->binds[i].req));
     }
-    y++;
-    if (u->n_binds) y += draw_wrap(y, x, w, 3, A_NORMAL, line);
+    const int w_max = 74, n_bind_lines = u->n_binds ? (int)(strlen(line) + w_max - 1) / w_max + 1 : 0;
+    lay_rect r = layout_center(u->rows, u->cols, nc + 4 + n_bind_lines, w_max + 4);
+    draw_box(&r, u, "Commands (: then Enter; / N jumps to layer N)");
+    int x = r.x + 2, w = r.w - 4, y = r.y + 1;
+    for (int i = 0; i < nc && y < r.y + r.h - 1; i++, y++)
+        draw_text(y, x, w, A_NORMAL, "  :%-19s %s", c[i].usage, c[i].help);
+    if (u->n_binds) draw_wrap(y + 1, x, w, 3, A_NORMAL, line);
     draw_text(r.y + r.h - 2, x, w, A_BOLD, "Press any key to close.");
 }
 
