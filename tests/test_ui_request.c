@@ -555,6 +555,11 @@ static void test_jump_and_f_keys(void **st) {
     type_line(u, "99");
     assert_int_equal(u->cur_layer, 7);
     assert_string_equal(u->msg, "no layer 99 (the model has layers 0-29)");
+    key(u, KEY_F(3)); /* htop's search key: the same prompt */
+    assert_int_equal(u->mode, UI_PROMPT);
+    assert_int_equal(u->prompt, PROMPT_JUMP);
+    type_line(u, "L3");
+    assert_int_equal(u->cur_layer, 3);
     key(u, KEY_F(1));
     assert_int_equal(u->mode, UI_HELP);
     key(u, 'x');

@@ -35,6 +35,7 @@ static const keymap_entry table[] = {
     {'o', REQ_LOAD_MASK, N, "o", NULL, "o:load"},
     {'u', REQ_UNDO, N, "u", "undo the last edit / jump to a layer / command line", "u:undo"},
     {'/', REQ_JUMP, N, "/", NULL, NULL},
+    {KEY_F(3), REQ_JUMP, N, "F3", NULL, NULL}, /* htop's F3 is its search */
     {':', REQ_COMMAND, N, ":", NULL, NULL},
     {'g', REQ_QUERY_VIEW, N, "g", "cells per query head / KV-cache context length", "g:view"},
     {'c', REQ_CONTEXT, N, "c", NULL, "c:ctx"},
