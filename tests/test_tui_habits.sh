@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_tui_habits.sh — the explorer's htop / vi habits, driven in tmux on the real model (as
-# test_tui.sh): mouse clicks and the wheel, `/` to jump to a layer, the `:` command line, F1 and
-# F10, the config file (palette, key binding, a bad line's message), at 80x24 and at 120x40.
+# test_tui.sh): mouse clicks and the wheel, `/` (and F3) to jump to a layer, the `:` command line,
+# F1 and F10, the config file (palette, key binding, a bad line's message), at 80x24 and at 120x40.
 #
 # Mouse: tmux cannot make a mouse event from the command line (send-keys -M only forwards one a
 # binding received), so the test types the bytes a terminal sends for one: the X10 encoding that
@@ -60,6 +60,9 @@ wait_for $S '^─ L4 kv1 .* 4-23/30' 5 && pass "80x24: /4 jumps to layer 4 and s
 T send-keys -t $S / 9 9 Enter
 wait_for $S 'no layer 99 \(the model has layers 0-29\)' 5 && pass "80x24: /99 is refused with the layer range" ||
     fail "jump refused"
+
+T send-keys -t $S F3 2 Enter
+wait_for $S '^─ L2 kv1' 5 && pass "80x24: F3 (htop's search) jumps too" || fail "F3 jump"
 
 T send-keys -t $S : w i n d o w Space 3 2
 wait_for $S '^:window 32' 5 && pass "80x24: : opens the command line on the footer" || fail "command prompt"
