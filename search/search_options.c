@@ -8,7 +8,7 @@
 #include "parse.h"
 #include "probes.h"
 
-#define MAX_TOKENS (1L << 24) /* longest --window, --sinks, --length */
+#define MAX_TOKENS SEARCH_OPTS_MAX_TOKENS
 
 typedef enum { K_REAL, K_INT, K_TOKENS, K_SEED, K_CHOICE, K_NAME } opt_kind;
 

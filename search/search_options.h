@@ -38,6 +38,9 @@ typedef enum {
     SOPT_COUNT
 } search_opt_id;
 
+/* Longest --window, --sinks and --length, tokens. */
+#define SEARCH_OPTS_MAX_TOKENS (1L << 24)
+
 /* Bit of an option in a set (search_opts.given, the `which` arguments). */
 #define SOPT_BIT(id) (1u << (id))
 /* Every option, and the subset a comparison takes (its plan sets ratio, preset and method). */
