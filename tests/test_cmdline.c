@@ -39,7 +39,7 @@ static void test_commands(void **st) {
     c = ok("window 64");
     assert_int_equal(c.kind, CMDLINE_WINDOW);
     assert_int_equal(c.window, 64);
-    assert_int_equal(ok("window 1048576").window, 1 << 20);
+    assert_int_equal(ok("window 16777216").window, 1 << 24);
     c = ok("load runs/my mask.csv"); /* the rest of the line: a path may hold blanks */
     assert_int_equal(c.kind, CMDLINE_LOAD);
     assert_string_equal(c.path, "runs/my mask.csv");
@@ -90,10 +90,10 @@ static void test_refusals(void **st) {
     refused("ratio -0.1", "ratio: bad value '-0.1' (need a number in [0, 1])");
     refused("ratio 0.5x", "ratio: bad value '0.5x' (need a number in [0, 1])");
     refused("ratio nan", "ratio: bad value 'nan' (need a number in [0, 1])");
-    refused("window 0", "window: bad value '0' (need tokens in [1, 1048576])");
-    refused("window 64.5", "window: bad value '64.5' (need tokens in [1, 1048576])");
-    refused("window -3", "window: bad value '-3' (need tokens in [1, 1048576])");
-    refused("window 1048577", "window: bad value '1048577' (need tokens in [1, 1048576])");
+    refused("window 0", "window: bad value '0' (need tokens in [1, 16777216])");
+    refused("window 64.5", "window: bad value '64.5' (need tokens in [1, 16777216])");
+    refused("window -3", "window: bad value '-3' (need tokens in [1, 16777216])");
+    refused("window 16777217", "window: bad value '16777217' (need tokens in [1, 16777216])");
     refused("load", "load: give a file name (:load FILE)");
     refused("export", "export: say what to export: mask, trace or layers");
     refused("export duo", "export: unknown 'duo' (mask, trace or layers)");

@@ -115,8 +115,8 @@ static int parse_args(const command *c, const char *args, int n_layer, cmdline_c
         return 0;
     case CMDLINE_WINDOW:
         if (parse_long(args, 1, CMDLINE_MAX_WINDOW, &v)) {
-            snprintf(err, errlen, "window: bad value '%.40s' (need tokens in [1, %d])", args,
-                     CMDLINE_MAX_WINDOW);
+            snprintf(err, errlen, "window: bad value '%.40s' (need tokens in [1, %ld])", args,
+                     (long)CMDLINE_MAX_WINDOW);
             return -1;
         }
         out->window = (int)v;

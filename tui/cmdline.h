@@ -4,7 +4,7 @@
  * Commands (the table in cmdline.c; `:help` shows it):
  *   :ratio R           the next search's ratio rho, R in [0, 1] (s opens the form with it)
  *   :window W          the SWA window of the working mask (held-out, ask, exports) and of the next
- *                      search, W tokens in [1, 1048576]
+ *                      search, W tokens in [1, SEARCH_OPTS_MAX_TOKENS]
  *   :load FILE         load a mask CSV (as o)
  *   :export NAME [FILE]  export NAME (mask, trace, layers: one row each in the export table); no
  *                      FILE: the file-name prompt opens with NAME's default
@@ -30,7 +30,7 @@ typedef enum {
     CMDLINE_HELP,
 } cmdline_kind;
 
-#define CMDLINE_MAX_WINDOW (1 << 20)
+#define CMDLINE_MAX_WINDOW SEARCH_OPTS_MAX_TOKENS /* as bosch search --window */
 
 typedef struct {
     cmdline_kind kind;
