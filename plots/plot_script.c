@@ -75,10 +75,13 @@ void plot_script_begin(plot_script *s, const char *name, const char *what, int w
                        "set border lc rgb \"#444444\"\n"
                        "set key outside right top box lc rgb \"#bbbbbb\"\n",
                        name, what, name, name, name, name, w, h, w, h);
-    /* lines in the Okabe-Ito colours (safe for colour-blind readers), then gnuplot's own */
+    /* lines 1-8 in the Okabe-Ito colours (safe for colour-blind readers) with filled points, 9-16 the
+       same colours dashed with open points, so 16 series stay apart */
     static const char *const okabe_ito[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
                                             "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
-    for (int i = 0; i < 8; i++)
-        plot_script_printf(s, "set linetype %d lc rgb \"%s\" lw 2 pt %d ps 1.2\n", i + 1, okabe_ito[i],
-                           (int[]){7, 5, 9, 11, 13, 15, 4, 6}[i]);
+    static const int filled[8] = {7, 5, 9, 11, 13, 15, 3, 1}, open[8] = {6, 4, 8, 10, 12, 14, 2, 3};
+    for (int i = 0; i < 16; i++)
+        plot_script_printf(s, "set linetype %d lc rgb \"%s\" lw 2 dt %d pt %d ps 1.2\n", i + 1,
+                           okabe_ito[i % 8], i < 8 ? 1 : 2, i < 8 ? filled[i] : open[i - 8]);
+    plot_script_printf(s, "set linetype cycle 16\n");
 }
