@@ -41,7 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (ui_config_parse(&c, "fuzz.conf", text, err, sizeof err) == 0) {
         if (c.n_binds < 0 || c.n_binds > UI_MAX_BINDS) abort();
         for (int i = 0; i < UI_N_PARTS; i++)
-            if (c.colour[i].fg < -1 || c.colour[i].fg > 255 || c.colour[i].bg < -1 || c.colour[i].bg > 255) abort();
+            if (c.colour[i].fg < -1 || c.colour[i].fg > 255 || c.colour[i].bg < -1 || c.colour[i].bg > 255)
+                abort();
     }
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) check_command(line);
     free(text);
