@@ -12,7 +12,6 @@
 # Needs tmux (skip with 77 when absent). Uses its own tmux server socket, killed on exit.
 set -u
 source "$(dirname "$0")/tui_lib.sh" test_tui_quit
-T new-session -d -s keep -x 80 -y 24 "sleep 3600" # keeps the server up between the sessions
 
 # start SESSION: the explorer at 80x24 in a fresh session; after it the pane's shell writes the
 # exit status to $WORK/SESSION.rc and its terminal modes to $WORK/SESSION.stty. One OpenMP thread:

@@ -5,7 +5,7 @@
 # makes BIN and MODEL absolute, sets the UTF-8 locale and TT (the terminal type inside tmux: tmux's
 # own when its terminfo entry is installed), makes the scratch folder WORK (/tmp/NAME.XXXXXX) and
 # a tmux server of its own (socket bosch-NAME-PID) that the exit trap kills, and defines:
-#   T ARGS...                      tmux on that server
+#   T ARGS...                      tmux on that server (kept up by a session _keep)
 #   pass MSG / fail MSG            print ok / FAIL (fail counts in $fails)
 #   screen SESSION                 the pane's text
 #   wait_for SESSION REGEX SECS    poll the pane until grep -E matches (else print it, return 1)
@@ -28,6 +28,9 @@ SOCK="bosch-$1-$$"
 T() { tmux -L "$SOCK" -f /dev/null "$@"; }
 cleanup() { T kill-server >/dev/null 2>&1; rm -rf "$WORK"; }
 trap cleanup EXIT
+# A session that outlives every other: tmux's server exits with its last session, and a test that
+# kills its only live session (or outlasts another's `sleep`, on a loaded machine) would lose it.
+T new-session -d -s _keep -x 80 -y 24 "sleep 86400"
 
 fails=0
 pass() { echo "ok: $*"; }
