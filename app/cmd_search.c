@@ -4,7 +4,7 @@
  *                [--window W] [--sinks S] [--seed N] [--budget1 B] [--budget3 B] [--restarts K]
  *                [--buckets N] [--samples N] [--length T] [--delta cumulative|marginal]
  *                [--stage1-k capped|spec] [--stage2 proportional|ranks]
- *                [--stage1 cascade|independent] [--device cpu|cuda|auto]
+ *                [--stage1 cascade|independent] [--granularity head|layer] [--device cpu|cuda|auto]
  *                [--force]
  *   bosch search [MODEL] --resume DIR [--device cpu|cuda|auto]
  *
@@ -122,10 +122,13 @@ static void usage(FILE *f) {
                "         [--restarts K] [--buckets N] [--samples N] [--length T]\n"
                "         [--delta cumulative|marginal] [--stage1-k capped|spec] [--calib single|mix]\n"
                "         [--stage2 proportional|ranks] [--stage1 cascade|independent]\n"
-               "         [--device cpu|cuda|auto] [--force]\n"
+               "         [--granularity head|layer] [--device cpu|cuda|auto] [--force]\n"
                "       bosch search [MODEL] --resume DIR [--device cpu|cuda|auto]\n"
                "  --out DIR: created if missing; must be writable; a folder that holds another run\n"
                "            (state, trace.csv, mask.csv, layers.csv, cache.tsv, results.csv) is refused\n"
+               "  --granularity: what BOSCH chooses: single KV heads (head, default) or whole layers\n"
+               "            (layer: every KV head of a layer SWA or none, round(ratio x layers) SWA layers,\n"
+               "            the masks a per-layer serving engine runs; docs/search.md)\n"
                "  --force:  overwrite the run in DIR (its state, trace, mask and layers are removed)\n"
                "  --resume: the search settings come from DIR/state (no other search option); the device\n"
                "            does not: it is a property of the run, taken from this command line, and must\n"
@@ -149,7 +152,8 @@ int cmd_search(int argc, char **argv) {
     int have_seed = 0, delta_marginal = -1, k_spec = -1, ranks = -1, indep = -1,
         calib_mix = -1;         /* -1: not given */
     const char *shaping = NULL; /* first search-shaping option given (rejected with --resume) */
-    int force = 0;
+    int force = 0, have_gran = 0;
+    search_granularity gran = SEARCH_GRANULARITY_HEAD;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -230,6 +234,13 @@ int cmd_search(int argc, char **argv) {
                 return 2;
             }
             indep = !strcmp(v, "independent");
+        } else if (!strcmp(a, "--granularity")) {
+            char gerr[128];
+            if (search_granularity_parse(v, &gran, gerr, sizeof gerr)) {
+                fprintf(stderr, "bosch search: --granularity: %s\n", gerr);
+                return 2;
+            }
+            have_gran = 1;
         } else if (!strcmp(a, "--calib")) {
             if (cli_parse_choice("search", a, v, "single", "mix", &calib_mix)) return 2;
         } else if (!strcmp(a, "--samples"))
@@ -345,6 +356,14 @@ int cmd_search(int argc, char **argv) {
             cli_restore_stop_signals(old_sa);
             return 2;
         }
+        if (have_gran && gran == SEARCH_GRANULARITY_LAYER && cfg.method != SEARCH_METHOD_BOSCH) {
+            fprintf(stderr, "bosch search: --granularity layer is for BOSCH, not the baseline '%s'\n",
+                    search_method_name(cfg.method));
+            model_free(m);
+            cli_restore_stop_signals(old_sa);
+            return 2;
+        }
+        if (have_gran) search_config_set_granularity(&cfg, gran);
         if (delta_marginal >= 0) cfg.delta_marginal = delta_marginal;
         if (k_spec >= 0) cfg.stage1_k_spec = k_spec;
         if (ranks >= 0) cfg.stage2_ranks = ranks;
@@ -439,10 +458,10 @@ int cmd_search(int argc, char **argv) {
     if (csv_mask_save(path, mask, m->name, m->hp.n_head, err, sizeof err) ||
         write_layers(out_dir, st, m->hp.n_layer, err, sizeof err))
         goto fail;
-    printf("status=done method=%s ratio=%.4f achieved_ratio=%.4f score=%.6f evals=%ld seconds=%.1f "
-           "mask=%s\n",
-           search_method_name(cfg.method), cfg.ratio, mask_ratio(mask), search_best_score(st),
-           search_n_evals(st), elapsed, path);
+    printf("status=done method=%s granularity=%s ratio=%.4f achieved_ratio=%.4f score=%.6f evals=%ld "
+           "seconds=%.1f mask=%s\n",
+           search_method_name(cfg.method), search_granularity_name(cfg.granularity), cfg.ratio,
+           mask_ratio(mask), search_best_score(st), search_n_evals(st), elapsed, path);
     rc = 0;
     goto done;
 fail:
