@@ -117,7 +117,8 @@ static int write_layers(const char *dir, const search_state *st, int n_layer, ch
 static void usage(FILE *f) {
     fprintf(f, "usage: bosch search [MODEL] --ratio R --out DIR [--preset tiny|default|paper]\n"
                "         [--method bosch|bosch_paper|bosch_indep|bosch_marginal|bosch_ranks|bosch_heads|\n"
-               "                   bosch_bucket|bosch_plus|rand|bme|intr|nll|ablation|fisher|locality|echo]\n"
+               "                   bosch_bucket|bosch_plus|bosch_layer|rand|bme|intr|nll|ablation|fisher|\n"
+               "                   locality|echo]\n"
                "         [--window W] [--sinks S] [--seed N] [--budget1 B] [--budget3 B]\n"
                "         [--restarts K] [--buckets N] [--samples N] [--length T]\n"
                "         [--delta cumulative|marginal] [--stage1-k capped|spec] [--calib single|mix]\n"
