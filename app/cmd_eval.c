@@ -6,6 +6,10 @@
  * temporary files of a killed run), with SIGINT/SIGTERM/SIGHUP held while it is written: an interrupted
  * run dies of the signal (130/143) and leaves no PATH.tmp.XXXXXX behind. MODEL may stand anywhere
  * among the options; every option value is checked in full, with a message naming option and value.
+ * Beside each row's kv_bytes, servable_kv: the KV bytes of the mask's servable projection (mask.h's
+ * mask_servable: what an engine with one window per layer runs), by the same kv_cache_bytes; with
+ * --servable the projection is also scored on the same samples (a second table, and rows
+ * METHOD+servable in the CSV).
  */
 #include <signal.h>
 #include <stdint.h>
@@ -36,7 +40,7 @@ typedef struct {
     int lengths[MAX_ITEMS];
     int n_lengths;
     haystack_kind haystack;
-    int samples, window, sinks, all_swa, keys, chat, quiet;
+    int samples, window, sinks, all_swa, keys, chat, quiet, servable;
     probe_split split;
     uint64_t seed;
     int seed_set;
@@ -66,6 +70,9 @@ static void eval_usage(FILE *f) {
             "                     in the last digits)\n"
             "  --precision P      CPU GEMM precision: fp32, bf16 or auto (default: bf16 where the CPU\n"
             "                     has bf16 hardware, else fp32)\n"
+            "  --servable         also score the mask's servable projection (a layer SWA only if all its\n"
+            "                     KV heads are: what a per-layer engine runs); every row shows its KV\n"
+            "                     bytes as servable_kv either way\n"
             "  --quiet            no progress bar\n",
             probe_task_name(PROBE_DEFAULT_TASK), haystack_kind_name(PROBE_DEFAULT_HAYSTACK),
             PROBE_DEFAULT_LENGTH, PROBE_DEFAULT_SAMPLES, PROBE_DEFAULT_WINDOW, PROBE_DEFAULT_SINKS,
@@ -95,8 +102,10 @@ static int parse_one(const char *a, const char *v, eval_opts *o, int *used) {
     long x = 0;
     int rc = 0, n;
     *used = 1;
-    if (!strcmp(a, "--all-swa") || !strcmp(a, "--no-chat") || !strcmp(a, "--quiet")) {
+    if (!strcmp(a, "--all-swa") || !strcmp(a, "--no-chat") || !strcmp(a, "--quiet") ||
+        !strcmp(a, "--servable")) {
         *used = 0;
+        if (!strcmp(a, "--servable")) o->servable = 1;
         if (!strcmp(a, "--all-swa")) o->all_swa = 1;
         if (!strcmp(a, "--no-chat")) o->chat = 0;
         if (!strcmp(a, "--quiet")) o->quiet = 1;
@@ -283,6 +292,20 @@ static int write_results(const char *path, const results_row *rows, int n, char 
     return rc;
 }
 
+/* --servable: the projection's table (the same columns; its kv_bytes is its servable_kv; n holds
+ * the samples). */
+static void print_servable(const results_row *srows, int n) {
+    printf("# servable projection, scored on the same samples (method %s)\n", n ? srows[0].method : "");
+    for (int i = 0; i < n; i++) {
+        char len_label[16];
+        probe_length_label(srows[i].length, len_label, sizeof len_label);
+        printf("%-14s %7s %7.1f%% %10.4f %8d %14llu %14llu %9s\n", srows[i].task, len_label,
+               100.0 * srows[i].accuracy, srows[i].score, (int)srows[i].n,
+               (unsigned long long)srows[i].kv_bytes, (unsigned long long)srows[i].kv_bytes, "-");
+    }
+    fflush(stdout);
+}
+
 int cmd_eval(int argc, char **argv) {
     eval_opts o;
     int prc = parse_opts(argc, argv, &o);
@@ -317,15 +340,28 @@ int cmd_eval(int argc, char **argv) {
     }
     const char *method = o.method ? o.method : o.mask_path ? o.mask_path : o.all_swa ? "all_swa" : "full";
     double ratio = mask_ratio(&mask);
-    results_row rows[MAX_ITEMS * MAX_ITEMS];
-    int n_rows = 0;
+    results_row rows[2 * MAX_ITEMS * MAX_ITEMS], srows[MAX_ITEMS * MAX_ITEMS];
+    int n_rows = 0, n_srows = 0;
+    attn_mask serv = {0};
+    char smethod[512];
+    snprintf(smethod, sizeof smethod, "%s+servable", method);
+    if (mask_servable(&serv, &mask)) {
+        fprintf(stderr, "bosch eval: cannot allocate the servable projection\n");
+        mask_free(&mask);
+        backend_free(dev);
+        model_free(m);
+        return 1;
+    }
 
     printf("# model %s  method %s  ratio %.4f  window %d  sinks %d  split %s  seed %llu  haystack %s  device "
            "%s\n",
            m->name, method, ratio, mask.window, mask.sinks, probe_split_name(o.split),
            (unsigned long long)o.seed, haystack_kind_name(o.haystack), backend_device_name(device));
-    printf("%-14s %7s %8s %10s %8s %14s %9s\n", "task", "length", "accuracy", "score", "samples", "kv_bytes",
-           "seconds");
+    printf("# servable projection (one window per layer): %d of %d layers SWA, ratio %.4f%s\n",
+           mask_count_swa_layers(&serv), serv.n_layer, mask_ratio(&serv),
+           o.servable ? " (scored below)" : "");
+    printf("%-14s %7s %8s %10s %8s %14s %14s %9s\n", "task", "length", "accuracy", "score", "samples",
+           "kv_bytes", "servable_kv", "seconds");
     fflush(stdout);
 
     int rc = 0, total = o.n_tasks * o.n_lengths * o.samples, done = 0;
@@ -349,7 +385,7 @@ int cmd_eval(int argc, char **argv) {
                 break;
             }
             eval_sample *es = malloc((size_t)set.n * sizeof *es);
-            double acc = 0, score = 0, t_group = base_now_s();
+            double acc = 0, score = 0, sacc = 0, sscore = 0, t_group = base_now_s();
             if (!es)
                 rc = 1;
             else
@@ -364,6 +400,13 @@ int cmd_eval(int argc, char **argv) {
                     fprintf(stderr, "\nbosch eval: %s: %s\n", label, err);
                     rc = 1;
                 }
+                eval_result rs = {0}; /* the projection on the same sample (prefix reuse: same evaluator) */
+                if (!rc && o.servable && evaluator_score(ev, &serv, &rs, NULL, err, sizeof err)) {
+                    fprintf(stderr, "\nbosch eval: %s (servable): %s\n", label, err);
+                    rc = 1;
+                }
+                sacc += rs.accuracy;
+                sscore += rs.score;
                 evaluator_free(ev);
                 if (!rc) {
                     acc += r.accuracy;
@@ -376,8 +419,10 @@ int cmd_eval(int argc, char **argv) {
                 acc /= set.n;
                 score /= set.n;
                 uint64_t kvb = kv_cache_bytes(&m->hp, &mask, cfg.length_tokens, 4);
-                printf("%-14s %7s %7.1f%% %10.4f %8d %14llu %9.1f\n", probe_task_name(cfg.task), len_label,
-                       100.0 * acc, score, set.n, (unsigned long long)kvb, base_now_s() - t_group);
+                uint64_t skvb = kv_cache_bytes(&m->hp, &serv, cfg.length_tokens, 4);
+                printf("%-14s %7s %7.1f%% %10.4f %8d %14llu %14llu %9.1f\n", probe_task_name(cfg.task),
+                       len_label, 100.0 * acc, score, set.n, (unsigned long long)kvb,
+                       (unsigned long long)skvb, base_now_s() - t_group);
                 fflush(stdout);
                 rows[n_rows++] = (results_row){.method = method,
                                                .ratio = ratio,
@@ -386,10 +431,23 @@ int cmd_eval(int argc, char **argv) {
                                                .accuracy = acc,
                                                .score = score,
                                                .kv_bytes = kvb};
+                srows[n_srows++] = (results_row){.method = smethod,
+                                                 .ratio = mask_ratio(&serv),
+                                                 .task = probe_task_name(cfg.task),
+                                                 .length = cfg.length_tokens,
+                                                 .n = set.n,
+                                                 .accuracy = sacc / set.n,
+                                                 .score = sscore / set.n,
+                                                 .kv_bytes = skvb};
             }
             free(es);
             probe_set_free(&set);
         }
+    if (o.servable && !rc) { /* its table, and its rows after the mask's in the CSV */
+        print_servable(srows, n_srows);
+        memcpy(rows + n_rows, srows, sizeof srows[0] * (size_t)n_srows);
+        n_rows += n_srows;
+    }
     if (want_csv && !rc) {
         if (write_results(o.out_path, rows, n_rows, err, sizeof err)) {
             fprintf(stderr, "bosch eval: %s\n", err);
@@ -397,6 +455,7 @@ int cmd_eval(int argc, char **argv) {
         } else if (!o.quiet)
             fprintf(stderr, "results: %s\n", o.out_path);
     }
+    mask_free(&serv);
     mask_free(&mask);
     backend_free(dev);
     model_free(m);
