@@ -49,6 +49,16 @@ wait_for $S 'ρ 0.011: 1/90 KV heads SWA' 5 && pass "ratio follows the toggle" |
 T send-keys -t $S Up Right T
 wait_for $S '^.28  ░░\[░░\]░░' 5 && pass "T turns the whole layer 28 SWA" || fail "toggle layer"
 wait_for $S '4/90 KV heads SWA' 5 && pass "ratio after the layer toggle" || fail "layer ratio"
+# The KV line: head level 4 SWA heads (L28 whole, L29 kv0), servable 3 (L28 only), computed here from
+# the shape (90 heads of 64 dims, fp32 K and V: 512 bytes a slot; 8k context; W from the mask line).
+W=$(screen $S | grep -Eo 'KV heads SWA, W [0-9]+' | grep -Eo '[0-9]+$')
+want=$(awk -v w="$W" 'BEGIN { full = 90 * 8192; s = 8192 - w;
+    printf "KV@8k: %.1f of %.1f MiB (-%.1f%%) layers -%.1f%%", (full - 4 * s) * 512 / 1048576, full * 512 / 1048576,
+        100 * 4 * s / full, 100 * 3 * s / full }')
+screen $S | grep -qF "$want" && pass "KV line shows the servable saving: $want" || fail "KV line: want '$want'"
+T send-keys -t $S V
+wait_for $S 'held-out per-layer: acc [01]\.[0-9]{2}' 300 && pass "V scores the servable projection" ||
+    fail "V: no servable held-out result"
 T send-keys -t $S u
 wait_for $S '1/90 KV heads SWA' 5 && pass "undo restores the previous mask" || fail "undo"
 
@@ -117,6 +127,11 @@ wait_for $S '1/90 KV heads SWA' 5 && pass "u undoes the load" || fail "undo afte
 # 5. Search: start (defaults: ratio 0.5, tiny preset), let it evaluate, pause, check the counter.
 T send-keys -t $S s
 wait_for $S 'Start a BOSCH search' 5 || fail "start form"
+T send-keys -t $S Tab Tab Tab Right # the granularity: whole layers, round(0.5 x 30) = 15 of them
+wait_for $S 'granularity +< whole layers >' 5 && wait_for $S '15 of 30 layers \(all their KV heads\) will become SWA' 5 &&
+    pass "the start form offers whole layers" || fail "start form: granularity"
+T send-keys -t $S Left Tab # back to KV heads, and to the ratio
+wait_for $S 'granularity +< KV heads >' 5 || fail "start form: back to KV heads"
 T send-keys -t $S Enter
 wait_for $S '\[searching\]' 60 && pass "search starts" || fail "search start"
 # Keys answer while an evaluation computes: move the cursor and time the redraw (tmux adds its own

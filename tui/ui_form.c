@@ -1,5 +1,6 @@
-/* ui_form.c — the start-a-search form (UI_START): ratio, preset and window of a new search, as a
- * pure function of the UI state (ui_request.h). Drawn by draw_dialogs.c. */
+/* ui_form.c — the start-a-search form (UI_START): ratio, preset, window and granularity (single KV
+ * heads, or whole layers as `bosch search --granularity layer`) of a new search, as a pure function
+ * of the UI state (ui_request.h). Drawn by draw_dialogs.c. */
 #define _GNU_SOURCE
 #include <stdio.h>
 
@@ -12,7 +13,7 @@ const int ui_n_ratios = 4;
 const char *const ui_presets[] = {"tiny", "default", "paper"};
 const int ui_n_presets = 3;
 
-#define FORM_FIELDS 3 /* ratio, preset, window */
+#define FORM_FIELDS 4 /* ratio, preset, window, granularity */
 #define FORM_MAX_WINDOW (1 << 20)
 
 /* The window of preset i for the model (the probes' default when it cannot be applied). */
@@ -42,6 +43,7 @@ static void form_step(ui_state *u, int d) {
         long w = d > 0 ? (long)u->form_window * 2 : u->form_window / 2;
         if (w >= 1 && w <= FORM_MAX_WINDOW) u->form_window = (int)w;
     }
+    if (u->form_field == 3) u->form_granularity = !u->form_granularity; /* two values: heads, layers */
 }
 
 static ui_cmd form_accept(ui_state *u) {
@@ -51,7 +53,10 @@ static ui_cmd form_accept(ui_state *u) {
         return c;
     }
     c.kind = UI_CMD_START_SEARCH;
-    c.req = (worker_search_req){.ratio = ui_ratios[u->form_ratio_i], .window = u->form_window, .sinks = 0};
+    c.req = (worker_search_req){.ratio = ui_ratios[u->form_ratio_i],
+                                .window = u->form_window,
+                                .sinks = 0,
+                                .granularity = u->form_granularity};
     snprintf(c.req.preset, sizeof c.req.preset, "%s", ui_presets[u->form_preset_i]);
     u->mode = UI_NORMAL;
     return c;

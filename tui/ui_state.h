@@ -16,7 +16,7 @@ enum { UI_CMP_DIFF = 1, UI_CMP_LOAD = 2 };
 typedef enum {
     UI_NORMAL = 0,
     UI_HELP,         /* help overlay: keys and colours */
-    UI_START,        /* start-a-search form: ratio, preset, window */
+    UI_START,        /* start-a-search form: ratio, preset, window, granularity */
     UI_EXPORT,       /* export menu: m mask, t trace, l layers */
     UI_PROMPT,       /* file-name prompt (export / load) */
     UI_FILL,         /* fill the cursor's layer: digit = SWA KV heads */
@@ -50,6 +50,7 @@ typedef struct {
 
     ui_mode mode;
     int form_field, form_ratio_i, form_preset_i, form_window; /* UI_START */
+    int form_granularity;                                     /* UI_START: 0 heads, 1 whole layers */
     prompt_kind prompt;
     char input[256];
     int input_len;
