@@ -104,7 +104,7 @@ expect2() { # expect2 MESSAGE ARGS...: exit 2 with MESSAGE on stderr
     local r=$?
     [[ $r -eq 2 ]] && grep -qF -- "$msg" "$WORK/x.out" && pass "refused: $msg" || fail "$* -> $r: $(cat "$WORK/x.out")"
 }
-expect2 "--granularity: unknown granularity 'rows' (valid: head, layer)" --ratio 0.5 --out "$WORK/x" --granularity rows
+expect2 "--granularity: bad value 'rows' (need head or layer)" --ratio 0.5 --out "$WORK/x" --granularity rows
 expect2 "--granularity layer is for BOSCH, not the baseline 'intr'" --ratio 0.5 --out "$WORK/x2" \
     --granularity layer --method intr --device cpu
 
