@@ -233,6 +233,24 @@ wait_for nomodel '^EXIT=1' 10 && pass "load error: exit status 1" || fail "load 
 screen nomodel | grep -q 'missing.gguf' && pass "load error printed after the terminal is restored" ||
     fail "load error message"
 
+# 12. A search over whole layers from the start form: the log names it, stage 1 probes whole layers.
+start layers 100 40 TERM=$TT
+if wait_for layers '\[ready\]' 180; then
+    T send-keys -t layers s
+    wait_for layers 'Start a BOSCH search' 5 || fail "layers: start form"
+    T send-keys -t layers Tab Tab Tab Right Enter
+    wait_for layers 'search: BOSCH by layers' 120 && pass "the explorer starts a layer-granularity search" ||
+        fail "layers: no layer search in the log"
+    wait_for layers 'Stage 1, whole layers: layer [0-9]+ goes SWA' 300 &&
+        pass "the teaching text explains the whole-layer probes" || fail "layers: teaching text"
+    T send-keys -t layers q
+    wait_for layers 'is not exported' 10 && T send-keys -t layers y
+    wait_for layers '^EXIT=0' 60 || fail "layers: quit"
+    T kill-session -t layers
+else
+    fail "layers: the model never loaded"
+fi
+
 if ((fails)); then
     echo "$fails check(s) failed"
     exit 1

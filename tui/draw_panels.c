@@ -82,6 +82,8 @@ void draw_stage(ui_state *u) {
         snprintf(line, sizeof line, "Stage 1/3: probing layer %d", s->probe_layer);
     } else if (s->stage == 2) {
         snprintf(line, sizeof line, "Stage 2/3: ratios from drops");
+    } else if (s->stage == 3 && s->granularity) {
+        snprintf(line, sizeof line, "Stage 3/3: swapping whole layers");
     } else if (s->stage == 3) {
         snprintf(line, sizeof line, "Stage 3/3: bucket %d", s->group);
     } else {
