@@ -6,6 +6,10 @@
  * temporary files of a killed run), with SIGINT/SIGTERM/SIGHUP held while it is written: an interrupted
  * run dies of the signal (130/143) and leaves no PATH.tmp.XXXXXX behind. MODEL may stand anywhere
  * among the options; every option value is checked in full, with a message naming option and value.
+ * Beside each row's kv_bytes, servable_kv: the KV bytes of the mask's servable projection (mask.h's
+ * mask_servable: what an engine with one window per layer runs), by the same kv_cache_bytes; with
+ * --servable the projection is also scored on the same samples (a second table, and rows
+ * METHOD+servable in the CSV).
  */
 #include <signal.h>
 #include <stdint.h>
@@ -36,7 +40,7 @@ typedef struct {
     int lengths[MAX_ITEMS];
     int n_lengths;
     haystack_kind haystack;
-    int samples, window, sinks, all_swa, keys, chat, quiet;
+    int samples, window, sinks, all_swa, keys, chat, quiet, servable;
     probe_split split;
     uint64_t seed;
     int seed_set;
@@ -65,6 +69,9 @@ static void eval_usage(FILE *f) {
             "                     in the last digits)\n"
             "  --precision P      CPU GEMM precision: fp32, bf16 or auto (default: bf16 where the CPU\n"
             "                     has bf16 hardware, else fp32)\n"
+            "  --servable         also score the mask's servable projection (a layer SWA only if all its\n"
+            "                     KV heads are: what a per-layer engine runs); every row shows its KV\n"
+            "                     bytes as servable_kv either way\n"
             "  --quiet            no progress bar\n",
             probe_task_name(PROBE_DEFAULT_TASK), haystack_kind_name(PROBE_DEFAULT_HAYSTACK),
             PROBE_DEFAULT_LENGTH, PROBE_DEFAULT_SAMPLES, PROBE_DEFAULT_WINDOW, PROBE_DEFAULT_SINKS,
@@ -93,7 +100,10 @@ static int parse_tasks(const char *opt, const char *v, eval_opts *o) {
 static int eval_option(cmd_env *e, void *opts, const char *a, const char *v) {
     eval_opts *o = opts;
     int rc = 0, n;
-    int *flag = !strcmp(a, "--all-swa") ? &o->all_swa : !strcmp(a, "--quiet") ? &o->quiet : NULL;
+    int *flag = !strcmp(a, "--all-swa")    ? &o->all_swa
+                : !strcmp(a, "--quiet")    ? &o->quiet
+                : !strcmp(a, "--servable") ? &o->servable
+                                           : NULL;
     if (flag || !strcmp(a, "--no-chat")) {
         if (flag)
             *flag = 1;
@@ -257,13 +267,16 @@ typedef struct {
     const model *m;
     const backend *be;
     const attn_mask *mask;
+    const attn_mask *serv; /* the mask's servable projection (scored with --servable) */
     const char *method;
     int done, total;
     double t0;
 } eval_run_ctx;
 
-/* Score the mask on one (task, length) cell: a row on stdout and in *row. 0, or -1 (printed). */
-static int eval_cell(eval_run_ctx *c, probe_task task, int length, results_row *row) {
+/* Score the mask on one (task, length) cell: a row on stdout and in *row; with --servable its
+ * projection too, on the same samples, into *srow (method and n left to the caller). 0, or -1
+ * (printed). */
+static int eval_cell(eval_run_ctx *c, probe_task task, int length, results_row *row, results_row *srow) {
     const eval_opts *o = c->o;
     probe_config cfg = probe_config_default();
     cfg.task = task;
@@ -281,7 +294,7 @@ static int eval_cell(eval_run_ctx *c, probe_task task, int length, results_row *
         return -1;
     }
     eval_sample *es = malloc((size_t)set.n * sizeof *es);
-    double acc = 0, score = 0, t_group = base_now_s();
+    double acc = 0, score = 0, sacc = 0, sscore = 0, t_group = base_now_s();
     int rc = es ? 0 : -1;
     if (es) probe_set_eval_samples(&set, es);
     /* One evaluator per sample keeps memory at one sequence and lets the bar move. */
@@ -294,15 +307,23 @@ static int eval_cell(eval_run_ctx *c, probe_task task, int length, results_row *
             fprintf(stderr, "\nbosch eval: %s: %s\n", label, err);
             rc = -1;
         }
+        eval_result rs = {0}; /* the projection on the same sample (prefix reuse: same evaluator) */
+        if (!rc && o->servable && evaluator_score(ev, c->serv, &rs, NULL, err, sizeof err)) {
+            fprintf(stderr, "\nbosch eval: %s (servable): %s\n", label, err);
+            rc = -1;
+        }
+        sacc += rs.accuracy, sscore += rs.score;
         evaluator_free(ev);
         if (!rc) acc += r.accuracy, score += r.score, c->done++;
     }
     progress(o->quiet, c->done, c->total, label, c->t0);
     if (!rc) {
         acc /= set.n, score /= set.n;
-        uint64_t kvb = kv_cache_bytes(&c->m->hp, c->mask, length, 4);
-        printf("%-14s %7s %7.1f%% %10.4f %8d %14llu %9.1f\n", probe_task_name(task), len_label, 100.0 * acc,
-               score, set.n, (unsigned long long)kvb, base_now_s() - t_group);
+        uint64_t kvb = kv_cache_bytes(&c->m->hp, c->mask, length, 4),
+                 skvb = kv_cache_bytes(&c->m->hp, c->serv, length, 4);
+        printf("%-14s %7s %7.1f%% %10.4f %8d %14llu %14llu %9.1f\n", probe_task_name(task), len_label,
+               100.0 * acc, score, set.n, (unsigned long long)kvb, (unsigned long long)skvb,
+               base_now_s() - t_group);
         fflush(stdout);
         *row = (results_row){.method = c->method,
                              .ratio = mask_ratio(c->mask),
@@ -311,10 +332,31 @@ static int eval_cell(eval_run_ctx *c, probe_task task, int length, results_row *
                              .accuracy = acc,
                              .score = score,
                              .kv_bytes = kvb};
+        *srow = (results_row){.ratio = mask_ratio(c->serv),
+                              .task = probe_task_name(task),
+                              .length = length,
+                              .n = set.n,
+                              .accuracy = sacc / set.n,
+                              .score = sscore / set.n,
+                              .kv_bytes = skvb};
     }
     free(es);
     probe_set_free(&set);
     return rc;
+}
+
+/* --servable: the projection's table (the same columns; its kv_bytes is its servable_kv; n holds
+ * the samples). */
+static void print_servable(const char *method, const results_row *srows, int n) {
+    printf("# servable projection, scored on the same samples (method %s)\n", method);
+    for (int i = 0; i < n; i++) {
+        char len_label[16];
+        probe_length_label(srows[i].length, len_label, sizeof len_label);
+        printf("%-14s %7s %7.1f%% %10.4f %8d %14llu %14llu %9s\n", srows[i].task, len_label,
+               100.0 * srows[i].accuracy, srows[i].score, (int)srows[i].n,
+               (unsigned long long)srows[i].kv_bytes, (unsigned long long)srows[i].kv_bytes, "-");
+    }
+    fflush(stdout);
 }
 
 static int eval_run(cmd_env *e, void *opts) {
@@ -326,20 +368,39 @@ static int eval_run(cmd_env *e, void *opts) {
         fprintf(stderr, "bosch eval: %s\n", err);
         return 1;
     }
-    eval_run_ctx c = {o, m, e->be, &mask, NULL, 0, o->n_tasks * o->n_lengths * o->samples, base_now_s()};
+    attn_mask serv = {0};
+    if (mask_servable(&serv, &mask)) {
+        fprintf(stderr, "bosch eval: cannot allocate the servable projection\n");
+        mask_free(&mask);
+        return 1;
+    }
+    eval_run_ctx c = {o,           m, e->be, &mask, &serv, NULL, 0, o->n_tasks * o->n_lengths * o->samples,
+                      base_now_s()};
     c.method = o->method ? o->method : o->mask_path ? o->mask_path : o->all_swa ? "all_swa" : "full";
+    char smethod[512];
+    snprintf(smethod, sizeof smethod, "%s+servable", c.method);
     printf("# model %s  method %s  ratio %.4f  window %d  sinks %d  split %s  seed %llu  haystack %s  device "
            "%s\n",
            m->name, c.method, mask_ratio(&mask), mask.window, mask.sinks, probe_split_name(o->split),
            (unsigned long long)o->seed, haystack_kind_name(o->haystack), backend_device_name(e->device));
-    printf("%-14s %7s %8s %10s %8s %14s %9s\n", "task", "length", "accuracy", "score", "samples", "kv_bytes",
-           "seconds");
+    printf("# servable projection (one window per layer): %d of %d layers SWA, ratio %.4f%s\n",
+           mask_count_swa_layers(&serv), serv.n_layer, mask_ratio(&serv),
+           o->servable ? " (scored below)" : "");
+    printf("%-14s %7s %8s %10s %8s %14s %14s %9s\n", "task", "length", "accuracy", "score", "samples",
+           "kv_bytes", "servable_kv", "seconds");
     fflush(stdout);
-    results_row rows[MAX_ITEMS * MAX_ITEMS];
+    results_row rows[2 * MAX_ITEMS * MAX_ITEMS], srows[MAX_ITEMS * MAX_ITEMS];
     int rc = 0, n_rows = 0;
     for (int ti = 0; ti < o->n_tasks && !rc; ti++)
-        for (int li = 0; li < o->n_lengths && !rc; li++)
-            rc = eval_cell(&c, o->tasks[ti], o->lengths[li], &rows[n_rows++]) ? 1 : 0;
+        for (int li = 0; li < o->n_lengths && !rc; li++, n_rows++) {
+            rc = eval_cell(&c, o->tasks[ti], o->lengths[li], &rows[n_rows], &srows[n_rows]) ? 1 : 0;
+            srows[n_rows].method = smethod;
+        }
+    if (o->servable && !rc) { /* its table, and its rows after the mask's in the CSV */
+        print_servable(smethod, srows, n_rows);
+        memcpy(rows + n_rows, srows, sizeof srows[0] * (size_t)n_rows);
+        n_rows *= 2;
+    }
     if (strcmp(o->out_path, "-") && !rc) {
         if (write_results(o->out_path, rows, n_rows, err, sizeof err)) {
             fprintf(stderr, "bosch eval: %s\n", err);
@@ -347,6 +408,7 @@ static int eval_run(cmd_env *e, void *opts) {
         } else if (!o->quiet)
             fprintf(stderr, "results: %s\n", o->out_path);
     }
+    mask_free(&serv);
     mask_free(&mask);
     return rc;
 }

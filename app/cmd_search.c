@@ -4,7 +4,7 @@
  *                [--window W] [--sinks S] [--seed N] [--budget1 B] [--budget3 B] [--restarts K]
  *                [--buckets N] [--samples N] [--length T] [--delta cumulative|marginal]
  *                [--stage1-k capped|spec] [--stage2 proportional|ranks]
- *                [--stage1 cascade|independent] [--device cpu|cuda|auto]
+ *                [--stage1 cascade|independent] [--granularity head|layer] [--device cpu|cuda|auto]
  *                [--force]
  *   bosch search [MODEL] --resume DIR [--device cpu|cuda|auto]
  *
@@ -298,10 +298,10 @@ static int search_finish(cmd_env *e, const search_cli *o, search_run_state *r, i
     if (csv_mask_save(path, mask, m->name, m->hp.n_head, err, errlen) ||
         write_layers(o->out_dir, r->st, m->hp.n_layer, err, errlen))
         return -1;
-    printf("status=done method=%s ratio=%.4f achieved_ratio=%.4f score=%.6f evals=%ld seconds=%.1f "
-           "mask=%s\n",
-           search_method_name(o->cfg.method), o->cfg.ratio, mask_ratio(mask), search_best_score(r->st),
-           search_n_evals(r->st), elapsed, path);
+    printf("status=done method=%s granularity=%s ratio=%.4f achieved_ratio=%.4f score=%.6f evals=%ld "
+           "seconds=%.1f mask=%s\n",
+           search_method_name(o->cfg.method), search_granularity_name(o->cfg.granularity), o->cfg.ratio,
+           mask_ratio(mask), search_best_score(r->st), search_n_evals(r->st), elapsed, path);
     return 0;
 }
 

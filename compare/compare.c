@@ -47,9 +47,11 @@ int compare_plan_preset(compare_plan *p, const char *preset, const model *m, cha
     static const probe_task tasks3[] = {PROBE_NIAH_SINGLE, PROBE_NIAH_MULTIKEY, PROBE_PASSKEY};
     /* niah_multikey on prose: the haystack where the full model finds the key (docs/probes.md) */
     static const haystack_kind hay3[] = {HAYSTACK_NOISE, HAYSTACK_TEXT, HAYSTACK_NOISE};
-    static const char *const all_methods[] = {
-        "bosch", "bosch_paper", "bosch_indep", "bosch_heads", "bosch_bucket", "bosch_plus", "rand",
-        "bme",   "intr",        "nll",         "ablation",    "fisher",       "locality",   "echo"};
+    /* bosch_layer (BOSCH over whole layers) stands beside the layer-level baselines rand .. nll */
+    static const char *const all_methods[] = {"bosch",        "bosch_paper", "bosch_indep", "bosch_heads",
+                                              "bosch_bucket", "bosch_plus",  "bosch_layer", "rand",
+                                              "bme",          "intr",        "nll",         "ablation",
+                                              "fisher",       "locality",    "echo"};
     const int n_all = (int)(sizeof all_methods / sizeof all_methods[0]);
     const double ratios[] = {0.25, 0.5, 0.75, 0.875};
     if (!strcmp(preset, "bench")) {

@@ -42,4 +42,13 @@ uint64_t mask_hash(const attn_mask *m);
 /* z as a string of '1'/'0', row-major, layers separated by '/', into buf (needs L*(H+1) bytes). */
 void mask_to_string(const attn_mask *m, char *buf, size_t cap);
 
+/* The servable projection (mask_servable.c): what an engine with one window per layer can run
+ * (llama.cpp's sliding_window_pattern, Hugging Face layer_types, TensorRT-LLM's per-layer
+ * max_attention_window). A layer stays SWA only if every one of its KV heads is SWA in src;
+ * otherwise the whole layer is full. dst is uninitialised and allocated here with src's shape,
+ * window and sinks (free with mask_free). 0, or -1 (NULL argument, bad shape, OOM). */
+int mask_servable(attn_mask *dst, const attn_mask *src);
+/* Layers whose every KV head is SWA (the SWA layers of the servable projection). */
+int mask_count_swa_layers(const attn_mask *m);
+
 #endif

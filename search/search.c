@@ -12,6 +12,11 @@
 
 /* ---- create / free ------------------------------------------------------------------------ */
 
+/* BOSCH over whole layers (search_config.granularity; search_layers.c). */
+static int layer_mode(const search_config *cfg) {
+    return cfg->method == SEARCH_METHOD_BOSCH && cfg->granularity == SEARCH_GRANULARITY_LAYER;
+}
+
 int search_create(search_state **out, const search_config *cfg, int n_layer, int n_head_kv,
                   const search_objective *obj, const model *m, search_listener listener, void *user,
                   char *err, size_t errlen) {
@@ -45,6 +50,11 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
     if (!cfg->stage1_k_spec && cfg->ratio < 1 && st->k1 > n_head_kv - 1) st->k1 = n_head_kv - 1;
     if (st->k1 < 1) st->k1 = 1;
     if (st->k1 > n_head_kv) st->k1 = n_head_kv;
+    if (layer_mode(cfg)) { /* whole layers: probe each with every head SWA; round(rho * L) layers */
+        st->k1 = n_head_kv;
+        st->target_swa = lround(cfg->ratio * n_layer) * n_head_kv;
+    }
+    st->sw_span = 1;
     size_t L = (size_t)n_layer;
     if (mask_init(&st->result, n_layer, n_head_kv, cfg->window, cfg->sinks, ATTN_FULL) ||
         mask_init(&st->cand, n_layer, n_head_kv, cfg->window, cfg->sinks, ATTN_FULL) ||
@@ -66,7 +76,7 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
     st->importance = calloc(L * (size_t)n_head_kv, sizeof(double));
     st->sw_units = calloc(L * (size_t)n_head_kv, sizeof(int));
     st->sw_sol = calloc(L * (size_t)n_head_kv, 1);
-    if (cfg->stage1_singles) {
+    if (cfg->stage1_singles && !layer_mode(cfg)) {
         st->head_drop = malloc(sizeof(double) * L * (size_t)n_head_kv);
         st->head_fisher = malloc(sizeof(double) * L * (size_t)n_head_kv);
         if (!st->head_drop || !st->head_fisher) goto oom;
@@ -163,6 +173,13 @@ static uint64_t stage3_init_bits(uint64_t s1, int k, int H) {
 static void build_groups(search_state *st) {
     st->n_groups = 0;
     int n = 0;
+    if (layer_mode(&st->cfg)) { /* one group: every layer, the count of SWA layers fixed */
+        for (int l = 0; l < st->L; l++) st->group_layers[l] = l;
+        st->group_start[0] = 0, st->group_start[1] = st->L;
+        st->group_bucket[0] = 0;
+        st->n_groups = 1;
+        return;
+    }
     for (int b = 0; b <= st->H; b++) {
         int start = n;
         for (int l = 0; l < st->L; l++)
@@ -231,11 +248,14 @@ static int step_stage2(search_state *st, char *err, size_t errlen) {
     for (int l = 0; l < st->L; l++)
         st->delta[l] =
             (st->cfg.delta_marginal && l + 1 < st->L ? st->s_best[l + 1] : st->s_full) - st->s_best[l];
+    /* at layer granularity a layer is one unit: n_swa is 0 or 1 layer, then 0 or H heads */
+    const int units = layer_mode(&st->cfg) ? 1 : st->H;
     if ((st->cfg.stage2_ranks ? search_stage2_assign_ranks : search_stage2_assign)(
-            st->delta, st->L, st->H, st->cfg.ratio, st->cfg.n_buckets, st->weight, st->n_swa, st->bucket)) {
+            st->delta, st->L, units, st->cfg.ratio, st->cfg.n_buckets, st->weight, st->n_swa, st->bucket)) {
         snprintf(err, errlen, "search: stage 2 failed (ratio %g, %d layers)", st->cfg.ratio, st->L);
         return -1;
     }
+    for (int l = 0; l < st->L; l++) st->n_swa[l] *= st->H / units;
     st->stage2_done = 1;
     for (int l = 0; l < st->L; l++) {
         ev = search_event_new(st, SEARCH_EV_LAYER_STATS, 2);
@@ -277,13 +297,15 @@ static int step_stage3_group_heads(search_state *st, char *err, size_t errlen) {
     int *layers = st->group_layers + st->group_start[g];
     const int m = st->group_start[g + 1] - st->group_start[g];
     if (!st->sw) {
-        if (search_heads_group_begin(st, g, err, errlen)) return -1;
+        if (layer_mode(&st->cfg) ? search_layers_group_begin(st, err, errlen)
+                                 : search_heads_group_begin(st, g, err, errlen))
+            return -1;
         st->best_norm = -INFINITY;
         search_event ev = search_event_new(st, SEARCH_EV_GROUP_START, 3);
         ev.group = st->group_bucket[g];
         ev.n_layers_in_group = m;
         ev.group_layers = layers;
-        ev.eval_budget = st->cfg.stage3_budget_per_group;
+        ev.eval_budget = swap_budget(st->sw);
         ev.mask = &st->result;
         search_emit(st, &ev);
     }
@@ -295,7 +317,7 @@ static int step_stage3_group_heads(search_state *st, char *err, size_t errlen) {
 }
 
 static int step_stage3_group(search_state *st, char *err, size_t errlen) {
-    if (st->head_drop) return step_stage3_group_heads(st, err, errlen);
+    if (st->head_drop || layer_mode(&st->cfg)) return step_stage3_group_heads(st, err, errlen);
     int g = st->cur_group;
     int *layers = st->group_layers + st->group_start[g];
     int m = st->group_start[g + 1] - st->group_start[g];
@@ -389,9 +411,9 @@ static void stage_event(search_state *st, search_event_kind kind, int stage) {
 static int phase_start(search_state *st) {
     search_event ev = search_event_new(st, SEARCH_EV_SEARCH_START, 0);
     char msg[160];
-    snprintf(msg, sizeof msg, "%s search, ratio %.4g, window %d, sinks %d, seed %llu",
-             search_method_name(st->cfg.method), st->cfg.ratio, st->cfg.window, st->cfg.sinks,
-             (unsigned long long)st->cfg.seed);
+    snprintf(msg, sizeof msg, "%s search%s, ratio %.4g, window %d, sinks %d, seed %llu",
+             search_method_name(st->cfg.method), layer_mode(&st->cfg) ? " over whole layers" : "",
+             st->cfg.ratio, st->cfg.window, st->cfg.sinks, (unsigned long long)st->cfg.seed);
     ev.message = msg;
     ev.mask = &st->result;
     ev.eval_budget = search_eval_budget(st);
@@ -651,6 +673,7 @@ long search_eval_budget(const search_state *st) {
     int64_t c = opt_space_size(1, &st->k1, st->H);
     long per = c < st->cfg.stage1_budget_per_layer ? (long)c : st->cfg.stage1_budget_per_layer;
     b += (long)st->L * per;
+    if (layer_mode(&st->cfg)) return b + search_layers_stage3_budget(st); /* one probe per layer */
     int groups =
         st->stage2_done ? st->n_groups : (st->cfg.n_buckets < st->H + 1 ? st->cfg.n_buckets : st->H + 1);
     b += (long)groups * st->cfg.stage3_budget_per_group;

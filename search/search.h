@@ -66,6 +66,20 @@ int search_method_needs_model(search_method m);
 
 /* ---- configuration ------------------------------------------------------------------------ */
 
+/* What BOSCH chooses (search_config.granularity): single KV heads (the paper), or whole layers,
+ * every KV head of a layer SWA or none, the masks a per-layer serving engine can run (llama.cpp,
+ * vLLM, SGLang, TensorRT-LLM take one window per layer; mask.h's mask_servable). The stages at
+ * layer granularity: docs/search.md "Layer granularity". */
+typedef enum {
+    SEARCH_GRANULARITY_HEAD = 0,
+    SEARCH_GRANULARITY_LAYER = 1,
+} search_granularity;
+
+/* "head" or "layer". */
+const char *search_granularity_name(search_granularity g);
+/* Parse "head" or "layer" (case-insensitive). 0, or -1 with a message naming the value. */
+int search_granularity_parse(const char *name, search_granularity *out, char *err, size_t errlen);
+
 typedef struct {
     search_method method;
     double ratio;                 /* target ratio rho of SWA KV heads, in [0,1] */
@@ -106,6 +120,13 @@ typedef struct {
                                      mask and the cuts at the ratio of the static head rankings: the
                                      head scores' drop and Fisher forms and, when the model is given,
                                      locality and echo (needs stage1_singles). 0: none (the paper) */
+    /* BOSCH only: what it chooses, heads (default) or whole layers. With layers, stage 1 probes each
+     * layer whole (k = n_head_kv), stage 2 keeps round(ratio * n_layer) layers SWA
+     * (search_stage2_assign with one unit per layer) and stage 3 is one swap search over the layers
+     * at that count, with min(n_buckets, n_head_kv + 1) x stage3_budget_per_group evaluations (what
+     * stage 3 plans at head granularity); stage1_singles, stage3_scope and refine_budget do not
+     * apply (search_config_set_granularity clears them). */
+    search_granularity granularity;
     /* Calibration split the caller should build for this preset (the search itself only sees the
      * objective): number of samples and prompt length in tokens, and the tasks: calib_mix 0 =
      * niah_single on noise only; 1 = the samples shared out between niah_single (noise),
@@ -128,9 +149,17 @@ void search_config_refine_share(search_config *cfg);
 /* A method or BOSCH variant by name (the rows of `bosch compare`, `bosch search --method`):
  * a baseline name sets cfg->method; "bosch" the default options; "bosch_paper" the paper's;
  * bosch_indep / _marginal / _ranks / _heads / _bucket / _plus the paper's plus one option each
- * (docs/search.md). Budgets must be set first (the refinement takes its share of them).
- * 0, or -1 with a message listing the names. */
+ * (docs/search.md); "bosch_layer" the default options at layer granularity
+ * (search_config_set_granularity). Every BOSCH variant but bosch_layer sets head granularity.
+ * Budgets must be set first (the refinement takes its share of them). 0, or -1 with a message
+ * listing the names. */
 int search_variant_apply(search_config *cfg, const char *name, char *err, size_t errlen);
+/* Set cfg->granularity. SEARCH_GRANULARITY_LAYER also sets what layer granularity needs:
+ * independent stage-1 probes (a cascade would probe each layer with every layer above it SWA),
+ * no head scores, bucket scope or refinement, whose share of the stage-3 budget goes back to stage
+ * 3 (as search_config_paper_options does). Call after search_variant_apply and before options the
+ * user gave explicitly (--stage1). HEAD changes nothing else. */
+void search_config_set_granularity(search_config *cfg, search_granularity g);
 /* Apply a preset's window, budgets and calibration size (ratio, method, seed, sinks untouched):
  *   tiny:    4 samples x 512 tokens, window 64, stage-1 budget 3/layer, stage-3 budget 16/group,
  *            1 restart — a rho=0.5 search on SmolLM2-135M fits in ~10 min on 2 CPU cores.

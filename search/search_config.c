@@ -26,6 +26,33 @@ int search_method_parse(const char *name, search_method *out, char *err, size_t 
     return -1;
 }
 
+const char *search_granularity_name(search_granularity g) {
+    return g == SEARCH_GRANULARITY_LAYER ? "layer" : g == SEARCH_GRANULARITY_HEAD ? "head" : "?";
+}
+
+int search_granularity_parse(const char *name, search_granularity *out, char *err, size_t errlen) {
+    if (name && !strcasecmp(name, "head")) {
+        *out = SEARCH_GRANULARITY_HEAD;
+        return 0;
+    }
+    if (name && !strcasecmp(name, "layer")) {
+        *out = SEARCH_GRANULARITY_LAYER;
+        return 0;
+    }
+    if (err) snprintf(err, errlen, "unknown granularity '%s' (valid: head, layer)", name ? name : "");
+    return -1;
+}
+
+void search_config_set_granularity(search_config *cfg, search_granularity g) {
+    cfg->granularity = g;
+    if (g != SEARCH_GRANULARITY_LAYER) return;
+    cfg->stage1_independent = 1;
+    cfg->stage1_singles = 0;
+    cfg->stage3_scope = 0;
+    cfg->stage3_budget_per_group += cfg->refine_budget; /* the refinement's share back */
+    cfg->refine_budget = 0;
+}
+
 int search_method_needs_model(search_method m) {
     return m == SEARCH_METHOD_LOCALITY || m == SEARCH_METHOD_ECHO;
 }
@@ -68,6 +95,7 @@ static const struct {
     {"bosch_heads", "paper + stage-1 head scores guiding stage 3"},
     {"bosch_bucket", "paper + head scores + stage 3 per bucket"},
     {"bosch_plus", "paper + head scores + final refinement (same total budget)"},
+    {"bosch_layer", "the default options at layer granularity: whole layers go SWA"},
 };
 
 int search_variant_apply(search_config *cfg, const char *name, char *err, size_t errlen) {
@@ -78,13 +106,15 @@ int search_variant_apply(search_config *cfg, const char *name, char *err, size_t
         if (k < 0) {
             snprintf(err, errlen,
                      "unknown BOSCH variant '%s' (valid: bosch, bosch_paper, bosch_indep, bosch_marginal, "
-                     "bosch_ranks, bosch_heads, bosch_bucket, bosch_plus)",
+                     "bosch_ranks, bosch_heads, bosch_bucket, bosch_plus, bosch_layer)",
                      name);
             return -1;
         }
         cfg->method = SEARCH_METHOD_BOSCH;
-        if (k == 0) {
+        cfg->granularity = SEARCH_GRANULARITY_HEAD;
+        if (k == 0 || k == 8) {
             default_options(cfg);
+            if (k == 8) search_config_set_granularity(cfg, SEARCH_GRANULARITY_LAYER);
             return 0;
         }
         search_config_paper_options(cfg);
@@ -113,7 +143,8 @@ int search_variant_apply(search_config *cfg, const char *name, char *err, size_t
     if (search_method_parse(name, &cfg->method, NULL, 0) == 0) return 0;
     snprintf(err, errlen,
              "unknown method '%s' (valid: bosch, bosch_paper, bosch_indep, bosch_marginal, bosch_ranks, "
-             "bosch_heads, bosch_bucket, bosch_plus, rand, bme, intr, nll, locality, echo, ablation, fisher)",
+             "bosch_heads, bosch_bucket, bosch_plus, bosch_layer, rand, bme, intr, nll, locality, echo, "
+             "ablation, fisher)",
              name ? name : "");
     return -1;
 }
@@ -166,6 +197,8 @@ int search_config_check(const search_config *cfg, char *err, size_t errlen) {
     const char *what = NULL;
     if ((unsigned)cfg->method >= SEARCH_METHOD_COUNT)
         what = "method";
+    else if (cfg->granularity != SEARCH_GRANULARITY_HEAD && cfg->granularity != SEARCH_GRANULARITY_LAYER)
+        what = "granularity (must be head or layer)";
     else if (!(cfg->ratio >= 0 && cfg->ratio <= 1))
         what = "ratio (must be in [0,1])";
     else if ((cfg->stage3_scope || cfg->refine_budget > 0) && !cfg->stage1_singles)

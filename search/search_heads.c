@@ -84,6 +84,7 @@ int search_heads_group_begin(search_state *st, int g, char *err, size_t errlen) 
     double *prio = malloc(sizeof(double) * (size_t)m * H);
     if (!block || !init || !prio) goto oom;
     st->sw_n = m * H;
+    st->sw_span = 1;
     for (int i = 0; i < m; i++) {
         const int l = layers[i];
         /* the layer's n_swa least important heads go SWA (ties: lower head) */
@@ -114,10 +115,16 @@ oom:
     return -1;
 }
 
+/* Write the solution sol (one 0/1 per unit) into z: each unit's sw_span heads from sw_units[k]. */
+static void sol_to_body(const search_state *st, const uint8_t *sol, uint8_t *z) {
+    for (int k = 0; k < st->sw_n; k++)
+        memset(z + st->sw_units[k], sol[k] ? ATTN_SWA : ATTN_FULL, (size_t)st->sw_span);
+}
+
 /* Put the sub-search's solution sw_sol into cand (on top of result). */
 static void sol_to_cand(search_state *st) {
     memcpy(st->cand.z, st->result.z, (size_t)st->L * st->H);
-    for (int k = 0; k < st->sw_n; k++) st->cand.z[st->sw_units[k]] = st->sw_sol[k] ? ATTN_SWA : ATTN_FULL;
+    sol_to_body(st, st->sw_sol, st->cand.z);
 }
 
 /* One evaluation of the swap sub-search: 0 evaluated, 1 the sub-search is over, -1 error. */
@@ -146,7 +153,7 @@ int search_heads_swap_step(search_state *st, int stage, int group, char *err, si
 /* Commit the swap sub-search's best solution into result; returns its raw score. */
 double search_heads_swap_commit(search_state *st) {
     memcpy(st->sw_sol, swap_best(st->sw), (size_t)st->sw_n);
-    for (int k = 0; k < st->sw_n; k++) st->result.z[st->sw_units[k]] = st->sw_sol[k] ? ATTN_SWA : ATTN_FULL;
+    sol_to_body(st, st->sw_sol, st->result.z);
     double s = swap_best_score(st->sw);
     swap_free(st->sw);
     st->sw = NULL;
@@ -227,6 +234,7 @@ static int refine_create(search_state *st, char *err, size_t errlen) {
         prio[u] = isnan(st->head_drop[u]) ? 0.0 : st->head_drop[u];
     }
     st->sw_n = n;
+    st->sw_span = 1;
     /* the budget: refine_budget per stage-3 group that ran, plus one for the start (already scored:
      * its ask is answered from the log) */
     const long budget = st->cfg.refine_budget * (st->n_groups > 0 ? st->n_groups : 1) + 1;

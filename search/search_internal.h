@@ -104,7 +104,8 @@ struct search_state {
     /* guided swap sub-search (stage 3 with head scores, refinement) */
     swap_search *sw;
     int sw_n;         /* units of the sub-search */
-    int *sw_units;    /* [L*H] unit index l*H + h of each sub-search unit */
+    int sw_span;      /* heads per unit: 1 (a KV head), or H (a whole layer: layer granularity) */
+    int *sw_units;    /* [L*H] first head l*H + h of each sub-search unit (its sw_span heads follow) */
     uint8_t *sw_sol;  /* [L*H] */
     int refine_inits; /* refinement: start candidates still to score (0..2) */
 
@@ -149,6 +150,12 @@ int search_heads_group_begin(search_state *st, int g, char *err, size_t errlen);
 int search_heads_swap_step(search_state *st, int stage, int group, char *err, size_t errlen);
 double search_heads_swap_commit(search_state *st);
 int search_heads_refine_begin(search_state *st, char *err, size_t errlen);
+
+/* search_layers.c (layer granularity, search.h): stage 3's evaluations, and its swap search over
+ * the layers (units of sw_span = H heads) from stage 2's choice, driven by search_heads_swap_step.
+ * 0, or -1 with a message. */
+long search_layers_stage3_budget(const search_state *st);
+int search_layers_group_begin(search_state *st, char *err, size_t errlen);
 /* Normalized score of a raw score. */
 double search_normalize(const search_state *st, double raw);
 void search_emit(search_state *st, search_event *ev);

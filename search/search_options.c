@@ -36,8 +36,8 @@ static const opt_spec specs[SOPT_COUNT] = {
                      0,
                      {0},
                      "bosch (default), bosch_paper, bosch_indep, bosch_marginal, bosch_ranks,\n"
-                     "bosch_heads, bosch_bucket, bosch_plus, rand, bme, intr, nll, ablation, fisher,\n"
-                     "locality or echo"},
+                     "bosch_heads, bosch_bucket, bosch_plus, bosch_layer, rand, bme, intr, nll,\n"
+                     "ablation, fisher, locality or echo"},
     [SOPT_WINDOW] =
         {"--window", "W", K_INT, 1, MAX_TOKENS, {0}, "SWA window, tokens (default: the preset's)"},
     [SOPT_SINKS] = {"--sinks", "S", K_INT, 0, MAX_TOKENS, {0}, "sink tokens every SWA head sees (default 0)"},
@@ -71,6 +71,14 @@ static const opt_spec specs[SOPT_COUNT] = {
                        "stage-1 SWA heads per probed layer: capped below H, or the spec's ceil(rho H)"},
     [SOPT_STAGE2] = {"--stage2", "R", K_CHOICE, 0, 0, {"proportional", "ranks"}, "stage-2 ratio rule"},
     [SOPT_STAGE1] = {"--stage1", "O", K_CHOICE, 0, 0, {"cascade", "independent"}, "stage-1 probe order"},
+    [SOPT_GRANULARITY] = {"--granularity",
+                          "G",
+                          K_CHOICE,
+                          0,
+                          0,
+                          {"head", "layer"},
+                          "what BOSCH chooses: single KV heads (head, default) or whole layers (layer:\n"
+                          "round(ratio x layers) layers SWA, the masks a per-layer engine runs)"},
 };
 
 int search_opts_lookup(const char *name, unsigned which) {
@@ -176,6 +184,14 @@ int search_opts_config(const search_opts *o, int n_ctx_train, search_config *cfg
     apply_sizes(o, cfg);
     if (search_variant_apply(cfg, given(o, SOPT_METHOD) ? o->name[SOPT_METHOD] : "bosch", err, errlen))
         return -1;
+    if (given(o, SOPT_GRANULARITY) && o->num[SOPT_GRANULARITY] == SEARCH_GRANULARITY_LAYER &&
+        cfg->method != SEARCH_METHOD_BOSCH) {
+        base_seterr(err, errlen, "--granularity layer is for BOSCH, not the baseline '%s'",
+                    search_method_name(cfg->method));
+        return -1;
+    }
+    if (given(o, SOPT_GRANULARITY))
+        search_config_set_granularity(cfg, (search_granularity)o->num[SOPT_GRANULARITY]);
     if (given(o, SOPT_DELTA)) cfg->delta_marginal = (int)o->num[SOPT_DELTA];
     if (given(o, SOPT_STAGE1_K)) cfg->stage1_k_spec = (int)o->num[SOPT_STAGE1_K];
     if (given(o, SOPT_STAGE2)) cfg->stage2_ranks = (int)o->num[SOPT_STAGE2];

@@ -6,8 +6,9 @@
  * Order of application (search_options_config): defaults (search_config_default, the paper's
  * structure), the preset (--preset, default "default"), --ratio, the size and budget options, the
  * method or BOSCH variant (--method, default "bosch"; after the budgets, because a refinement takes
- * its share of them), then the four structure options (--delta, --stage1-k, --stage2, --stage1),
- * which override the variant's.
+ * its share of them), --granularity (search_config_set_granularity; layer is for BOSCH only), then
+ * the four structure options (--delta, --stage1-k, --stage2, --stage1), which override the
+ * variant's and the granularity's.
  */
 #ifndef BOSCH_SEARCH_OPTIONS_H
 #define BOSCH_SEARCH_OPTIONS_H
@@ -35,6 +36,7 @@ typedef enum {
     SOPT_STAGE1_K,
     SOPT_STAGE2,
     SOPT_STAGE1,
+    SOPT_GRANULARITY,
     SOPT_COUNT
 } search_opt_id;
 
@@ -68,7 +70,8 @@ const char *search_opts_name(search_opt_id id);
  * --sinks [0, 2^24]; --seed any 64-bit unsigned; --budget1, --budget3, --samples >= 1; --restarts >= 0;
  * --buckets >= 2; --length a token count in [PROBE_MIN_LENGTH, 2^24]; --preset tiny, default or paper;
  * --method a search_variant_apply name; --calib single|mix; --delta cumulative|marginal; --stage1-k
- * capped|spec; --stage2 proportional|ranks; --stage1 cascade|independent. 0, or -1 with
+ * capped|spec; --stage2 proportional|ranks; --stage1 cascade|independent; --granularity head|layer.
+ * 0, or -1 with
  * "bad value 'V' (need ...)" in err (the caller prefixes the option's name). */
 int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, size_t errlen);
 

@@ -82,6 +82,12 @@ static int header_kv(const char *k, const char *v, search_config *c, int *L, int
         }
         return 0;
     }
+    if (!strcmp(k, "granularity")) {
+        char why[256];
+        if (search_granularity_parse(v, &c->granularity, why, sizeof why) == 0) return 0;
+        snprintf(err, errlen, "%s: line %d: %s", path, line, why);
+        return -1;
+    }
     if (!strcmp(k, "preset")) {
         snprintf(c->preset, sizeof c->preset, "%.15s", v);
         return 0;

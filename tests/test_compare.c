@@ -16,6 +16,7 @@
 
 #include "compare.h"
 #include "compare_cache.h"
+#include "compare_internal.h" /* compare_method_index */
 
 static void test_cache_roundtrip(void **state) {
     (void)state;
@@ -72,6 +73,21 @@ static void test_turnover(void **state) {
     assert_int_equal(t, 2);
     assert_true(fabs(tn - 2.0 / sqrt(12.0)) < 1e-12);
     assert_true(compare_turnover(&lo, &lo, &t) == 0.0 && t == 0);
+}
+
+/* bosch_layer is a method of the documented comparison, listed before the layer-level baselines,
+ * and a plan naming it passes the check with its granularity (search_variant_apply). */
+static void test_plan_has_bosch_layer(void **state) {
+    (void)state;
+    char err[512];
+    static compare_plan p;
+    assert_int_equal(compare_plan_preset(&p, "bench", NULL, err, sizeof err), 0);
+    const int li = compare_method_index(&p, "bosch_layer"), ri = compare_method_index(&p, "rand");
+    assert_true(li >= 0 && ri == li + 1);
+    assert_int_equal(compare_plan_check(&p, err, sizeof err), 0);
+    search_config c = p.cfg;
+    assert_int_equal(search_variant_apply(&c, p.methods[li], err, sizeof err), 0);
+    assert_int_equal(c.granularity, SEARCH_GRANULARITY_LAYER);
 }
 
 static void copy_file(const char *from, const char *to) {
@@ -172,8 +188,8 @@ static void test_readers_fixtures_and_bounds(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_cache_roundtrip),
-                                       cmocka_unit_test(test_readers_fixtures_and_bounds),
-                                       cmocka_unit_test(test_turnover)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cache_roundtrip), cmocka_unit_test(test_readers_fixtures_and_bounds),
+        cmocka_unit_test(test_turnover), cmocka_unit_test(test_plan_has_bosch_layer)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

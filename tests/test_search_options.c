@@ -125,6 +125,36 @@ static void test_config_order(void **state) {
     assert_true(got.refine_budget > 0); /* bosch_plus: the budget was split */
 }
 
+/* --granularity layer after the variant (the refinement's share back to stage 3, independent
+ * probes), before the structure options (an explicit --stage1 cascade still wins); not for a
+ * baseline. The reference: the search.h calls by hand. */
+static void test_granularity(void **state) {
+    (void)state;
+    char err[256];
+    search_config got, want;
+    memset(&got, 0, sizeof got);
+    memset(&want, 0, sizeof want);
+    search_opts o = {0};
+    assert_int_equal(set(&o, "--granularity", "layer", err, sizeof err), 0);
+    assert_int_equal(set(&o, "--preset", "tiny", err, sizeof err), 0);
+    assert_int_equal(set(&o, "--ratio", "0.5", err, sizeof err), 0);
+    assert_int_equal(search_opts_config(&o, 8192, &got, err, sizeof err), 0);
+    reference_config(&want, "tiny", 0.5, 0, 0, "bosch", -1);
+    search_config_set_granularity(&want, SEARCH_GRANULARITY_LAYER);
+    assert_memory_equal(&got, &want, sizeof got);
+    assert_int_equal(got.granularity, SEARCH_GRANULARITY_LAYER);
+    assert_int_equal(got.stage3_budget_per_group, 16); /* tiny's, whole */
+    assert_int_equal(got.refine_budget, 0);
+    assert_int_equal(set(&o, "--stage1", "cascade", err, sizeof err), 0);
+    assert_int_equal(search_opts_config(&o, 8192, &got, err, sizeof err), 0);
+    assert_int_equal(got.stage1_independent, 0);
+    assert_int_equal(set(&o, "--method", "intr", err, sizeof err), 0);
+    assert_int_equal(search_opts_config(&o, 8192, &got, err, sizeof err), -1);
+    assert_string_equal(err, "--granularity layer is for BOSCH, not the baseline 'intr'");
+    assert_int_equal(set(&o, "--granularity", "rows", err, sizeof err), -1);
+    assert_string_equal(err, "bad value 'rows' (need head or layer)");
+}
+
 static void test_length_checks(void **state) {
     (void)state;
     char err[512];
@@ -173,9 +203,8 @@ static void test_base_parsers(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ranges),
-        cmocka_unit_test(test_config_order),
-        cmocka_unit_test(test_length_checks),
+        cmocka_unit_test(test_ranges),       cmocka_unit_test(test_config_order),
+        cmocka_unit_test(test_granularity),  cmocka_unit_test(test_length_checks),
         cmocka_unit_test(test_base_parsers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,6 +49,16 @@ wait_for $S 'ρ 0.011: 1/90 KV heads SWA' 5 && pass "ratio follows the toggle" |
 T send-keys -t $S Up Right T
 wait_for $S '^.28  ░░\[░░\]░░' 5 && pass "T turns the whole layer 28 SWA" || fail "toggle layer"
 wait_for $S '4/90 KV heads SWA' 5 && pass "ratio after the layer toggle" || fail "layer ratio"
+# The KV line: head level 4 SWA heads (L28 whole, L29 kv0), servable 3 (L28 only), computed here from
+# the shape (90 heads of 64 dims, fp32 K and V: 512 bytes a slot; 8k context; W from the mask line).
+W=$(screen $S | grep -Eo 'KV heads SWA, W [0-9]+' | grep -Eo '[0-9]+$')
+want=$(awk -v w="$W" 'BEGIN { full = 90 * 8192; s = 8192 - w;
+    printf "KV@8k: %.1f of %.1f MiB (-%.1f%%) layers -%.1f%%", (full - 4 * s) * 512 / 1048576, full * 512 / 1048576,
+        100 * 4 * s / full, 100 * 3 * s / full }')
+screen $S | grep -qF "$want" && pass "KV line shows the servable saving: $want" || fail "KV line: want '$want'"
+T send-keys -t $S V
+wait_for $S 'held-out per-layer: acc [01]\.[0-9]{2}' 300 && pass "V scores the servable projection" ||
+    fail "V: no servable held-out result"
 T send-keys -t $S u
 wait_for $S '1/90 KV heads SWA' 5 && pass "undo restores the previous mask" || fail "undo"
 
@@ -117,6 +127,11 @@ wait_for $S '1/90 KV heads SWA' 5 && pass "u undoes the load" || fail "undo afte
 # 5. Search: start (defaults: ratio 0.5, tiny preset), let it evaluate, pause, check the counter.
 T send-keys -t $S s
 wait_for $S 'Start a BOSCH search' 5 || fail "start form"
+T send-keys -t $S Tab Tab Tab Right # the granularity: whole layers, round(0.5 x 30) = 15 of them
+wait_for $S 'granularity +< whole layers >' 5 && wait_for $S '15 of 30 layers \(all their KV heads\) will become SWA' 5 &&
+    pass "the start form offers whole layers" || fail "start form: granularity"
+T send-keys -t $S Left Tab # back to KV heads, and to the ratio
+wait_for $S 'granularity +< KV heads >' 5 || fail "start form: back to KV heads"
 T send-keys -t $S Enter
 wait_for $S '\[searching\]' 60 && pass "search starts" || fail "search start"
 # Keys answer while an evaluation computes: move the cursor and time the redraw (tmux adds its own
@@ -217,6 +232,24 @@ T send-keys -t nomodel q
 wait_for nomodel '^EXIT=1' 10 && pass "load error: exit status 1" || fail "load error exit"
 screen nomodel | grep -q 'missing.gguf' && pass "load error printed after the terminal is restored" ||
     fail "load error message"
+
+# 12. A search over whole layers from the start form: the log names it, stage 1 probes whole layers.
+start layers 100 40 TERM=$TT
+if wait_for layers '\[ready\]' 180; then
+    T send-keys -t layers s
+    wait_for layers 'Start a BOSCH search' 5 || fail "layers: start form"
+    T send-keys -t layers Tab Tab Tab Right Enter
+    wait_for layers 'search: BOSCH by layers' 120 && pass "the explorer starts a layer-granularity search" ||
+        fail "layers: no layer search in the log"
+    wait_for layers 'Stage 1, whole layers: layer [0-9]+ goes SWA' 300 &&
+        pass "the teaching text explains the whole-layer probes" || fail "layers: teaching text"
+    T send-keys -t layers q
+    wait_for layers 'is not exported' 10 && T send-keys -t layers y
+    wait_for layers '^EXIT=0' 60 || fail "layers: quit"
+    T kill-session -t layers
+else
+    fail "layers: the model never loaded"
+fi
 
 if ((fails)); then
     echo "$fails check(s) failed"

@@ -259,13 +259,23 @@ static void test_search_control(void **st) {
     assert_int_equal(u->form_window, 64);
     key(u, '+');
     assert_int_equal(u->form_window, 128);
+    key(u, '\t'); /* the granularity: heads, then whole layers, then heads again */
+    assert_int_equal(u->form_granularity, 0);
+    key(u, KEY_RIGHT);
+    assert_int_equal(u->form_granularity, 1);
+    key(u, KEY_RIGHT);
+    key(u, KEY_LEFT);
+    assert_int_equal(u->form_granularity, 1);
+    key(u, '\t'); /* back to the ratio: four fields */
+    assert_int_equal(u->form_field, 0);
     c = key(u, KEY_ENTER);
     assert_int_equal(u->mode, UI_NORMAL);
     assert_int_equal(c.kind, UI_CMD_START_SEARCH);
     assert_true(c.req.opts.ratio == 0.5);
     assert_string_equal(c.req.opts.name[SOPT_PRESET], "tiny");
     assert_int_equal(c.req.opts.num[SOPT_WINDOW], 128);
-    /* what the worker runs: bosch search --ratio 0.5 --preset tiny --window 128 */
+    assert_int_equal(c.req.opts.num[SOPT_GRANULARITY], 1);
+    /* what the worker runs: bosch search --ratio 0.5 --preset tiny --window 128 --granularity layer */
     search_config cfg;
     char err[256];
     assert_int_equal(search_opts_config(&c.req.opts, 8192, &cfg, err, sizeof err), 0);
@@ -273,6 +283,8 @@ static void test_search_control(void **st) {
     assert_int_equal(cfg.window, 128);
     assert_int_equal(cfg.calib_tokens, 512); /* tiny's */
     assert_int_equal(cfg.method, SEARCH_METHOD_BOSCH);
+    assert_int_equal(cfg.granularity, SEARCH_GRANULARITY_LAYER);
+    assert_int_equal(cfg.stage1_independent, 1);
     int undo_before = u->undo_n;
     ui_cmd_done(u, &c, 0);
     assert_int_equal(u->follow, 1);
@@ -296,6 +308,13 @@ static void test_search_control(void **st) {
     assert_string_equal(u->msg, "resumed");
     c = key(u, 'v');
     assert_int_equal(c.kind, UI_CMD_HELDOUT);
+    assert_int_equal(c.servable, 0);
+    c = key(u, 'V'); /* the servable projection of the same mask */
+    assert_int_equal(c.kind, UI_CMD_HELDOUT);
+    assert_int_equal(c.servable, 1);
+    assert_ptr_equal(c.mask, &u->mask);
+    ui_cmd_done(u, &c, 0);
+    assert_string_equal(u->msg, "evaluating the servable (per-layer) projection on held-out probes...");
     c = key(u, 'a');
     assert_int_equal(c.kind, UI_CMD_ASK);
     assert_int_equal(c.sample, 0);
@@ -448,10 +467,10 @@ static void test_footers(void **st) {
     char f[256];
     keymap_footer(UI_NORMAL, f, sizeof f);
     assert_string_equal(f, " ?:help q:quit s:search p:pause n:step spc:toggle T:layer f:fill v:eval a:ask "
-                           "x:export o:load u:undo g:view c:ctx");
+                           "x:export o:load u:undo g:view c:ctx V:layer-eval");
     keymap_footer(UI_COMPARE, f, sizeof f); /* dialogs without their own footer show the main one */
     assert_string_equal(f, " ?:help q:quit s:search p:pause n:step spc:toggle T:layer f:fill v:eval a:ask "
-                           "x:export o:load u:undo g:view c:ctx");
+                           "x:export o:load u:undo g:view c:ctx V:layer-eval");
     keymap_footer(UI_FILL, f, sizeof f);
     assert_string_equal(f, " fill layer: 0-9 = SWA KV heads  Esc cancel");
     keymap_footer(UI_EXPORT, f, sizeof f);

@@ -102,9 +102,10 @@ static void draw_start(ui_state *u) {
     char ratio[16], win[32];
     snprintf(ratio, sizeof ratio, "%.3f", u->form_ratio);
     snprintf(win, sizeof win, "%d tokens", u->form_window);
-    const char *vals[3] = {ratio, ui_presets[u->form_preset_i], win};
-    const char *names[3] = {"ratio (SWA share)", "preset (budget)", "window W"};
-    for (int f = 0; f < 3; f++) {
+    const char *vals[4] = {ratio, ui_presets[u->form_preset_i], win,
+                           u->form_granularity ? "whole layers" : "KV heads"};
+    const char *names[4] = {"ratio (SWA share)", "preset (budget)", "window W", "granularity"};
+    for (int f = 0; f < 4; f++) {
         int sel = f == u->form_field;
         draw_text(r.y + 2 + f, x, 20, sel ? A_BOLD : A_NORMAL, "%s %s", sel ? ">" : " ", names[f]);
         draw_text(r.y + 2 + f, x + 21, w - 21, sel ? (A_REVERSE | A_BOLD) : A_NORMAL, " < %s > ", vals[f]);
@@ -114,12 +115,18 @@ static void draw_start(ui_state *u) {
         "default: 8 probes x 1024 tokens; an hour or more on a CPU",
         "paper: 64 probes at the full context; meant for a GPU",
     };
-    draw_text(r.y + 6, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "%s", preset_help[u->form_preset_i]);
+    draw_text(r.y + 7, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "%s", preset_help[u->form_preset_i]);
     int k = (int)ceil(u->form_ratio * u->snap.hp.n_layer * u->snap.hp.n_head_kv - 0.5);
-    draw_text(r.y + 7, x, w, A_NORMAL, "%d of %d KV heads will become SWA.", k,
-              u->snap.hp.n_layer * u->snap.hp.n_head_kv);
+    if (u->form_granularity) { /* round(rho * L) whole layers, as the search keeps (search.h) */
+        int nl = (int)lround(u->form_ratio * u->snap.hp.n_layer);
+        draw_text(r.y + 8, x, w, A_NORMAL, "%d of %d layers (all their KV heads) will become SWA.", nl,
+                  u->snap.hp.n_layer);
+    } else {
+        draw_text(r.y + 8, x, w, A_NORMAL, "%d of %d KV heads will become SWA.", k,
+                  u->snap.hp.n_layer * u->snap.hp.n_head_kv);
+    }
     if (ui_search_unsaved(u))
-        draw_text(r.y + 8, x, w, ui_attr(u, PAIR_BAD, A_BOLD),
+        draw_text(r.y + 9, x, w, ui_attr(u, PAIR_BAD, A_BOLD),
                   "Replaces the current search (%ld evals, not exported).", u->snap.n_evals);
     draw_text(r.y + r.h - 2, x, w, A_BOLD, "Enter start   Esc cancel   Up/Down field   Left/Right value");
 }

@@ -82,6 +82,8 @@ void draw_stage(ui_state *u) {
         snprintf(line, sizeof line, "Stage 1/3: probing layer %d", s->probe_layer);
     } else if (s->stage == 2) {
         snprintf(line, sizeof line, "Stage 2/3: ratios from drops");
+    } else if (s->stage == 3 && s->granularity) {
+        snprintf(line, sizeof line, "Stage 3/3: swapping whole layers");
     } else if (s->stage == 3) {
         snprintf(line, sizeof line, "Stage 3/3: bucket %d", s->group);
     } else {
@@ -170,6 +172,62 @@ void draw_score(ui_state *u) {
                   isnan(s->swa_raw) ? 0.0 : s->swa_raw, isnan(s->best_score) ? 0.0 : s->best_score);
 }
 
+/* Byte scale of the KV line: the unit and divisor that keep `bytes` under 1024. */
+static const char *kv_unit(uint64_t bytes, double *scale) {
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int ui = 0;
+    *scale = 1;
+    while ((double)bytes / *scale >= 1024 && ui < 4) {
+        *scale *= 1024;
+        ui++;
+    }
+    return unit[ui];
+}
+
+/* The KV line: the mask's KV bytes at the context length against all full, and what a per-layer
+ * engine keeps with the servable projection (kv_cache_bytes of both), in the longest form that
+ * fits w columns. */
+static void draw_kv_line(int y, int x, int w, const ui_state *u, uint64_t b, uint64_t bs, uint64_t bf) {
+    double scale;
+    const char *unit = kv_unit(bf, &scale);
+    char ctx[16];
+    if (u->ctx_tokens % 1024 == 0)
+        snprintf(ctx, sizeof ctx, "%dk", u->ctx_tokens / 1024);
+    else
+        snprintf(ctx, sizeof ctx, "%d", u->ctx_tokens);
+    const double save = bf ? 100.0 * (1.0 - (double)b / (double)bf) : 0.0,
+                 save_s = bf ? 100.0 * (1.0 - (double)bs / (double)bf) : 0.0;
+    char line[160];
+    snprintf(line, sizeof line, "KV@%s: %.1f of %.1f %s (-%.1f%%), per-layer engine %.1f (-%.1f%%)", ctx,
+             (double)b / scale, (double)bf / scale, unit, save, (double)bs / scale, save_s);
+    if ((int)strlen(line) > w)
+        snprintf(line, sizeof line, "KV@%s: %.1f of %.1f %s (-%.1f%%) layers -%.1f%%", ctx, (double)b / scale,
+                 (double)bf / scale, unit, save, save_s);
+    if ((int)strlen(line) > w)
+        snprintf(line, sizeof line, "KV@%s -%.1f%% of %.1f %s, layers -%.1f%%", ctx, save, (double)bf / scale,
+                 unit, save_s);
+    draw_text(y, x, w, A_NORMAL, "%s", line);
+}
+
+/* The held-out line: the mask's result (v) and its servable projection's (V) when they are of the
+ * mask shown (hash of the mask / of its projection), else how to get them. */
+static void draw_heldout_line(int y, int x, int w, const ui_state *u, uint64_t hash, uint64_t hash_s) {
+    const ex_heldout *h = &u->snap.heldout, *hs = &u->snap.heldout_servable;
+    const int same = h->seq > 0 && h->mask_hash == hash, same_s = hs->seq > 0 && hs->mask_hash == hash_s;
+    const int good = ui_attr(u, PAIR_GOOD, A_BOLD), dim = ui_attr(u, PAIR_DIM, A_NORMAL);
+    if (same && same_s)
+        draw_text(y, x, w, good, "held-out: acc %.2f, per-layer acc %.2f", h->accuracy, hs->accuracy);
+    else if (same)
+        draw_text(y, x, w, good, "held-out: acc %.2f, S %.3f (%d x %d)", h->accuracy, h->score, h->n_samples,
+                  h->length_tokens);
+    else if (same_s)
+        draw_text(y, x, w, good, "held-out per-layer: acc %.2f, S %.3f (v)", hs->accuracy, hs->score);
+    else if (h->seq > 0)
+        draw_text(y, x, w, dim, "held-out, earlier mask: acc %.2f (v, V)", h->accuracy);
+    else
+        draw_text(y, x, w, dim, "held-out: v (per-layer: V)  context: c");
+}
+
 void draw_mask(ui_state *u) {
     lay_rect r = u->lay.panel[LAY_MASK];
     if (!r.h) return;
@@ -184,42 +242,37 @@ void draw_mask(ui_state *u) {
     draw_text(r.y + 1, r.x, r.w, A_BOLD, "%s %.3f: %d/%d KV heads SWA, W %d%s", u->utf8 ? "\u03c1" : "rho",
               units ? (double)n_swa / units : 0.0, n_swa, units, u->mask.window, sinks);
     if (r.h < 3) return;
-    attn_mask am, full;
+    attn_mask am, full, proj;
     ex_mask_view(&u->mask, &am);
-    uint64_t b = kv_cache_bytes(&s->hp, &am, u->ctx_tokens, 4);
+    if (mask_servable(&proj, &am)) return; /* out of memory: nothing more to show */
+    uint64_t b = kv_cache_bytes(&s->hp, &am, u->ctx_tokens, 4),
+             bs = kv_cache_bytes(&s->hp, &proj, u->ctx_tokens, 4);
     static ex_mask all_full;
     all_full = u->mask;
     memset(all_full.z, ATTN_FULL, (size_t)units);
     ex_mask_view(&all_full, &full);
     uint64_t bf = kv_cache_bytes(&s->hp, &full, u->ctx_tokens, 4);
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double scale = 1;
-    int ui = 0;
-    while ((double)bf / scale >= 1024 && ui < 4) {
-        scale *= 1024;
-        ui++;
-    }
-    char ctx[16];
-    if (u->ctx_tokens % 1024 == 0)
-        snprintf(ctx, sizeof ctx, "%dk", u->ctx_tokens / 1024);
+    draw_kv_line(r.y + 2, r.x, r.w, u, b, bs, bf);
+    if (r.h >= 4) draw_heldout_line(r.y + 3, r.x, r.w, u, mask_hash(&am), mask_hash(&proj));
+    mask_free(&proj);
+}
+
+/* The teaching text of a search over whole layers (search.h: granularity), stages 1 to 3. */
+static void teach_layers(const ex_snapshot *s, const char *delta, char *buf, size_t cap) {
+    if (s->stage == 1)
+        snprintf(buf, cap,
+                 "Stage 1, whole layers: layer %d goes SWA alone, all its KV heads; the others stay full. "
+                 "The score lost is the layer's drop %s.",
+                 s->probe_layer, delta);
+    else if (s->stage == 2)
+        snprintf(buf, cap,
+                 "Stage 2: the %ld layers that lost least (smallest %s) go SWA, every KV head: a mask a "
+                 "per-layer engine can serve.",
+                 lround(s->target_ratio * s->hp.n_layer), delta);
     else
-        snprintf(ctx, sizeof ctx, "%d", u->ctx_tokens);
-    draw_text(r.y + 2, r.x, r.w, A_NORMAL, "KV@%s: %.1f of %.1f %s (-%.1f%%)", ctx, (double)b / scale,
-              (double)bf / scale, unit[ui], bf ? 100.0 * (1.0 - (double)b / (double)bf) : 0.0);
-    if (r.h < 4) return;
-    const ex_heldout *h = &s->heldout;
-    if (h->seq > 0) {
-        int same = h->mask_hash == mask_hash(&am);
-        if (same)
-            draw_text(r.y + 3, r.x, r.w, ui_attr(u, PAIR_GOOD, A_BOLD),
-                      "held-out: acc %.2f, S %.3f (%d x %d)", h->accuracy, h->score, h->n_samples,
-                      h->length_tokens);
-        else
-            draw_text(r.y + 3, r.x, r.w, ui_attr(u, PAIR_DIM, A_NORMAL),
-                      "held-out, earlier mask: acc %.2f (v)", h->accuracy);
-    } else {
-        draw_text(r.y + 3, r.x, r.w, ui_attr(u, PAIR_DIM, A_NORMAL), "held-out: press v   KV context: c");
-    }
+        snprintf(buf, cap,
+                 "Stage 3: swap one SWA layer with one full layer, the number of SWA layers fixed; a swap "
+                 "that scores better is kept.");
 }
 
 /* The teaching text for the current state: what is happening and why, in plain words. Kept short
@@ -246,6 +299,8 @@ static void teach_text(const ui_state *u, char *buf, size_t cap) {
         snprintf(buf, cap,
                  "Measuring both ends: the probe score with every head full, then every head SWA. Later "
                  "scores are placed between: 1 = as good as full, 0 = as bad as all-SWA.");
+    } else if (s->stage >= 1 && s->stage <= 3 && s->granularity) {
+        teach_layers(s, delta, buf, cap);
     } else if (s->stage == 1) {
         snprintf(buf, cap,
                  "Stage 1: probing layer %d - which %d of its %d KV heads can go local? Layers above keep "

@@ -98,6 +98,7 @@ typedef struct {
 
     /* search (valid once phase >= EX_PREPARING) */
     int have_search;
+    int granularity; /* search_granularity of the search: 0 heads, 1 whole layers */
     double target_ratio;
     char preset[16];
     int window, sinks;
@@ -130,6 +131,8 @@ typedef struct {
     long log_n;
 
     ex_heldout heldout;
+    ex_heldout heldout_servable; /* the servable projection (mask.h's mask_servable) of a mask, scored
+                                    on the same probes; mask_hash is the projection's */
     ex_ask ask;
     ex_io io;
 } ex_snapshot;

@@ -22,7 +22,7 @@ static int send_cmd(ui_state *u, const ui_cmd *c) {
     case UI_CMD_STEP:
         return worker_step(u->w);
     case UI_CMD_HELDOUT:
-        return worker_heldout(u->w, c->mask);
+        return c->servable ? worker_heldout_servable(u->w, c->mask) : worker_heldout(u->w, c->mask);
     case UI_CMD_ASK:
         return worker_ask(u->w, c->mask, c->sample);
     case UI_CMD_IO:

@@ -55,6 +55,8 @@ static const keymap_entry table[] = {
     {KEY_HOME, REQ_FIRST_LAYER, N, "Home", NULL, NULL},
     {KEY_END, REQ_LAST_LAYER, N, "End", NULL, NULL},
     {CTRL('l'), REQ_REDRAW, N, "Ctrl-L", NULL, NULL},
+    /* last in the footer: it is cut first on a narrow terminal */
+    {'V', REQ_HELDOUT_SERVABLE, N, "V", "held-out score of the mask's per-layer projection", "V:layer-eval"},
     /* the fill dialog */
     {'0', REQ_FILL_COUNT, KM(UI_FILL), "0-9", NULL, "fill layer: 0-9 = SWA KV heads"},
     {'1', REQ_FILL_COUNT, KM(UI_FILL), "1", NULL, NULL},

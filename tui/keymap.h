@@ -21,6 +21,7 @@ typedef enum {
     REQ_TOGGLE_LAYER,
     REQ_FILL,
     REQ_HELDOUT,
+    REQ_HELDOUT_SERVABLE,
     REQ_ASK,
     REQ_EXPORT_MENU,
     REQ_LOAD_MASK,

@@ -300,7 +300,8 @@ static ui_cmd model_request(ui_state *u, ui_request req) {
     case REQ_STEP:
         return step_one(u);
     case REQ_HELDOUT:
-        return (ui_cmd){.kind = UI_CMD_HELDOUT, .mask = &u->mask};
+    case REQ_HELDOUT_SERVABLE:
+        return (ui_cmd){.kind = UI_CMD_HELDOUT, .mask = &u->mask, .servable = req == REQ_HELDOUT_SERVABLE};
     case REQ_ASK:
         return (ui_cmd){.kind = UI_CMD_ASK, .mask = &u->mask, .sample = u->ask_sample++};
     case REQ_EXPORT_MENU:
@@ -432,7 +433,8 @@ void ui_cmd_done(ui_state *u, const ui_cmd *c, int rc) {
                    c->req.opts.name[SOPT_PRESET], c->req.opts.num[SOPT_WINDOW]);
         break;
     case UI_CMD_HELDOUT:
-        ui_message(u, "evaluating the mask on held-out probes...");
+        ui_message(u, c->servable ? "evaluating the servable (per-layer) projection on held-out probes..."
+                                  : "evaluating the mask on held-out probes...");
         break;
     case UI_CMD_ASK:
         ui_message(u, "asking the model (sample %d)...", c->sample);

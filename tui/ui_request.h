@@ -28,10 +28,11 @@ typedef struct {
     worker_search_req req; /* UI_CMD_START_SEARCH */
     const ex_mask *mask;   /* UI_CMD_HELDOUT, UI_CMD_ASK, UI_CMD_IO (NULL unless an export of the mask) */
     int sample;            /* UI_CMD_ASK */
-    ex_io_kind io;         /* UI_CMD_IO */
-    const char *path;      /* UI_CMD_IO, UI_CMD_COMPARE_OPEN (the folder) */
-    double ratio;          /* UI_CMD_COMPARE_OPEN: the ratio wanted */
-    int row;               /* UI_CMD_COMPARE_MASK */
+    int servable;     /* UI_CMD_HELDOUT: score the mask's servable projection (worker_heldout_servable) */
+    ex_io_kind io;    /* UI_CMD_IO */
+    const char *path; /* UI_CMD_IO, UI_CMD_COMPARE_OPEN (the folder) */
+    double ratio;     /* UI_CMD_COMPARE_OPEN: the ratio wanted */
+    int row;          /* UI_CMD_COMPARE_MASK */
 } ui_cmd;
 
 /* Apply request `req` of key `ch` (the key matters for REQ_FILL_COUNT, REQ_FORM_DIGIT and
@@ -67,7 +68,8 @@ int ui_search_unsaved(const ui_state *u);
 /* Heads where the working mask and the diffed method's mask differ (0 without a diff). */
 int ui_compare_n_diff(const ui_state *u);
 
-/* The start form (ui_form.c): ratio, preset and window of a new search. */
+/* The start form (ui_form.c): ratio, preset, window and granularity (heads or whole layers) of a new
+ * search. */
 extern const double ui_ratios[];
 extern const int ui_n_ratios;
 extern const char *const ui_presets[];

@@ -17,7 +17,7 @@ enum { UI_CMP_DIFF = 1, UI_CMP_LOAD = 2 };
 typedef enum {
     UI_NORMAL = 0,
     UI_HELP,         /* help overlay: keys and colours */
-    UI_START,        /* start-a-search form: ratio, preset, window */
+    UI_START,        /* start-a-search form: ratio, preset, window, granularity */
     UI_EXPORT,       /* export menu: m mask, t trace, l layers */
     UI_PROMPT,       /* file-name prompt (export / load) */
     UI_FILL,         /* fill the cursor's layer: digit = SWA KV heads */
@@ -54,6 +54,7 @@ typedef struct {
     ui_mode mode;
     int form_field, form_preset_i, form_window; /* UI_START */
     double form_ratio;                          /* UI_START: the ratio (ui_ratios, or :ratio's) */
+    int form_granularity;                       /* UI_START: 0 heads, 1 whole layers */
     int help_page;                              /* UI_HELP: 0 keys and colours, 1 the : commands */
     prompt_kind prompt;
     char input[256];

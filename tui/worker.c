@@ -97,7 +97,7 @@ static void handle(worker *w, const wcmd *c) {
         }
         break;
     case WCMD_HELDOUT:
-        worker_job_heldout(w, &c->mask);
+        worker_job_heldout(w, &c->mask, c->servable);
         break;
     case WCMD_ASK:
         worker_job_ask(w, &c->mask, c->sample);
@@ -287,6 +287,13 @@ static wcmd *scratch(worker *w, wcmd_kind kind) {
 int worker_heldout(worker *w, const ex_mask *m) {
     wcmd *c = scratch(w, WCMD_HELDOUT);
     c->mask = *m;
+    return enqueue(w, c);
+}
+
+int worker_heldout_servable(worker *w, const ex_mask *m) {
+    wcmd *c = scratch(w, WCMD_HELDOUT);
+    c->mask = *m;
+    c->servable = 1;
     return enqueue(w, c);
 }
 

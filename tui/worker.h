@@ -47,8 +47,11 @@ long worker_seq(worker *w);
 int worker_start_search(worker *w, const worker_search_req *req); /* replaces any previous search */
 int worker_pause(worker *w);
 int worker_resume(worker *w);
-int worker_step(worker *w);                              /* one evaluation, then paused */
-int worker_heldout(worker *w, const ex_mask *m);         /* score m on the held-out probes */
+int worker_step(worker *w);                      /* one evaluation, then paused */
+int worker_heldout(worker *w, const ex_mask *m); /* score m on the held-out probes */
+/* score m's servable projection (a layer SWA only if all its KV heads are) on the same probes:
+ * snap.heldout_servable */
+int worker_heldout_servable(worker *w, const ex_mask *m);
 int worker_ask(worker *w, const ex_mask *m, int sample); /* generate the answer to held-out sample */
 
 /* File jobs, run on the worker thread (the UI never blocks on a file). The path is checked first

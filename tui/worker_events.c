@@ -26,6 +26,7 @@ static const char *stage_name(int stage) {
 void worker_reset_search_snapshot_locked(worker *w) {
     ex_snapshot *s = &w->snap;
     s->have_search = 0;
+    s->granularity = 0;
     s->stage = 0;
     s->probe_layer = -1;
     s->group = -1;

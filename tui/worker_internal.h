@@ -30,6 +30,7 @@ typedef struct {
     worker_search_req req; /* WCMD_START */
     ex_mask mask;          /* WCMD_HELDOUT, WCMD_ASK, WCMD_IO (EX_IO_EXPORT_MASK) */
     int sample;            /* WCMD_ASK */
+    int servable;          /* WCMD_HELDOUT: score the mask's servable projection */
     ex_io_kind io;         /* WCMD_IO, WCMD_COMPARE */
     char path[256];        /* WCMD_IO, WCMD_COMPARE (EX_IO_COMPARE_OPEN: the folder) */
     double ratio;          /* WCMD_COMPARE (EX_IO_COMPARE_OPEN): the ratio wanted */
@@ -91,7 +92,9 @@ void worker_reset_search_snapshot_locked(worker *w);
 int worker_job_load(worker *w);
 int worker_job_prepare_search(worker *w, const worker_search_req *req);
 void worker_job_free_search(worker *w);
-void worker_job_heldout(worker *w, const ex_mask *m);
+/* Score m (servable 0) or its servable projection (1) on the held-out probes: snap.heldout or
+ * snap.heldout_servable. */
+void worker_job_heldout(worker *w, const ex_mask *m, int servable);
 void worker_job_ask(worker *w, const ex_mask *m, int sample);
 void worker_job_free_all(worker *w);
 /* File jobs (worker_io.c): check the path, then export or load; the result goes to snap.io. */

@@ -113,13 +113,16 @@ int worker_job_prepare_search(worker *w, const worker_search_req *req) {
     }
     w->cfg = cfg;
     w->snap.have_search = 1;
+    w->snap.granularity = cfg.granularity;
     w->snap.target_ratio = cfg.ratio;
     snprintf(w->snap.preset, sizeof w->snap.preset, "%s", cfg.preset);
     w->snap.window = cfg.window;
     w->snap.sinks = cfg.sinks;
     w->snap.eval_budget = search_eval_budget(w->search);
-    worker_log_locked(w, "search: BOSCH, ratio %.3f, preset %s, window %d, %d x %d-token calibration probes",
-                      cfg.ratio, w->snap.preset, cfg.window, cfg.calib_samples, cfg.calib_tokens);
+    worker_log_locked(
+        w, "search: BOSCH by %s, ratio %.3f, preset %s, window %d, %d x %d-token calibration probes",
+        cfg.granularity ? "layers" : "heads", cfg.ratio, w->snap.preset, cfg.window, cfg.calib_samples,
+        cfg.calib_tokens);
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
     return 0;
@@ -148,9 +151,10 @@ static int ensure_heldout(worker *w, char *err, size_t errlen) {
     return 0;
 }
 
-void worker_job_heldout(worker *w, const ex_mask *em) {
+void worker_job_heldout(worker *w, const ex_mask *em, int servable) {
     char err[512] = "";
-    set_busy(w, "evaluating the mask on held-out probes");
+    set_busy(w, servable ? "evaluating the servable projection on held-out probes"
+                         : "evaluating the mask on held-out probes");
     int rc = ensure_heldout(w, err, sizeof err);
     if (rc == 0 && !w->heldout_ev) {
         eval_sample *es = calloc((size_t)w->heldout.n, sizeof *es);
@@ -165,8 +169,16 @@ void worker_job_heldout(worker *w, const ex_mask *em) {
         }
     }
     ex_mask local = *em;
-    attn_mask am;
+    attn_mask am, proj = {0};
     ex_mask_view(&local, &am);
+    if (rc == 0 && servable) { /* score the projection in the mask's place */
+        rc = mask_servable(&proj, &am);
+        if (rc == 0)
+            memcpy(local.z, proj.z, (size_t)am.n_layer * am.n_head_kv);
+        else
+            snprintf(err, sizeof err, "out of memory");
+        mask_free(&proj);
+    }
     eval_result r = {0};
     if (rc == 0) rc = evaluator_score(w->heldout_ev, &am, &r, NULL, err, sizeof err);
     set_busy(w, NULL);
@@ -175,7 +187,7 @@ void worker_job_heldout(worker *w, const ex_mask *em) {
     if (rc != 0) {
         worker_log_locked(w, "held-out evaluation failed: %s", err);
     } else {
-        ex_heldout *h = &w->snap.heldout;
+        ex_heldout *h = servable ? &w->snap.heldout_servable : &w->snap.heldout;
         h->seq++;
         h->mask_hash = mask_hash(&am);
         h->score = r.score;
@@ -183,9 +195,10 @@ void worker_job_heldout(worker *w, const ex_mask *em) {
         h->seconds = r.seconds;
         h->n_samples = w->heldout.n;
         h->length_tokens = w->heldout_len;
-        worker_log_locked(w,
-                          "held-out: accuracy %.2f, score %.3f on %d x %d-token probes, ratio %.3f (%.1f s)",
-                          r.accuracy, r.score, w->heldout.n, w->heldout_len, mask_ratio(&am), r.seconds);
+        worker_log_locked(
+            w, "held-out%s: accuracy %.2f, score %.3f on %d x %d-token probes, ratio %.3f (%.1f s)",
+            servable ? " (servable)" : "", r.accuracy, r.score, w->heldout.n, w->heldout_len, mask_ratio(&am),
+            r.seconds);
     }
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
