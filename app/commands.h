@@ -11,6 +11,8 @@ int cmd_eval(int argc, char **argv);     /* bosch eval [MODEL] ... */
 int cmd_search(int argc, char **argv);   /* bosch search [MODEL] --ratio R ... */
 int cmd_compare(int argc, char **argv);  /* bosch compare [MODEL] ... */
 int cmd_explore(int argc, char **argv);  /* bosch [MODEL]: the ncurses explorer */
+int cmd_export(int argc, char **argv);   /* bosch export MASK.csv --format F --out PATH */
+int cmd_import(int argc, char **argv);   /* bosch import FILE --format duo --out MASK.csv */
 int cmd_mkmodel(int argc,
                 char **argv); /* bosch mkmodel OUT ...: a random-weight GGUF (engine/gguf_write.h) */
 

@@ -19,6 +19,8 @@ static const struct {
     {"compare", cmd_compare, "BOSCH against baselines at several ratios"},
     {"bench", cmd_bench, "prefill / decode speed, KV bytes, evaluator cost"},
     {"explore", cmd_explore, "the ncurses explorer (default)"},
+    {"export", cmd_export, "write a mask for another tool (DuoAttention, HF, TensorRT-LLM, scores)"},
+    {"import", cmd_import, "read a DuoAttention head pattern as a mask"},
     {"mkmodel", cmd_mkmodel, "write a random-weight llama GGUF of a real model's shape"},
 };
 

@@ -43,8 +43,7 @@ double mask_ratio(const attn_mask *m) {
 
 int mask_first_diff_layer(const attn_mask *a, const attn_mask *b) {
     for (int l = 0; l < a->n_layer; l++)
-        if (memcmp(a->z + (size_t)l * a->n_head_kv, b->z + (size_t)l * b->n_head_kv, a->n_head_kv))
-            return l;
+        if (memcmp(a->z + (size_t)l * a->n_head_kv, b->z + (size_t)l * b->n_head_kv, a->n_head_kv)) return l;
     return a->n_layer;
 }
 
@@ -65,4 +64,18 @@ void mask_to_string(const attn_mask *m, char *buf, size_t cap) {
         for (int h = 0; h < m->n_head_kv && k + 1 < cap; h++) buf[k++] = mask_get(m, l, h) ? '1' : '0';
     }
     buf[k] = '\0';
+}
+
+int mask_servable_project(const attn_mask *src, uint8_t *swa_layer, attn_mask *dst) {
+    if (!src || !src->z) return -1;
+    if (dst && mask_init(dst, src->n_layer, src->n_head_kv, src->window, src->sinks, ATTN_FULL)) return -1;
+    int n = 0;
+    for (int l = 0; l < src->n_layer; l++) {
+        int all_swa = 1;
+        for (int h = 0; h < src->n_head_kv; h++) all_swa &= mask_get(src, l, h) == ATTN_SWA;
+        if (swa_layer) swa_layer[l] = (uint8_t)all_swa;
+        if (dst && all_swa) memset(dst->z + (size_t)l * src->n_head_kv, ATTN_SWA, (size_t)src->n_head_kv);
+        n += all_swa;
+    }
+    return n;
 }

@@ -42,4 +42,12 @@ uint64_t mask_hash(const attn_mask *m);
 /* z as a string of '1'/'0', row-major, layers separated by '/', into buf (needs L*(H+1) bytes). */
 void mask_to_string(const attn_mask *m, char *buf, size_t cap);
 
+/* The servable projection: what an engine with one attention window per layer can run (llama.cpp,
+ * vLLM / SGLang through Hugging Face `layer_types`, TensorRT-LLM's per-layer max_attention_window).
+ * A layer stays SWA only if every one of its KV heads is SWA in src; any full head makes the whole
+ * layer full. swa_layer[src->n_layer] gets 1 for a SWA layer, 0 for a full one (may be NULL);
+ * dst (may be NULL; uninitialised, allocated here with src's shape, window and sinks; free with
+ * mask_free) gets the projected mask. Returns the number of SWA layers, or -1 (NULL src, OOM). */
+int mask_servable_project(const attn_mask *src, uint8_t *swa_layer, attn_mask *dst);
+
 #endif
