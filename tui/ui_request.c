@@ -153,8 +153,9 @@ static void cursor_request(ui_state *u, ui_request req) {
 /* ------------------------------------------------------------------ files */
 
 static void default_path(ui_state *u, prompt_kind k) {
-    static const char *const names[] = {"bosch-mask.csv", "bosch-trace.csv", "bosch-layers.csv",
-                                        "bosch-mask.csv", "runs/compare"};
+    static const char *const names[] = {"bosch-mask.csv",       "bosch-trace.csv",  "bosch-layers.csv",
+                                        "bosch-mask.csv",       "runs/compare",     "bosch-duo",
+                                        "bosch-hf-config.json", "bosch-trtllm.json"};
     const char *p = k == PROMPT_LOAD_MASK && u->last_path[0]   ? u->last_path
                     : k == PROMPT_COMPARE_DIR && u->cmp_dir[0] ? u->cmp_dir
                                                                : names[k];
@@ -179,13 +180,15 @@ static ui_cmd run_prompt(ui_state *u) {
         double want = u->snap.have_search ? u->snap.target_ratio : mask_ratio(&am);
         return (ui_cmd){.kind = UI_CMD_COMPARE_OPEN, .path = u->input, .ratio = want};
     }
-    static const ex_io_kind kinds[] = {[PROMPT_EXPORT_MASK] = EX_IO_EXPORT_MASK,
-                                       [PROMPT_EXPORT_TRACE] = EX_IO_EXPORT_TRACE,
-                                       [PROMPT_EXPORT_LAYERS] = EX_IO_EXPORT_LAYERS,
-                                       [PROMPT_LOAD_MASK] = EX_IO_LOAD_MASK};
+    static const ex_io_kind kinds[] = {
+        [PROMPT_EXPORT_MASK] = EX_IO_EXPORT_MASK,     [PROMPT_EXPORT_TRACE] = EX_IO_EXPORT_TRACE,
+        [PROMPT_EXPORT_LAYERS] = EX_IO_EXPORT_LAYERS, [PROMPT_LOAD_MASK] = EX_IO_LOAD_MASK,
+        [PROMPT_EXPORT_DUO] = EX_IO_EXPORT_DUO,       [PROMPT_EXPORT_HF] = EX_IO_EXPORT_HF,
+        [PROMPT_EXPORT_TRTLLM] = EX_IO_EXPORT_TRTLLM};
     ex_io_kind k = kinds[u->prompt];
-    return (ui_cmd){
-        .kind = UI_CMD_IO, .io = k, .path = u->input, .mask = k == EX_IO_EXPORT_MASK ? &u->mask : NULL};
+    int of_mask =
+        k == EX_IO_EXPORT_MASK || k == EX_IO_EXPORT_DUO || k == EX_IO_EXPORT_HF || k == EX_IO_EXPORT_TRTLLM;
+    return (ui_cmd){.kind = UI_CMD_IO, .io = k, .path = u->input, .mask = of_mask ? &u->mask : NULL};
 }
 
 static ui_cmd prompt_request(ui_state *u, ui_request req, int ch) {
@@ -356,6 +359,9 @@ static void export_request(ui_state *u, ui_request req) {
             ui_message(u, "no search yet: nothing to trace");
     }
     if (req == REQ_EXPORT_LAYERS) default_path(u, PROMPT_EXPORT_LAYERS);
+    if (req == REQ_EXPORT_DUO) default_path(u, PROMPT_EXPORT_DUO);
+    if (req == REQ_EXPORT_HF) default_path(u, PROMPT_EXPORT_HF);
+    if (req == REQ_EXPORT_TRTLLM) default_path(u, PROMPT_EXPORT_TRTLLM);
 }
 
 static void fill_request(ui_state *u, ui_request req, int ch) {
@@ -491,10 +497,11 @@ static void on_io_result(ui_state *u) {
         return;
     }
     if (r->path_refused && u->mode == UI_NORMAL) {
-        static const prompt_kind back[] = {[EX_IO_EXPORT_MASK] = PROMPT_EXPORT_MASK,
-                                           [EX_IO_EXPORT_TRACE] = PROMPT_EXPORT_TRACE,
-                                           [EX_IO_EXPORT_LAYERS] = PROMPT_EXPORT_LAYERS,
-                                           [EX_IO_LOAD_MASK] = PROMPT_LOAD_MASK};
+        static const prompt_kind back[] = {
+            [EX_IO_EXPORT_MASK] = PROMPT_EXPORT_MASK,     [EX_IO_EXPORT_TRACE] = PROMPT_EXPORT_TRACE,
+            [EX_IO_EXPORT_LAYERS] = PROMPT_EXPORT_LAYERS, [EX_IO_LOAD_MASK] = PROMPT_LOAD_MASK,
+            [EX_IO_EXPORT_DUO] = PROMPT_EXPORT_DUO,       [EX_IO_EXPORT_HF] = PROMPT_EXPORT_HF,
+            [EX_IO_EXPORT_TRTLLM] = PROMPT_EXPORT_TRTLLM};
         u->prompt = back[r->kind];
         snprintf(u->input, sizeof u->input, "%s", r->path);
         u->input_len = (int)strlen(u->input);
