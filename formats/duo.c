@@ -30,16 +30,10 @@ int duo_save(const char *dir, const attn_mask *m, char *err, size_t errlen) {
     free(text);
     if (rc) return -1;
     struct json_object *o = json_object_new_object();
-    if (!o || json_object_object_add(o, "sink_size", json_object_new_int(m->sinks)) ||
-        json_object_object_add(o, "recent_size", json_object_new_int(m->window))) {
-        json_object_put(o);
-        snprintf(err, errlen, "%s: out of memory", dir);
-        return -1;
-    }
+    int built = o && !json_object_object_add(o, "sink_size", json_object_new_int(m->sinks)) &&
+                !json_object_object_add(o, "recent_size", json_object_new_int(m->window));
     snprintf(path, sizeof path, "%s/%s", dir, DUO_CONFIG);
-    rc = json_write(path, o, err, errlen);
-    json_object_put(o);
-    return rc;
+    return json_write_put(path, o, built, err, errlen);
 }
 
 void duo_pattern_free(duo_pattern *p) {

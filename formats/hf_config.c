@@ -26,12 +26,7 @@ int hf_config_save(const char *path, const attn_mask *m, const char *model_type,
         json_object_object_add(o, "max_window_layers", json_object_new_int(0));
     }
     free(swa);
-    int rc = -1;
-    if (bad)
-        snprintf(err, errlen, "%s: out of memory", path);
-    else
-        rc = json_write(path, o, err, errlen);
-    json_object_put(o);
+    int rc = json_write_put(path, o, !bad, err, errlen);
     if (rc == 0 && n_swa_layers) *n_swa_layers = n;
     return rc;
 }

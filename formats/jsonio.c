@@ -37,6 +37,16 @@ int json_write(const char *path, struct json_object *o, char *err, size_t errlen
     return rc;
 }
 
+int json_write_put(const char *path, struct json_object *o, int built, char *err, size_t errlen) {
+    int rc = -1;
+    if (!built || !o)
+        snprintf(err, errlen, "%s: out of memory", path);
+    else
+        rc = json_write(path, o, err, errlen);
+    json_object_put(o);
+    return rc;
+}
+
 /* The whole file into a malloc'd NUL-terminated buffer (*n bytes). 0 or -1. */
 static char *read_whole(const char *path, size_t max_bytes, size_t *n, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");

@@ -18,6 +18,10 @@ struct json_object *json_number(double x);
  * 0, or -1 with a message naming the file. */
 int json_write(const char *path, struct json_object *o, char *err, size_t errlen);
 
+/* The end of building a document: when built is 0 (a json-c call failed) or o is NULL, -1 with
+ * "PATH: out of memory"; else json_write. o is freed in both cases (json_object_put). */
+int json_write_put(const char *path, struct json_object *o, int built, char *err, size_t errlen);
+
 /* Read a whole JSON file (at most max_bytes; 0: 16 MiB) into *out (free with json_object_put).
  * 0, or -1 with e.g. "d/config.json: line 3: unexpected character" or "d/config.json: cannot open:
  * No such file or directory". */

@@ -65,11 +65,5 @@ int scores_write_json(const char *path, int n_layer, int n_head_kv, const double
             snprintf(key, sizeof key, "%d-%d", l, h);
             bad = json_object_object_add(o, key, json_number(score[(size_t)l * n_head_kv + h])) != 0;
         }
-    int rc = -1;
-    if (bad)
-        snprintf(err, errlen, "%s: out of memory", path);
-    else
-        rc = json_write(path, o, err, errlen);
-    json_object_put(o);
-    return rc;
+    return json_write_put(path, o, !bad, err, errlen);
 }

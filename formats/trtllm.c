@@ -28,14 +28,9 @@ int trtllm_save(const char *path, const attn_mask *m, int max_seq, int *n_swa_la
         json_object_object_add(o, "kv_cache_config", kv);
         win = kv = NULL;
     }
-    int rc = -1;
-    if (bad)
-        snprintf(err, errlen, "%s: out of memory", path);
-    else
-        rc = json_write(path, o, err, errlen);
-    json_object_put(win);
+    json_object_put(win); /* NULL once added to o */
     json_object_put(kv);
-    json_object_put(o);
+    int rc = json_write_put(path, o, !bad, err, errlen);
     if (rc == 0 && n_swa_layers) *n_swa_layers = n;
     return rc;
 }
