@@ -1,7 +1,6 @@
 /* cli.c — helpers shared by the headless subcommands: the default model path and the option-value
  * parsers of commands.h and cli.h. */
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "parse.h"
 
 #define DEFAULT_MODEL_REL "models/SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -40,92 +40,43 @@ const char *cli_default_model(void) {
     return exe_rel;
 }
 
+/* Print "bosch CMD: OPT: WHY" for a parser's reason and return -1. */
+static int bad_value(const char *cmd, const char *opt, const char *why) {
+    fprintf(stderr, "bosch %s: %s: %s\n", cmd, opt, why);
+    return -1;
+}
+
 int cli_parse_int(const char *cmd, const char *opt, const char *v, long min, long *out) {
     return cli_parse_int_range(cmd, opt, v, min, INT_MAX, out);
 }
 
 int cli_parse_seed(const char *cmd, const char *opt, const char *v, unsigned long long *out) {
-    char *end = NULL;
-    errno = 0;
-    unsigned long long x = v ? strtoull(v, &end, 10) : 0;
-    if (!v || !(v[0] >= '0' && v[0] <= '9') || *end || errno) {
-        fprintf(stderr, "bosch %s: %s: bad value '%s' (need an integer in [0, %llu])\n", cmd, opt, v ? v : "",
-                ULLONG_MAX);
-        return -1;
-    }
-    *out = x;
-    return 0;
+    char why[256];
+    return base_parse_u64(v, out, why, sizeof why) ? bad_value(cmd, opt, why) : 0;
 }
 
 int cli_parse_choice(const char *cmd, const char *opt, const char *v, const char *a, const char *b,
                      int *is_b) {
-    if (!v || (strcmp(v, a) && strcmp(v, b))) {
-        fprintf(stderr, "bosch %s: %s: bad value '%s' (need %s or %s)\n", cmd, opt, v ? v : "", a, b);
-        return -1;
-    }
-    *is_b = !strcmp(v, b);
-    return 0;
-}
-
-/* Strict decimal integer: an optional '-', then digits only, no blanks, no overflow. */
-static int strict_long(const char *v, long *out) {
-    const char *d = v && *v == '-' ? v + 1 : v;
-    if (!d || !(*d >= '0' && *d <= '9')) return -1;
-    char *end = NULL;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (*end || errno) return -1;
-    *out = x;
-    return 0;
-}
-
-/* Token count: digits, then optionally k or K (x 1024); no sign, no blanks, no overflow. */
-static int strict_tokens(const char *v, long *out) {
-    if (!v || !(*v >= '0' && *v <= '9')) return -1;
-    char *end = NULL;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno) return -1;
-    if (*end == 'k' || *end == 'K') {
-        if (x > LONG_MAX / 1024) return -1;
-        x *= 1024, end++;
-    }
-    if (*end) return -1;
-    *out = x;
-    return 0;
-}
-
-/* Strict finite number: starts with a digit, '.', '-' or '+' (no blanks), whole text consumed. */
-static int strict_real(const char *v, double *out) {
-    if (!v || !strchr("0123456789.-+", *v) || !*v) return -1;
-    char *end = NULL;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (end == v || *end || errno || !isfinite(x)) return -1;
-    *out = x;
-    return 0;
+    const char *const names[2] = {a, b};
+    char why[256];
+    return base_parse_choice(v, names, 2, is_b, why, sizeof why) ? bad_value(cmd, opt, why) : 0;
 }
 
 int cli_parse_int_range(const char *cmd, const char *opt, const char *v, long min, long max, long *out) {
+    char why[256];
+    return base_parse_long(v, min, max, out, why, sizeof why) ? bad_value(cmd, opt, why) : 0;
+}
+
+int cli_parse_int_in(const char *cmd, const char *opt, const char *v, int min, int max, int *out) {
     long x;
-    if (strict_long(v, &x) || x < min || x > max) {
-        fprintf(stderr, "bosch %s: %s: bad value '%s' (need an integer in [%ld, %ld])\n", cmd, opt,
-                v ? v : "", min, max);
-        return -1;
-    }
-    *out = x;
+    if (cli_parse_int_range(cmd, opt, v, min, max, &x)) return -1;
+    *out = (int)x;
     return 0;
 }
 
 int cli_parse_tokens(const char *cmd, const char *opt, const char *v, long min, long max, long *out) {
-    long x;
-    if (strict_tokens(v, &x) || x < min || x > max) {
-        fprintf(stderr, "bosch %s: %s: bad value '%s' (need a token count in [%ld, %ld], e.g. 512 or 1k)\n",
-                cmd, opt, v ? v : "", min, max);
-        return -1;
-    }
-    *out = x;
-    return 0;
+    char why[256];
+    return base_parse_tokens(v, min, max, out, why, sizeof why) ? bad_value(cmd, opt, why) : 0;
 }
 
 void cli_bad_list(const char *cmd, const char *opt, const char *v, const char *why_fmt, ...) {
@@ -176,7 +127,8 @@ static int parse_long_list(const char *cmd, const char *opt, const char *v, long
     int n = cli_split_list(cmd, opt, v, items, cap);
     for (int i = 0; i < n; i++) {
         long x;
-        if ((tokens ? strict_tokens(items[i], &x) : strict_long(items[i], &x)) || x < min || x > max) {
+        if (tokens ? base_parse_tokens(items[i], min, max, &x, NULL, 0)
+                   : base_parse_long(items[i], min, max, &x, NULL, 0)) {
             cli_bad_list(cmd, opt, v, "item '%s' is not %s in [%ld, %ld]%s", items[i],
                          tokens ? "a token count" : "an integer", min, max, tokens ? ", e.g. 512 or 1k" : "");
             n = -1;
@@ -208,7 +160,7 @@ int cli_parse_real_list(const char *cmd, const char *opt, const char *v, double 
     }
     int n = cli_split_list(cmd, opt, v, items, cap);
     for (int i = 0; i < n; i++)
-        if (strict_real(items[i], &out[i]) || !(out[i] >= min && out[i] <= max)) {
+        if (base_parse_real(items[i], min, max, &out[i], NULL, 0)) {
             cli_bad_list(cmd, opt, v, "item '%s' is not a number in [%g, %g]", items[i], min, max);
             n = -1;
             break;
@@ -218,14 +170,8 @@ int cli_parse_real_list(const char *cmd, const char *opt, const char *v, double 
 }
 
 int cli_parse_real(const char *cmd, const char *opt, const char *v, double min, double max, double *out) {
-    double x;
-    if (strict_real(v, &x) || !(x >= min && x <= max)) {
-        fprintf(stderr, "bosch %s: %s: bad value '%s' (need a number in [%g, %g])\n", cmd, opt, v ? v : "",
-                min, max);
-        return -1;
-    }
-    *out = x;
-    return 0;
+    char why[256];
+    return base_parse_real(v, min, max, out, why, sizeof why) ? bad_value(cmd, opt, why) : 0;
 }
 
 int cli_need_nonempty(const char *cmd, const char *opt, const char *v, const char *what) {

@@ -22,6 +22,9 @@
 /* V a decimal integer in [min, max]. 0, or -1 with "need an integer in [min, max]". */
 int cli_parse_int_range(const char *cmd, const char *opt, const char *v, long min, long max, long *out);
 
+/* cli_parse_int_range into an int: V a decimal integer in [min, max]. 0 or -1. */
+int cli_parse_int_in(const char *cmd, const char *opt, const char *v, int min, int max, int *out);
+
 /* V a token count in [min, max]: decimal digits, optionally followed by k or K (x 1024), e.g.
  * "512", "1k", "8K". 0, or -1 with "need a token count in [min, max], e.g. 512 or 1k". */
 int cli_parse_tokens(const char *cmd, const char *opt, const char *v, long min, long max, long *out);

@@ -22,7 +22,7 @@
  * The table goes to stdout, progress to stderr, and --csv writes the same rows (formats/bench.h
  * gives the columns).
  */
-#include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,15 +44,15 @@
 #define BENCH_TARGET_RHO 0.875 /* issue 7: at batch 16 and 32k, decode >= 2x rho 0, KV <= 0.2x */
 
 typedef struct {
-    const char *model_path, *csv_path;
+    const char *csv_path;
     int lengths[BENCH_MAX_LIST], n_lengths;
     double ratios[BENCH_MAX_LIST];
     int n_ratios;
     int batches[BENCH_MAX_LIST], n_batches; /* sequences per forward (GPU only above 1) */
     int window, sinks, reps, n_decode, eval_samples, eval_length;
-    int fill_random;       /* --decode-fill random: no prefill, random GPU KV cache (GPU only) */
-    backend_device device; /* where prefill and decode run (the evaluator: the CPU, and the GPU too) */
-    model_opts mo;         /* --precision, --decode */
+    int fill_random; /* --decode-fill random: no prefill, random GPU KV cache (GPU only) */
+    backend_device
+        device; /* --device: where prefill and decode run (the evaluator: the CPU, and the GPU too) */
 } bench_opts;
 
 static void bench_usage(FILE *f) {
@@ -86,85 +86,60 @@ static void bench_usage(FILE *f) {
             cli_default_model(), BENCH_DEFAULT_WINDOW, BENCH_TARGET_RHO);
 }
 
-/* CPU seconds used by the process so far, all threads (a check when the machine is shared). */
-static int parse_int(const char *opt, const char *s, int lo, int hi, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi) {
-        fprintf(stderr, "bosch bench: %s expects an integer in [%d, %d], got '%s'\n", opt, lo, hi, s);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
-static int parse_args(int argc, char **argv, bench_opts *o) {
-    memset(o, 0, sizeof *o);
+static void bench_init(void *opts) {
+    bench_opts *o = opts;
     const int def_len[] = {1024, 2048, 4096, 8192};
     const double def_rho[] = {0.0, 0.5, 0.875, 1.0};
     memcpy(o->lengths, def_len, sizeof def_len), o->n_lengths = 4;
     memcpy(o->ratios, def_rho, sizeof def_rho), o->n_ratios = 4;
     o->batches[0] = 1, o->n_batches = 1;
-    o->device = backend_default_device();
     o->window = BENCH_DEFAULT_WINDOW, o->reps = 1, o->n_decode = 16;
     o->eval_samples = 4, o->eval_length = 1024;
-    o->mo.precision = PRECISION_AUTO;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int rc = 0;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            bench_usage(stdout);
-            return 1;
-        } else if (a[0] == '-' && a[1] && !val) {
-            fprintf(stderr, "bosch bench: %s needs a value (or is unknown)\n", a);
-            return 2;
-        } else if (!strcmp(a, "--lengths")) {
-            o->n_lengths = cli_parse_int_list("bench", a, val, 1, 1 << 20, o->lengths, BENCH_MAX_LIST);
-            rc = o->n_lengths < 0, i++;
-        } else if (!strcmp(a, "--ratios")) {
-            o->n_ratios = cli_parse_real_list("bench", a, val, 0.0, 1.0, o->ratios, BENCH_MAX_LIST);
-            rc = o->n_ratios < 0, i++;
-        } else if (!strcmp(a, "--batch")) {
-            o->n_batches = cli_parse_int_list("bench", a, val, 1, 1 << 20, o->batches, BENCH_MAX_LIST);
-            rc = o->n_batches < 0, i++;
-        } else if (!strcmp(a, "--decode-fill")) {
-            rc = cli_parse_choice("bench", a, val, "prefill", "random", &o->fill_random) != 0, i++;
-        } else if (!strcmp(a, "--window")) {
-            rc = parse_int(a, val, 1, 1 << 24, &o->window), i++;
-        } else if (!strcmp(a, "--sinks")) {
-            rc = parse_int(a, val, 0, 1 << 24, &o->sinks), i++;
-        } else if (!strcmp(a, "--reps")) {
-            rc = parse_int(a, val, 1, 1000, &o->reps), i++;
-        } else if (!strcmp(a, "--decode")) {
-            rc = parse_int(a, val, 0, 100000, &o->n_decode), i++;
-        } else if (!strcmp(a, "--eval-samples")) {
-            rc = parse_int(a, val, 0, 1000, &o->eval_samples), i++;
-        } else if (!strcmp(a, "--eval-length")) {
-            rc = parse_int(a, val, 8, 1 << 20, &o->eval_length), i++;
-        } else if (!strcmp(a, "--csv")) {
-            o->csv_path = val, i++;
-        } else if (!strcmp(a, "--precision")) {
-            rc = cli_parse_precision("bench", val, &o->mo.precision) != 0, i++;
-        } else if (!strcmp(a, "--decode-weights")) {
-            rc = cli_parse_decode("bench", val, &o->mo) != 0, i++;
-        } else if (!strcmp(a, "--device")) {
-            char derr[256];
-            rc = backend_parse_device(val, &o->device, derr, sizeof derr) != 0, i++;
-            if (rc) fprintf(stderr, "bosch bench: %s\n", derr);
-        } else if (a[0] == '-') {
-            fprintf(stderr, "bosch bench: unknown option %s (see bosch bench --help)\n", a);
-            return 2;
-        } else if (!o->model_path) {
-            o->model_path = a;
-        } else {
-            fprintf(stderr, "bosch bench: unexpected argument '%s'\n", a);
-            return 2;
-        }
-        if (rc) return 2;
-    }
-    if (!o->model_path) o->model_path = cli_default_model();
+}
+
+/* An integer option of bench: its name, range and field. */
+static const struct {
+    const char *name;
+    int min, max;
+    size_t off;
+} int_opts[] = {
+    {"--window", 1, 1 << 24, offsetof(bench_opts, window)},
+    {"--sinks", 0, 1 << 24, offsetof(bench_opts, sinks)},
+    {"--reps", 1, 1000, offsetof(bench_opts, reps)},
+    {"--decode", 0, 100000, offsetof(bench_opts, n_decode)},
+    {"--eval-samples", 0, 1000, offsetof(bench_opts, eval_samples)},
+    {"--eval-length", 8, 1 << 20, offsetof(bench_opts, eval_length)},
+};
+
+static int bench_option(cmd_env *e, void *opts, const char *a, const char *v) {
+    bench_opts *o = opts;
+    int k = 0, n = (int)(sizeof int_opts / sizeof int_opts[0]);
+    while (k < n && strcmp(a, int_opts[k].name)) k++;
+    if (k == n && strcmp(a, "--lengths") && strcmp(a, "--ratios") && strcmp(a, "--batch") &&
+        strcmp(a, "--decode-fill") && strcmp(a, "--csv"))
+        return CMD_OPT_UNKNOWN;
+    if (!v) return cmd_need_value(e, a);
+    if (k < n)
+        return cmd_value(cli_parse_int_in("bench", a, v, int_opts[k].min, int_opts[k].max,
+                                          (int *)((char *)o + int_opts[k].off)));
+    if (!strcmp(a, "--lengths"))
+        return cmd_value(
+            (o->n_lengths = cli_parse_int_list("bench", a, v, 1, 1 << 20, o->lengths, BENCH_MAX_LIST)) < 0);
+    if (!strcmp(a, "--ratios"))
+        return cmd_value(
+            (o->n_ratios = cli_parse_real_list("bench", a, v, 0.0, 1.0, o->ratios, BENCH_MAX_LIST)) < 0);
+    if (!strcmp(a, "--batch"))
+        return cmd_value(
+            (o->n_batches = cli_parse_int_list("bench", a, v, 1, 1 << 20, o->batches, BENCH_MAX_LIST)) < 0);
+    if (!strcmp(a, "--decode-fill"))
+        return cmd_value(cli_parse_choice("bench", a, v, "prefill", "random", &o->fill_random));
+    o->csv_path = v; /* --csv */
+    return CMD_OPT_VALUE;
+}
+
+static int bench_check(cmd_env *e, void *opts) {
+    bench_opts *o = opts;
+    o->device = e->device;
     int max_b = 1;
     for (int i = 0; i < o->n_batches; i++) max_b = o->batches[i] > max_b ? o->batches[i] : max_b;
     if (o->fill_random && o->n_decode == 0) {
@@ -178,6 +153,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
                 max_b > 1 ? "--batch above 1" : "--decode-fill random", backend_device_name(o->device));
         return 2;
     }
+    fprintf(stderr, "bench: loading %s\n", e->model_path);
     return 0;
 }
 
@@ -433,13 +409,94 @@ static void print_targets(const done_row *rows, int n, int n_decode) {
     }
 }
 
+/* What every row of the speed table shares. */
+typedef struct {
+    const model *m;
+    const bench_opts *o;
+    backend *gpu;
+    csv_out *csv;
+    const int32_t *toks, *dec_toks; /* prefill [max_b][max_t] (+ CPU decode), GPU decode [n_decode][max_b] */
+    double full_pf, full_dc;        /* the rho = 0 row of this (length, batch): prefill s, decode tok/s */
+    done_row *rows;
+    int n_rows;
+} bench_table_ctx;
+
+/* One row: length T, batch B, ratio rho (of_ceil from ceiling, 0 = none). 0, or 1 (printed). */
+static int bench_row_at(bench_table_ctx *c, int T, int B, double rho, double ceiling) {
+    const bench_opts *o = c->o;
+    const model_hparams *hp = &c->m->hp;
+    attn_mask mask;
+    speed_row row;
+    if (mask_for_ratio(&mask, hp, rho, o->window, o->sinks)) return 1;
+    fprintf(stderr, "bench: T=%d batch=%d rho=%.3f ...\n", T, B, mask_ratio(&mask));
+    if (c->gpu ? bench_speed_on(c->gpu, c->m, &mask, c->toks, c->dec_toks, T, B, o->n_decode, o->reps,
+                                o->fill_random, &row)
+               : bench_speed(c->m, &mask, c->toks, T, o->n_decode, o->reps, &row)) {
+        fprintf(stderr, "bosch bench: T=%d batch=%d: out of memory or forward failure\n", T, B);
+        mask_free(&mask);
+        return 1;
+    }
+    double pf = row.prefill_s > 0.0 ? (double)B * T / row.prefill_s : 0.0;
+    double dc = o->n_decode > 0 ? (double)B * o->n_decode / row.decode_s : 0.0;
+    int n_swa = mask_count_swa(&mask);
+    if (n_swa == 0) c->full_pf = row.prefill_s, c->full_dc = dc;
+    char vs[16] = "-", dvs[16] = "-", pfs[24] = "-", pft[24] = "-", peak[24] = "-", oc[16] = "-";
+    if (ceiling > 0.0 && pf > 0.0) snprintf(oc, sizeof oc, "%.0f%%", 100.0 * pf / ceiling);
+    if (c->full_pf > 0.0 && pf > 0.0) snprintf(vs, sizeof vs, "%.2fx", c->full_pf / row.prefill_s);
+    if (c->full_dc > 0.0) snprintf(dvs, sizeof dvs, "%.2fx", dc / c->full_dc);
+    if (pf > 0.0) snprintf(pfs, sizeof pfs, "%.3f", row.prefill_s), snprintf(pft, sizeof pft, "%.1f", pf);
+    if (c->gpu) snprintf(peak, sizeof peak, "%.1f", row.gpu_peak / 1048576.0);
+    printf("%7d %5d %6.3f %5d %14llu %10s %10.3f %14s %9s %8s %13.2f %9s %10s\n", T, B, mask_ratio(&mask),
+           n_swa, (unsigned long long)row.kv_bytes, pfs, row.prefill_cpu_s, pft, vs, oc, dc, dvs, peak);
+    fflush(stdout);
+    c->rows[c->n_rows++] = (done_row){.length = T,
+                                      .batch = B,
+                                      .n_swa = n_swa,
+                                      .units = hp->n_layer * hp->n_head_kv,
+                                      .rho = rho,
+                                      .decode_tok_s = dc,
+                                      .kv_bytes = row.kv_bytes};
+    bench_row f = {.measure = "speed",
+                   .length = T,
+                   .batch = B,
+                   .n_swa = n_swa,
+                   .ratio = mask_ratio(&mask),
+                   .prefill_tok_s = pf,
+                   .decode_tok_s = dc,
+                   .seconds = row.prefill_s,
+                   .cpu_s = row.prefill_cpu_s,
+                   .kv_bytes = row.kv_bytes,
+                   .gpu_peak_bytes = row.gpu_peak,
+                   .device = backend_device_name(o->device)};
+    mask_free(&mask);
+    return csv_row(c->csv, o, f) ? 1 : 0;
+}
+
+/* The table's header lines; on the CPU also the GEMM ceiling of every length into ceiling[]. */
+static void bench_table_head(const model *m, const bench_opts *o, int on_gpu, csv_out *csv, double *ceiling) {
+    const model_hparams *hp = &m->hp;
+    printf("model %s: %d layers x %d KV heads, window %d, sinks %d, %d decode steps, best of %d, on %s%s\n",
+           m->name, hp->n_layer, hp->n_head_kv, o->window, o->sinks, o->n_decode, o->reps,
+           backend_device_name(o->device),
+           o->fill_random ? ", decode after a random KV fill (no prefill)" : "");
+    if (!on_gpu) {
+        char gd[160];
+        gemm_describe(gd, sizeof gd);
+        printf("GEMMs: %s; decode %s\n", gd,
+               m->decode_blocks ? "from the file's blocks" : "through the GEMM weights");
+        for (int li = 0; li < o->n_lengths; li++)
+            ceiling[li] = bench_gemm_ceiling(m, o->lengths[li], o->reps, csv, o);
+    }
+    printf("%7s %5s %6s %5s %14s %10s %10s %14s %9s %8s %13s %9s %10s\n", "length", "batch", "ratio", "n_swa",
+           "kv_bytes", "prefill_s", "cpu_s", "prefill_tok/s", "vs_full", "of_ceil", "decode_tok/s",
+           "dec_vs_0", "gpu_peak_MiB");
+}
+
 /* The speed table: every (length, batch, ratio) on the CPU (batch 1) or on gpu. Returns 0 or 1. */
 static int bench_table(const model *m, const bench_opts *o, backend *gpu, csv_out *csv) {
-    const model_hparams *hp = &m->hp;
     int max_t = 1, max_b = 1;
     for (int i = 0; i < o->n_lengths; i++) max_t = o->lengths[i] > max_t ? o->lengths[i] : max_t;
     for (int i = 0; i < o->n_batches; i++) max_b = o->batches[i] > max_b ? o->batches[i] : max_b;
-    /* prefill tokens [max_b][max_t] (the CPU also decodes toks[0..n_decode-1]), decode [n_decode][max_b] */
     if ((long long)max_b * max_t > 1 << 28) {
         fprintf(stderr, "bosch bench: batch %d x length %d is too many tokens\n", max_b, max_t);
         return 1;
@@ -452,82 +509,18 @@ static int bench_table(const model *m, const bench_opts *o, backend *gpu, csv_ou
         free(toks), free(rows);
         return 1;
     }
-    fill_tokens(toks, (int)(n_pf + n_dc), hp->n_vocab);
-    int status = 0, n_rows = 0;
-    printf("model %s: %d layers x %d KV heads, window %d, sinks %d, %d decode steps, best of %d, on %s%s\n",
-           m->name, hp->n_layer, hp->n_head_kv, o->window, o->sinks, o->n_decode, o->reps,
-           backend_device_name(o->device),
-           o->fill_random ? ", decode after a random KV fill (no prefill)" : "");
+    fill_tokens(toks, (int)(n_pf + n_dc), m->hp.n_vocab);
     double ceiling[BENCH_MAX_LIST] = {0};
-    if (!gpu) {
-        printf("GEMMs: ");
-        char gd[160];
-        gemm_describe(gd, sizeof gd);
-        printf("%s; decode %s\n", gd,
-               m->decode_blocks ? "from the file's blocks" : "through the GEMM weights");
-        for (int li = 0; li < o->n_lengths; li++)
-            ceiling[li] = bench_gemm_ceiling(m, o->lengths[li], o->reps, csv, o);
-    }
-    printf("%7s %5s %6s %5s %14s %10s %10s %14s %9s %8s %13s %9s %10s\n", "length", "batch", "ratio", "n_swa",
-           "kv_bytes", "prefill_s", "cpu_s", "prefill_tok/s", "vs_full", "of_ceil", "decode_tok/s",
-           "dec_vs_0", "gpu_peak_MiB");
-    for (int li = 0; li < o->n_lengths && !status; li++) {
+    bench_table_head(m, o, gpu != NULL, csv, ceiling);
+    bench_table_ctx c = {m, o, gpu, csv, toks, toks + n_pf, 0, 0, rows, 0};
+    int status = 0;
+    for (int li = 0; li < o->n_lengths && !status; li++)
         for (int bi = 0; bi < o->n_batches && !status; bi++) {
-            double full_pf = 0.0, full_dc = 0.0;
-            int T = o->lengths[li], B = o->batches[bi];
-            for (int ri = 0; ri < o->n_ratios && !status; ri++) {
-                attn_mask mask;
-                speed_row row;
-                if (mask_for_ratio(&mask, hp, o->ratios[ri], o->window, o->sinks)) {
-                    status = 1;
-                    break;
-                }
-                fprintf(stderr, "bench: T=%d batch=%d rho=%.3f ...\n", T, B, mask_ratio(&mask));
-                if (gpu ? bench_speed_on(gpu, m, &mask, toks, toks + n_pf, T, B, o->n_decode, o->reps,
-                                         o->fill_random, &row)
-                        : bench_speed(m, &mask, toks, T, o->n_decode, o->reps, &row)) {
-                    fprintf(stderr, "bosch bench: T=%d batch=%d: out of memory or forward failure\n", T, B);
-                    mask_free(&mask);
-                    status = 1;
-                    break;
-                }
-                double pf = row.prefill_s > 0.0 ? (double)B * T / row.prefill_s : 0.0;
-                double dc = o->n_decode > 0 ? (double)B * o->n_decode / row.decode_s : 0.0;
-                if (mask_count_swa(&mask) == 0) full_pf = row.prefill_s, full_dc = dc;
-                char vs[16] = "-", dvs[16] = "-", pfs[24] = "-", pft[24] = "-", peak[24] = "-", oc[16] = "-";
-                if (ceiling[li] > 0.0 && pf > 0.0)
-                    snprintf(oc, sizeof oc, "%.0f%%", 100.0 * pf / ceiling[li]);
-                if (full_pf > 0.0 && pf > 0.0) snprintf(vs, sizeof vs, "%.2fx", full_pf / row.prefill_s);
-                if (full_dc > 0.0) snprintf(dvs, sizeof dvs, "%.2fx", dc / full_dc);
-                if (pf > 0.0)
-                    snprintf(pfs, sizeof pfs, "%.3f", row.prefill_s), snprintf(pft, sizeof pft, "%.1f", pf);
-                if (gpu) snprintf(peak, sizeof peak, "%.1f", row.gpu_peak / 1048576.0);
-                printf("%7d %5d %6.3f %5d %14llu %10s %10.3f %14s %9s %8s %13.2f %9s %10s\n", T, B,
-                       mask_ratio(&mask), mask_count_swa(&mask), (unsigned long long)row.kv_bytes, pfs,
-                       row.prefill_cpu_s, pft, vs, oc, dc, dvs, peak);
-                fflush(stdout);
-                done_row *d = &rows[n_rows++];
-                *d =
-                    (done_row){.length = T, .batch = B, .n_swa = mask_count_swa(&mask), .rho = o->ratios[ri]};
-                d->units = hp->n_layer * hp->n_head_kv, d->decode_tok_s = dc, d->kv_bytes = row.kv_bytes;
-                bench_row f = {.measure = "speed",
-                               .length = T,
-                               .batch = B,
-                               .n_swa = mask_count_swa(&mask),
-                               .ratio = mask_ratio(&mask),
-                               .prefill_tok_s = pf,
-                               .decode_tok_s = dc,
-                               .seconds = row.prefill_s,
-                               .cpu_s = row.prefill_cpu_s,
-                               .kv_bytes = row.kv_bytes,
-                               .gpu_peak_bytes = row.gpu_peak,
-                               .device = backend_device_name(o->device)};
-                if (csv_row(csv, o, f)) status = 1;
-                mask_free(&mask);
-            }
+            c.full_pf = c.full_dc = 0.0;
+            for (int ri = 0; ri < o->n_ratios && !status; ri++)
+                status = bench_row_at(&c, o->lengths[li], o->batches[bi], o->ratios[ri], ceiling[li]);
         }
-    }
-    if (!status) print_targets(rows, n_rows, o->n_decode);
+    if (!status) print_targets(rows, c.n_rows, o->n_decode);
     if (gpu) printf("GPU peak memory: %.1f MiB\n", backend_peak_bytes(gpu) / 1048576.0);
     free(rows);
     free(toks);
@@ -565,39 +558,30 @@ static int bench_evals(const model *m, const bench_opts *o, csv_out *csv) {
     return 0;
 }
 
-int cmd_bench(int argc, char **argv) {
-    bench_opts o;
-    int prc = parse_args(argc, argv, &o);
-    if (prc) return prc == 1 ? 0 : 2;
+static int bench_run(cmd_env *e, void *opts) {
+    const bench_opts *o = opts;
+    const model *m = e->m;
     char err[1024];
-    model *m = NULL;
-    fprintf(stderr, "bench: loading %s\n", o.model_path);
-    if (cli_load_model("bench", o.model_path, &o.mo, &m)) return 1;
     backend *gpu = NULL;
-    if (o.device == BACKEND_CUDA) {
+    if (o->device == BACKEND_CUDA) {
         char desc[512];
         backend_options bo = cli_backend_options(BACKEND_CUDA, 1);
         if (backend_create(&gpu, &bo, m, err, sizeof err)) {
             fprintf(stderr, "bosch bench: %s\n", err);
-            model_free(m);
             return 1;
         }
         backend_describe(gpu, 0, desc, sizeof desc);
         fprintf(stderr, "bench: GPU %s\n", desc);
     }
     csv_out *csv = NULL;
-    if (o.csv_path) {
-        csv = bench_csv_open(o.csv_path, err, sizeof err);
-        if (!csv) {
-            fprintf(stderr, "bosch bench: %s\n", err);
-            backend_free(gpu);
-            model_free(m);
-            return 1;
-        }
+    if (o->csv_path && !(csv = bench_csv_open(o->csv_path, err, sizeof err))) {
+        fprintf(stderr, "bosch bench: %s\n", err);
+        backend_free(gpu);
+        return 1;
     }
-    int status = bench_table(m, &o, gpu, csv);
+    int status = bench_table(m, o, gpu, csv);
     backend_free(gpu);
-    if (!status && o.eval_samples > 0) status = bench_evals(m, &o, csv);
+    if (!status && o->eval_samples > 0) status = bench_evals(m, o, csv);
     if (csv) {
         if (status) {
             csv_out_abort(csv);
@@ -606,6 +590,17 @@ int cmd_bench(int argc, char **argv) {
             status = 1;
         }
     }
-    model_free(m);
     return status;
 }
+
+const command cmd_bench = {
+    .name = "bench",
+    .help = "prefill / decode speed, KV bytes, evaluator cost",
+    .flags = CMD_MODEL | CMD_PRECISION | CMD_DECODE | CMD_DEVICE | CMD_LOAD,
+    .opts_size = sizeof(bench_opts),
+    .init = bench_init,
+    .option = bench_option,
+    .check = bench_check,
+    .run = bench_run,
+    .usage = bench_usage,
+};

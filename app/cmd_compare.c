@@ -18,6 +18,7 @@
 #include "model.h"
 #include "probes.h"
 #include "search.h"
+#include "search_options.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -35,17 +36,15 @@ static void usage(FILE *f) {
             "  --lengths LIST   held-out lengths, tokens (e.g. 256,512)\n"
             "  --heldout N      samples per held-out (task, length) cell\n"
             "  --valid N        samples per validation cell (0: no validation split)\n"
-            "  --samples N --length T   calibration split size\n"
-            "  --calib single|mix       calibration tasks: niah_single only, or shared out between\n"
-            "                   niah_single, niah_multikey (prose) and passkey\n"
-            "  --window W --sinks S --seed N --budget1 B --budget3 B   search settings\n"
             "  --aprime N       seeds of the A' experiment (0: skip)\n"
             "  --device D       cpu, cuda or auto: where every evaluator runs\n"
             "  --precision P    CPU GEMMs: fp32, bf16 or auto\n"
             "  --force          start over: remove DIR/cache.tsv (the memo of every evaluation) and\n"
             "                   run even where DIR holds a search run or a comparison with other settings\n"
             "  Ctrl-C, SIGTERM or SIGHUP stops (exit 130); the same command continues from\n"
-            "  DIR/cache.tsv. DIR is created if missing and must be writable.\n");
+            "  DIR/cache.tsv. DIR is created if missing and must be writable.\n"
+            "  the search settings of every method (as bosch search spells them):\n");
+    search_opts_usage(f, SOPT_COMPARE);
 }
 
 /* The files of a search run (bosch search --out): a comparison does not write there. */
@@ -104,216 +103,168 @@ static int reshape_cells(compare_cell *cells, int *n_cells, const char *tasks_s,
     return 0;
 }
 
-int cmd_compare(int argc, char **argv) {
-    const char *model_path = NULL, *out_dir = NULL, *preset = "bench", *methods_s = NULL, *ratios_s = NULL;
-    const char *tasks_s = NULL, *lengths_s = NULL, *device_s = "auto";
-    long window = -1, sinks = -1, heldout = -1, valid = -1, samples = -1, length = -1, b1 = -1, b3 = -1,
-         aprime = -1;
-    unsigned long long seed = 0;
-    int have_seed = 0, calib_mix = -1, force = 0;
-    model_opts mopts = {PRECISION_AUTO, 0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        }
-        if (a[0] != '-') {
-            if (model_path) {
-                fprintf(stderr, "bosch compare: unexpected argument '%s'\n", a);
-                return 2;
-            }
-            model_path = a;
-            continue;
-        }
-        if (!strcmp(a, "--force")) {
-            force = 1;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "bosch compare: option %s needs a value\n", a);
-            return 2;
-        }
-        i++;
-        int bad = 0;
-        if (!strcmp(a, "--out"))
-            bad = cli_need_nonempty("compare", a, v, "a folder"), out_dir = v;
-        else if (!strcmp(a, "--preset"))
-            preset = v;
-        else if (!strcmp(a, "--methods"))
-            methods_s = v;
-        else if (!strcmp(a, "--ratios"))
-            ratios_s = v;
-        else if (!strcmp(a, "--tasks"))
-            tasks_s = v;
-        else if (!strcmp(a, "--lengths"))
-            lengths_s = v;
-        else if (!strcmp(a, "--device"))
-            device_s = v;
-        else if (!strcmp(a, "--precision"))
-            bad = cli_parse_precision("compare", v, &mopts.precision);
-        else if (!strcmp(a, "--seed"))
-            bad = cli_parse_seed("compare", a, v, &seed), have_seed = 1;
-        else if (!strcmp(a, "--window"))
-            bad = cli_parse_int_range("compare", a, v, 1, 1L << 24, &window);
-        else if (!strcmp(a, "--sinks"))
-            bad = cli_parse_int_range("compare", a, v, 0, 1L << 24, &sinks);
-        else if (!strcmp(a, "--heldout"))
-            bad = cli_parse_int("compare", a, v, 1, &heldout);
-        else if (!strcmp(a, "--valid"))
-            bad = cli_parse_int("compare", a, v, 0, &valid);
-        else if (!strcmp(a, "--samples"))
-            bad = cli_parse_int("compare", a, v, 1, &samples);
-        else if (!strcmp(a, "--length"))
-            bad = cli_parse_tokens("compare", a, v, PROBE_MIN_LENGTH, 1L << 24, &length);
-        else if (!strcmp(a, "--budget1"))
-            bad = cli_parse_int("compare", a, v, 1, &b1);
-        else if (!strcmp(a, "--budget3"))
-            bad = cli_parse_int("compare", a, v, 1, &b3);
-        else if (!strcmp(a, "--aprime"))
-            bad = cli_parse_int("compare", a, v, 0, &aprime);
-        else if (!strcmp(a, "--calib"))
-            bad = cli_parse_choice("compare", a, v, "single", "mix", &calib_mix);
-        else {
-            fprintf(stderr, "bosch compare: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
-        if (bad) return 2;
+typedef struct {
+    search_opts so; /* the search options a comparison takes (SOPT_COMPARE) */
+    const char *out_dir, *preset, *methods_s, *ratios_s, *tasks_s, *lengths_s;
+    long heldout, valid, aprime; /* -1: the preset's */
+    int force;
+    compare_plan plan; /* built by the check */
+} compare_cli;
+
+static void compare_init(void *opts) {
+    compare_cli *o = opts;
+    o->preset = "bench";
+    o->heldout = o->valid = o->aprime = -1;
+}
+
+static int compare_option(cmd_env *e, void *opts, const char *a, const char *v) {
+    compare_cli *o = opts;
+    if (!strcmp(a, "--force")) {
+        o->force = 1;
+        return CMD_OPT_FLAG;
     }
-    if (!out_dir) {
-        fprintf(stderr, "bosch compare: --out DIR is required\n");
-        usage(stderr);
-        return 2;
+    const char **text = !strcmp(a, "--out")       ? &o->out_dir
+                        : !strcmp(a, "--preset")  ? &o->preset
+                        : !strcmp(a, "--methods") ? &o->methods_s
+                        : !strcmp(a, "--ratios")  ? &o->ratios_s
+                        : !strcmp(a, "--tasks")   ? &o->tasks_s
+                        : !strcmp(a, "--lengths") ? &o->lengths_s
+                                                  : NULL;
+    long *num = !strcmp(a, "--heldout")  ? &o->heldout
+                : !strcmp(a, "--valid")  ? &o->valid
+                : !strcmp(a, "--aprime") ? &o->aprime
+                                         : NULL;
+    int id = search_opts_lookup(a, SOPT_COMPARE);
+    if (!text && !num && id < 0) return CMD_OPT_UNKNOWN;
+    if (!v) return cmd_need_value(e, a);
+    if (text) {
+        *text = v;
+        return text == &o->out_dir ? cmd_value(cli_need_nonempty("compare", a, v, "a folder"))
+                                   : CMD_OPT_VALUE;
     }
-    backend_device device;
-    char err[1024];
-    if (backend_parse_device(device_s, &device, err, sizeof err)) {
-        fprintf(stderr, "bosch compare: %s\n", err);
-        return 2;
+    if (num) return cmd_value(cli_parse_int("compare", a, v, num == &o->heldout ? 1 : 0, num));
+    char why[512];
+    if (search_opts_set(&o->so, (search_opt_id)id, v, why, sizeof why)) {
+        fprintf(stderr, "bosch compare: %s: %s\n", a, why);
+        return CMD_OPT_BAD;
     }
-    double ratios[COMPARE_MAX_RATIOS];
-    int n_ratios =
-        ratios_s ? cli_parse_real_list("compare", "--ratios", ratios_s, 0.0, 1.0, ratios, COMPARE_MAX_RATIOS)
-                 : 0;
-    if (n_ratios < 0) return 2;
-    char methods[COMPARE_MAX_METHODS][CLI_ITEM_CAP];
-    int n_methods =
-        methods_s ? cli_split_list("compare", "--methods", methods_s, methods, COMPARE_MAX_METHODS) : 0;
-    if (n_methods < 0) return 2;
-    for (int i = 0; i < n_methods; i++) { /* every name is a method or a BOSCH variant */
+    return CMD_OPT_VALUE;
+}
+
+/* --methods into the plan: every name a method or a BOSCH variant, compared in lower case. 0 or -1. */
+static int plan_methods(compare_plan *plan, const char *methods_s) {
+    char methods[COMPARE_MAX_METHODS][CLI_ITEM_CAP], err[512];
+    int n = cli_split_list("compare", "--methods", methods_s, methods, COMPARE_MAX_METHODS);
+    if (n < 0) return -1;
+    for (int i = 0; i < n; i++) {
         search_config c;
         search_config_default(&c);
         if (search_variant_apply(&c, methods[i], err, sizeof err)) {
             cli_bad_list("compare", "--methods", methods_s, "%s", err);
-            return 2;
+            return -1;
         }
+        for (char *q = methods[i]; *q; q++)
+            if (*q >= 'A' && *q <= 'Z') *q = (char)(*q - 'A' + 'a');
+        snprintf(plan->methods[i], sizeof plan->methods[i], "%.31s", methods[i]);
     }
-    /* the whole plan before the model loads, so every option error comes first */
-    compare_plan plan;
-    if (compare_plan_preset(&plan, preset, NULL, err, sizeof err)) {
-        fprintf(stderr, "bosch compare: %s\n", err);
-        return 2;
-    }
-    if (n_ratios) memcpy(plan.ratios, ratios, sizeof(double) * (size_t)n_ratios), plan.n_ratios = n_ratios;
-    if (n_methods) {
-        for (int i = 0; i < n_methods; i++) { /* names compare in lower case, as they parse */
-            for (char *q = methods[i]; *q; q++)
-                if (*q >= 'A' && *q <= 'Z') *q = (char)(*q - 'A' + 'a');
-            snprintf(plan.methods[i], sizeof plan.methods[i], "%.31s", methods[i]);
-        }
-        plan.n_methods = n_methods;
-    }
-    if (window > 0) plan.cfg.window = (int)window;
-    if (sinks >= 0) plan.cfg.sinks = (int)sinks;
-    if (have_seed) plan.cfg.seed = seed;
-    if (samples > 0) plan.cfg.calib_samples = (int)samples;
-    if (length > 0) plan.cfg.calib_tokens = (int)length;
-    if (b1 > 0) plan.cfg.stage1_budget_per_layer = b1;
-    if (b3 > 0) plan.cfg.stage3_budget_per_group = b3;
-    if (aprime >= 0) plan.aprime_seeds = (int)aprime;
-    if (calib_mix >= 0) plan.cfg.calib_mix = calib_mix;
-    if ((tasks_s || lengths_s || heldout > 0) &&
-        reshape_cells(plan.heldout, &plan.n_heldout, tasks_s, lengths_s, heldout, &plan.heldout[0]))
-        return 2;
-    if (valid == 0)
-        plan.n_valid = 0;
-    else if (valid > 0)
-        for (int c = 0; c < plan.n_valid; c++) plan.valid[c].n_samples = (int)valid;
+    plan->n_methods = n;
+    return 0;
+}
 
-    if (compare_plan_check(&plan, err, sizeof err)) {
+/* The whole plan from the preset and the options, before the model loads, so every option error
+ * comes first. 0, or -1 (printed). */
+static int build_plan(compare_cli *o) {
+    compare_plan *plan = &o->plan;
+    char err[1024];
+    double ratios[COMPARE_MAX_RATIOS];
+    int n_ratios = o->ratios_s ? cli_parse_real_list("compare", "--ratios", o->ratios_s, 0.0, 1.0, ratios,
+                                                     COMPARE_MAX_RATIOS)
+                               : 0;
+    if (n_ratios < 0) return -1;
+    if (compare_plan_preset(plan, o->preset, NULL, err, sizeof err)) {
         fprintf(stderr, "bosch compare: %s\n", err);
+        return -1;
+    }
+    if (o->methods_s && plan_methods(plan, o->methods_s)) return -1;
+    if (n_ratios) memcpy(plan->ratios, ratios, sizeof(double) * (size_t)n_ratios), plan->n_ratios = n_ratios;
+    if (o->aprime >= 0) plan->aprime_seeds = (int)o->aprime;
+    if ((o->tasks_s || o->lengths_s || o->heldout > 0) &&
+        reshape_cells(plan->heldout, &plan->n_heldout, o->tasks_s, o->lengths_s, o->heldout,
+                      &plan->heldout[0]))
+        return -1;
+    if (o->valid == 0)
+        plan->n_valid = 0;
+    else if (o->valid > 0)
+        for (int c = 0; c < plan->n_valid; c++) plan->valid[c].n_samples = (int)o->valid;
+    if (search_opts_apply_sizes(&o->so, &plan->cfg, err, sizeof err) ||
+        compare_plan_check(plan, err, sizeof err)) {
+        fprintf(stderr, "bosch compare: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The plan, then the output folder (created, writable, not another kind of run; --force: the cache
+ * removed). 0, or the exit status. */
+static int compare_check(cmd_env *e, void *opts) {
+    (void)e;
+    compare_cli *o = opts;
+    if (!o->out_dir) {
+        fprintf(stderr, "bosch compare: --out DIR is required\n");
+        usage(stderr);
         return 2;
     }
-    if ((window > 0 && plan.cfg.window >= plan.cfg.calib_tokens) ||
-        (sinks >= 0 && plan.cfg.sinks >= plan.cfg.calib_tokens)) {
-        fprintf(stderr,
-                "bosch compare: %s %d: bad value (need fewer tokens than the calibration length, %d "
-                "(--length), or every SWA head sees the whole sequence)\n",
-                window > 0 && plan.cfg.window >= plan.cfg.calib_tokens ? "--window" : "--sinks",
-                window > 0 && plan.cfg.window >= plan.cfg.calib_tokens ? plan.cfg.window : plan.cfg.sinks,
-                plan.cfg.calib_tokens);
-        return 2;
-    }
-    /* the output folder before the model loads: created, writable, not another kind of run */
-    if (cli_out_dir_ready("compare", out_dir)) return 1;
+    if (build_plan(o)) return 2;
+    if (cli_out_dir_ready("compare", o->out_dir)) return 1;
     char found[128];
-    if (cli_out_dir_holds(out_dir, search_files, 4, found, sizeof found) && !force) {
+    if (cli_out_dir_holds(o->out_dir, search_files, 4, found, sizeof found) && !o->force) {
         fprintf(stderr,
                 "bosch compare: %s holds a search run (%s), not a comparison; choose another --out, or "
                 "--force\n",
-                out_dir, found);
+                o->out_dir, found);
         return 1;
     }
-    if (force) {
-        char p[4200];
-        snprintf(p, sizeof p, "%s/cache.tsv", out_dir);
-        if (remove(p) && errno != ENOENT) {
-            fprintf(stderr, "bosch compare: --force: cannot remove %s: %s\n", p, strerror(errno));
-            return 1;
-        }
-    }
-    struct sigaction old_sa[3];
-    cli_catch_stop_signals(old_sa); /* from here a signal stops the comparison cleanly */
-    if (!model_path) model_path = cli_default_model();
-    model *m = NULL;
-    if (cli_load_model("compare", model_path, &mopts, &m)) {
-        cli_restore_stop_signals(old_sa);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/cache.tsv", o->out_dir);
+    if (o->force && remove(p) && errno != ENOENT) {
+        fprintf(stderr, "bosch compare: --force: cannot remove %s: %s\n", p, strerror(errno));
         return 1;
     }
-    int rc = 1;
-    backend *dev = NULL;
-    backend_options bo = cli_backend_options(device, 0);
-    if (backend_create(&dev, &bo, m, err, sizeof err)) {
-        fprintf(stderr, "bosch compare: %s\n", err);
-        goto out;
-    }
-    {
-        char desc[256];
-        backend_describe(dev, 1, desc, sizeof desc);
-        fprintf(stderr, "compare: preset %s, evaluators on %s%s%s\n", plan.preset, desc,
-                device == BACKEND_CPU ? ", GEMMs " : "",
-                device == BACKEND_CPU ? gemm_precision_name(m->precision) : "");
-    }
-    compare_result *res = NULL;
-    int s = compare_run(&plan, m, dev, out_dir, &cli_stop, progress, NULL, &res, err, sizeof err);
-    if (s == 0) {
-        size_t cap = 1 << 16;
-        char *buf = malloc(cap);
-        if (buf) {
-            compare_result_table(res, buf, cap);
-            fputs(buf, stdout);
-            free(buf);
-        }
-        compare_result_free(res);
-        rc = 0;
-    } else {
-        fprintf(stderr, "bosch compare: %s\n", err);
-        rc = s == 1 ? 130 : 1;
-    }
-    backend_free(dev);
-out:
-    cli_restore_stop_signals(old_sa);
-    model_free(m);
-    return rc;
+    return 0;
 }
+
+static int compare_cmd_run(cmd_env *e, void *opts) {
+    compare_cli *o = opts;
+    char err[1024], desc[256];
+    backend_describe(e->be, 1, desc, sizeof desc);
+    fprintf(stderr, "compare: preset %s, evaluators on %s%s%s\n", o->plan.preset, desc,
+            e->device == BACKEND_CPU ? ", GEMMs " : "",
+            e->device == BACKEND_CPU ? gemm_precision_name(e->m->precision) : "");
+    compare_result *res = NULL;
+    int s = compare_run(&o->plan, e->m, e->be, o->out_dir, &cli_stop, progress, NULL, &res, err, sizeof err);
+    if (s != 0) {
+        fprintf(stderr, "bosch compare: %s\n", err);
+        return s == 1 ? 130 : 1;
+    }
+    size_t cap = 1 << 16;
+    char *buf = malloc(cap);
+    if (buf) {
+        compare_result_table(res, buf, cap);
+        fputs(buf, stdout);
+        free(buf);
+    }
+    compare_result_free(res);
+    return 0;
+}
+
+const command cmd_compare = {
+    .name = "compare",
+    .help = "BOSCH against baselines at several ratios",
+    .flags = CMD_MODEL | CMD_PRECISION | CMD_DEVICE | CMD_LOAD | CMD_BACKEND | CMD_STOP,
+    .opts_size = sizeof(compare_cli),
+    .init = compare_init,
+    .option = compare_option,
+    .check = compare_check,
+    .run = compare_cmd_run,
+    .usage = usage,
+};

@@ -30,7 +30,7 @@
 #define MAX_ITEMS 16
 
 typedef struct {
-    const char *model_path, *mask_path, *out_path, *method, *device;
+    const char *mask_path, *out_path, *method;
     probe_task tasks[MAX_ITEMS];
     int n_tasks;
     int lengths[MAX_ITEMS];
@@ -40,7 +40,6 @@ typedef struct {
     probe_split split;
     uint64_t seed;
     int seed_set;
-    model_opts mo; /* --precision */
 } eval_opts;
 
 static void eval_usage(FILE *f) {
@@ -90,31 +89,25 @@ static int parse_tasks(const char *opt, const char *v, eval_opts *o) {
     return n > 0 ? 0 : -1;
 }
 
-/* One option with its value v (NULL when missing); *used = 1 when it took the value. 0, -1 bad. */
-static int parse_one(const char *a, const char *v, eval_opts *o, int *used) {
-    long x = 0;
+/* One option of eval's own with its value v (NULL when missing), command.h's contract. */
+static int eval_option(cmd_env *e, void *opts, const char *a, const char *v) {
+    eval_opts *o = opts;
     int rc = 0, n;
-    *used = 1;
-    if (!strcmp(a, "--all-swa") || !strcmp(a, "--no-chat") || !strcmp(a, "--quiet")) {
-        *used = 0;
-        if (!strcmp(a, "--all-swa")) o->all_swa = 1;
-        if (!strcmp(a, "--no-chat")) o->chat = 0;
-        if (!strcmp(a, "--quiet")) o->quiet = 1;
-        return 0;
+    int *flag = !strcmp(a, "--all-swa") ? &o->all_swa : !strcmp(a, "--quiet") ? &o->quiet : NULL;
+    if (flag || !strcmp(a, "--no-chat")) {
+        if (flag)
+            *flag = 1;
+        else
+            o->chat = 0;
+        return CMD_OPT_FLAG;
     }
-    static const char *const known[] = {"--mask",     "--out",   "--method", "--device",   "--samples",
-                                        "--window",   "--sinks", "--keys",   "--lengths",  "--tasks",
-                                        "--haystack", "--split", "--seed",   "--precision"};
+    static const char *const known[] = {"--mask",   "--out",      "--method", "--samples",
+                                        "--window", "--sinks",    "--keys",   "--lengths",
+                                        "--tasks",  "--haystack", "--split",  "--seed"};
     int is_known = 0;
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(a, known[k]);
-    if (!is_known) {
-        fprintf(stderr, "bosch eval: unknown option '%s'\n", a);
-        return -1;
-    }
-    if (!v) {
-        fprintf(stderr, "bosch eval: %s needs a value\n", a);
-        return -1;
-    }
+    if (!is_known) return CMD_OPT_UNKNOWN;
+    if (!v) return cmd_need_value(e, a);
     if (!strcmp(a, "--mask")) {
         o->mask_path = v;
         rc = cli_need_nonempty("eval", a, v, "a mask file");
@@ -123,23 +116,15 @@ static int parse_one(const char *a, const char *v, eval_opts *o, int *used) {
         rc = cli_need_nonempty("eval", a, v, "a file name, or '-' for none");
     } else if (!strcmp(a, "--method"))
         o->method = v;
-    else if (!strcmp(a, "--device"))
-        o->device = v;
-    else if (!strcmp(a, "--precision"))
-        rc = cli_parse_precision("eval", v, &o->mo.precision);
-    else if (!strcmp(a, "--samples")) {
-        rc = cli_parse_int_range("eval", a, v, 1, EVAL_MAX_SAMPLES, &x);
-        o->samples = (int)x;
-    } else if (!strcmp(a, "--window")) {
-        rc = cli_parse_int_range("eval", a, v, 1, EVAL_MAX_TOKENS, &x);
-        o->window = (int)x;
-    } else if (!strcmp(a, "--sinks")) {
-        rc = cli_parse_int_range("eval", a, v, 0, EVAL_MAX_TOKENS, &x);
-        o->sinks = (int)x;
-    } else if (!strcmp(a, "--keys")) {
-        rc = cli_parse_int_range("eval", a, v, 2, PROBE_MAX_NEEDLES, &x);
-        o->keys = (int)x;
-    } else if (!strcmp(a, "--lengths")) {
+    else if (!strcmp(a, "--samples"))
+        rc = cli_parse_int_in("eval", a, v, 1, EVAL_MAX_SAMPLES, &o->samples);
+    else if (!strcmp(a, "--window"))
+        rc = cli_parse_int_in("eval", a, v, 1, EVAL_MAX_TOKENS, &o->window);
+    else if (!strcmp(a, "--sinks"))
+        rc = cli_parse_int_in("eval", a, v, 0, EVAL_MAX_TOKENS, &o->sinks);
+    else if (!strcmp(a, "--keys"))
+        rc = cli_parse_int_in("eval", a, v, 2, PROBE_MAX_NEEDLES, &o->keys);
+    else if (!strcmp(a, "--lengths")) {
         n = cli_parse_tokens_list("eval", a, v, PROBE_MIN_LENGTH, EVAL_MAX_TOKENS, o->lengths, MAX_ITEMS);
         rc = n < 0 ? -1 : (o->n_lengths = n, 0);
     } else if (!strcmp(a, "--tasks"))
@@ -150,27 +135,21 @@ static int parse_one(const char *a, const char *v, eval_opts *o, int *used) {
             rc = -1;
         }
     } else if (!strcmp(a, "--split")) {
-        if (!strcmp(v, "heldout"))
-            o->split = PROBE_SPLIT_HELDOUT;
-        else if (!strcmp(v, "calibration") || !strcmp(v, "calib"))
-            o->split = PROBE_SPLIT_CALIBRATION;
-        else {
-            fprintf(stderr, "bosch eval: %s: bad value '%s' (need heldout or calibration)\n", a, v);
-            rc = -1;
-        }
+        int calib = 0;
+        rc = !strcmp(v, "calib") ? (calib = 1, 0)
+                                 : cli_parse_choice("eval", a, v, "heldout", "calibration", &calib);
+        o->split = calib ? PROBE_SPLIT_CALIBRATION : PROBE_SPLIT_HELDOUT;
     } else { /* --seed */
         unsigned long long seed = 0;
         rc = cli_parse_seed("eval", a, v, &seed);
         o->seed = (uint64_t)seed;
         o->seed_set = 1;
     }
-    return rc;
+    return cmd_value(rc);
 }
 
-/* Options in any order; MODEL (the one argument not starting with '-') anywhere among them.
- * 1: --help printed; 0: ok; -1: a usage error, printed. */
-static int parse_opts(int argc, char **argv, eval_opts *o) {
-    memset(o, 0, sizeof *o);
+static void eval_init(void *opts) {
+    eval_opts *o = opts;
     o->out_path = "eval_results.csv";
     o->tasks[0] = PROBE_DEFAULT_TASK;
     o->n_tasks = 1;
@@ -182,35 +161,6 @@ static int parse_opts(int argc, char **argv, eval_opts *o) {
     o->keys = 4;
     o->chat = 1;
     o->split = PROBE_SPLIT_HELDOUT;
-    o->device = "auto";
-    o->mo.precision = PRECISION_AUTO;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int used = 0, rc = 0;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            eval_usage(stdout);
-            return 1;
-        } else if (a[0] != '-' && !o->model_path)
-            o->model_path = a;
-        else if (a[0] != '-') {
-            fprintf(stderr, "bosch eval: unexpected argument '%s' (the model is '%s')\n", a, o->model_path);
-            rc = -1;
-        } else
-            rc = parse_one(a, v, o, &used);
-        if (rc) {
-            eval_usage(stderr);
-            return -1;
-        }
-        i += used;
-    }
-    if (!o->model_path) o->model_path = cli_default_model();
-    if (o->mask_path && o->all_swa) {
-        fprintf(stderr, "bosch eval: --mask and --all-swa exclude each other\n");
-        return -1;
-    }
-    if (!o->seed_set)
-        o->seed = o->split == PROBE_SPLIT_HELDOUT ? PROBE_DEFAULT_HELDOUT_SEED : PROBE_DEFAULT_CALIB_SEED;
-    return 0;
 }
 
 /* One line on stderr: [#####.....] done/total label, elapsed and ETA. */
@@ -283,122 +233,132 @@ static int write_results(const char *path, const results_row *rows, int n, char 
     return rc;
 }
 
-int cmd_eval(int argc, char **argv) {
-    eval_opts o;
-    int prc = parse_opts(argc, argv, &o);
-    if (prc) return prc > 0 ? 0 : 2;
-
-    char err[512];
-    backend_device device;
-    if (o.device && backend_parse_device(o.device, &device, err, sizeof err)) {
-        fprintf(stderr, "bosch eval: %s\n", err);
+/* Combinations, the seed's default, and the results file writable: before the model loads. */
+static int eval_check(cmd_env *e, void *opts) {
+    (void)e;
+    eval_opts *o = opts;
+    if (o->mask_path && o->all_swa) {
+        fprintf(stderr, "bosch eval: --mask and --all-swa exclude each other\n");
         return 2;
     }
-    int want_csv = strcmp(o.out_path, "-") != 0;
-    if (want_csv && write_results(o.out_path, NULL, 0, err, sizeof err)) {
+    if (!o->seed_set)
+        o->seed = o->split == PROBE_SPLIT_HELDOUT ? PROBE_DEFAULT_HELDOUT_SEED : PROBE_DEFAULT_CALIB_SEED;
+    char err[512];
+    if (strcmp(o->out_path, "-") && write_results(o->out_path, NULL, 0, err, sizeof err)) {
         fprintf(stderr, "bosch eval: %s\n", err);
         return 1;
     }
-    model *m = NULL;
-    if (cli_load_model("eval", o.model_path, &o.mo, &m)) return 1;
-    backend *dev = NULL;
-    backend_options bo = cli_backend_options(device, 0);
-    if (backend_create(&dev, &bo, m, err, sizeof err)) {
-        fprintf(stderr, "bosch eval: %s\n", err);
-        model_free(m);
-        return 1;
-    }
-    attn_mask mask = {0};
-    if (eval_make_mask(&o, m, &mask, err, sizeof err)) {
-        fprintf(stderr, "bosch eval: %s\n", err);
-        backend_free(dev);
-        model_free(m);
-        return 1;
-    }
-    const char *method = o.method ? o.method : o.mask_path ? o.mask_path : o.all_swa ? "all_swa" : "full";
-    double ratio = mask_ratio(&mask);
-    results_row rows[MAX_ITEMS * MAX_ITEMS];
-    int n_rows = 0;
+    return 0;
+}
 
+/* The run's fixed parts: what the per-cell loop shares. */
+typedef struct {
+    const eval_opts *o;
+    const model *m;
+    const backend *be;
+    const attn_mask *mask;
+    const char *method;
+    int done, total;
+    double t0;
+} eval_run_ctx;
+
+/* Score the mask on one (task, length) cell: a row on stdout and in *row. 0, or -1 (printed). */
+static int eval_cell(eval_run_ctx *c, probe_task task, int length, results_row *row) {
+    const eval_opts *o = c->o;
+    probe_config cfg = probe_config_default();
+    cfg.task = task;
+    cfg.haystack = o->haystack;
+    cfg.length_tokens = length;
+    cfg.n_samples = o->samples;
+    cfg.n_keys = o->keys;
+    cfg.use_chat = o->chat;
+    probe_set set;
+    char err[512], label[64], len_label[16];
+    probe_length_label(length, len_label, sizeof len_label);
+    snprintf(label, sizeof label, "%s@%s", probe_task_name(task), len_label);
+    if (probe_set_generate(&set, c->m->tok, &cfg, o->split, o->seed, err, sizeof err)) {
+        fprintf(stderr, "\nbosch eval: %s\n", err);
+        return -1;
+    }
+    eval_sample *es = malloc((size_t)set.n * sizeof *es);
+    double acc = 0, score = 0, t_group = base_now_s();
+    int rc = es ? 0 : -1;
+    if (es) probe_set_eval_samples(&set, es);
+    /* One evaluator per sample keeps memory at one sequence and lets the bar move. */
+    for (int i = 0; i < set.n && !rc; i++) {
+        evaluator *ev = NULL;
+        eval_result r;
+        progress(o->quiet, c->done, c->total, label, c->t0);
+        if (evaluator_create_on(&ev, c->m, c->be, &es[i], 1, 0, err, sizeof err) ||
+            evaluator_score(ev, c->mask, &r, NULL, err, sizeof err)) {
+            fprintf(stderr, "\nbosch eval: %s: %s\n", label, err);
+            rc = -1;
+        }
+        evaluator_free(ev);
+        if (!rc) acc += r.accuracy, score += r.score, c->done++;
+    }
+    progress(o->quiet, c->done, c->total, label, c->t0);
+    if (!rc) {
+        acc /= set.n, score /= set.n;
+        uint64_t kvb = kv_cache_bytes(&c->m->hp, c->mask, length, 4);
+        printf("%-14s %7s %7.1f%% %10.4f %8d %14llu %9.1f\n", probe_task_name(task), len_label, 100.0 * acc,
+               score, set.n, (unsigned long long)kvb, base_now_s() - t_group);
+        fflush(stdout);
+        *row = (results_row){.method = c->method,
+                             .ratio = mask_ratio(c->mask),
+                             .task = probe_task_name(task),
+                             .length = length,
+                             .accuracy = acc,
+                             .score = score,
+                             .kv_bytes = kvb};
+    }
+    free(es);
+    probe_set_free(&set);
+    return rc;
+}
+
+static int eval_run(cmd_env *e, void *opts) {
+    const eval_opts *o = opts;
+    const model *m = e->m;
+    char err[512];
+    attn_mask mask = {0};
+    if (eval_make_mask(o, m, &mask, err, sizeof err)) {
+        fprintf(stderr, "bosch eval: %s\n", err);
+        return 1;
+    }
+    eval_run_ctx c = {o, m, e->be, &mask, NULL, 0, o->n_tasks * o->n_lengths * o->samples, base_now_s()};
+    c.method = o->method ? o->method : o->mask_path ? o->mask_path : o->all_swa ? "all_swa" : "full";
     printf("# model %s  method %s  ratio %.4f  window %d  sinks %d  split %s  seed %llu  haystack %s  device "
            "%s\n",
-           m->name, method, ratio, mask.window, mask.sinks, probe_split_name(o.split),
-           (unsigned long long)o.seed, haystack_kind_name(o.haystack), backend_device_name(device));
+           m->name, c.method, mask_ratio(&mask), mask.window, mask.sinks, probe_split_name(o->split),
+           (unsigned long long)o->seed, haystack_kind_name(o->haystack), backend_device_name(e->device));
     printf("%-14s %7s %8s %10s %8s %14s %9s\n", "task", "length", "accuracy", "score", "samples", "kv_bytes",
            "seconds");
     fflush(stdout);
-
-    int rc = 0, total = o.n_tasks * o.n_lengths * o.samples, done = 0;
-    double t0 = base_now_s();
-    for (int ti = 0; ti < o.n_tasks && !rc; ti++)
-        for (int li = 0; li < o.n_lengths && !rc; li++) {
-            probe_config cfg = probe_config_default();
-            cfg.task = o.tasks[ti];
-            cfg.haystack = o.haystack;
-            cfg.length_tokens = o.lengths[li];
-            cfg.n_samples = o.samples;
-            cfg.n_keys = o.keys;
-            cfg.use_chat = o.chat;
-            probe_set set;
-            char label[64], len_label[16];
-            probe_length_label(cfg.length_tokens, len_label, sizeof len_label);
-            snprintf(label, sizeof label, "%s@%s", probe_task_name(cfg.task), len_label);
-            if (probe_set_generate(&set, m->tok, &cfg, o.split, o.seed, err, sizeof err)) {
-                fprintf(stderr, "\nbosch eval: %s\n", err);
-                rc = 1;
-                break;
-            }
-            eval_sample *es = malloc((size_t)set.n * sizeof *es);
-            double acc = 0, score = 0, t_group = base_now_s();
-            if (!es)
-                rc = 1;
-            else
-                probe_set_eval_samples(&set, es);
-            /* One evaluator per sample keeps memory at one sequence and lets the bar move. */
-            for (int i = 0; i < set.n && !rc; i++) {
-                evaluator *ev = NULL;
-                eval_result r;
-                progress(o.quiet, done, total, label, t0);
-                if (evaluator_create_on(&ev, m, dev, &es[i], 1, 0, err, sizeof err) ||
-                    evaluator_score(ev, &mask, &r, NULL, err, sizeof err)) {
-                    fprintf(stderr, "\nbosch eval: %s: %s\n", label, err);
-                    rc = 1;
-                }
-                evaluator_free(ev);
-                if (!rc) {
-                    acc += r.accuracy;
-                    score += r.score;
-                    done++;
-                }
-            }
-            progress(o.quiet, done, total, label, t0);
-            if (!rc) {
-                acc /= set.n;
-                score /= set.n;
-                uint64_t kvb = kv_cache_bytes(&m->hp, &mask, cfg.length_tokens, 4);
-                printf("%-14s %7s %7.1f%% %10.4f %8d %14llu %9.1f\n", probe_task_name(cfg.task), len_label,
-                       100.0 * acc, score, set.n, (unsigned long long)kvb, base_now_s() - t_group);
-                fflush(stdout);
-                rows[n_rows++] = (results_row){.method = method,
-                                               .ratio = ratio,
-                                               .task = probe_task_name(cfg.task),
-                                               .length = cfg.length_tokens,
-                                               .accuracy = acc,
-                                               .score = score,
-                                               .kv_bytes = kvb};
-            }
-            free(es);
-            probe_set_free(&set);
-        }
-    if (want_csv && !rc) {
-        if (write_results(o.out_path, rows, n_rows, err, sizeof err)) {
+    results_row rows[MAX_ITEMS * MAX_ITEMS];
+    int rc = 0, n_rows = 0;
+    for (int ti = 0; ti < o->n_tasks && !rc; ti++)
+        for (int li = 0; li < o->n_lengths && !rc; li++)
+            rc = eval_cell(&c, o->tasks[ti], o->lengths[li], &rows[n_rows++]) ? 1 : 0;
+    if (strcmp(o->out_path, "-") && !rc) {
+        if (write_results(o->out_path, rows, n_rows, err, sizeof err)) {
             fprintf(stderr, "bosch eval: %s\n", err);
             rc = 1;
-        } else if (!o.quiet)
-            fprintf(stderr, "results: %s\n", o.out_path);
+        } else if (!o->quiet)
+            fprintf(stderr, "results: %s\n", o->out_path);
     }
     mask_free(&mask);
-    backend_free(dev);
-    model_free(m);
     return rc;
 }
+
+const command cmd_eval = {
+    .name = "eval",
+    .help = "accuracy of a mask on probe tasks (held-out split)",
+    .flags = CMD_MODEL | CMD_PRECISION | CMD_DEVICE | CMD_LOAD | CMD_BACKEND,
+    .opts_size = sizeof(eval_opts),
+    .init = eval_init,
+    .option = eval_option,
+    .check = eval_check,
+    .run = eval_run,
+    .usage = eval_usage,
+};

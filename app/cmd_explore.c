@@ -28,67 +28,38 @@ static void usage(FILE *f) {
             cli_default_model());
 }
 
-int cmd_explore(int argc, char **argv) {
-    explorer_opts o = {0};
-    o.precision = PRECISION_AUTO;
-    const char *device_s = "auto";
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!a) continue;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--ascii")) {
-            o.ascii = 1;
-        } else if (!strcmp(a, "--mono")) {
-            o.mono = 1;
-        } else if (!strcmp(a, "--device")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "bosch explore: --device needs cpu, cuda or auto\n");
-                return 2;
-            }
-            device_s = argv[++i];
-        } else if (!strcmp(a, "--precision")) {
-            engine_precision p;
-            if (i + 1 >= argc || cli_parse_precision("explore", argv[i + 1], &p)) return 2;
-            o.precision = (int)p;
-            i++;
-        } else if (!strcmp(a, "--ui-stats")) {
-            if (i + 1 >= argc || !argv[i + 1][0]) {
-                fprintf(stderr, "bosch explore: --ui-stats needs a file name\n");
-                return 2;
-            }
-            o.ui_stats_path = argv[++i];
-        } else if (!strcmp(a, "--ctx")) {
-            char *end = NULL;
-            long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
-            if (i + 1 >= argc || !end || *end || v < 1 || v > (1L << 24)) {
-                fprintf(stderr, "bosch explore: --ctx needs a number of tokens in 1..16777216\n");
-                return 2;
-            }
-            o.ctx_tokens = (int)v;
-            i++;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "bosch explore: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        } else if (!o.model_path) {
-            o.model_path = a;
-        } else {
-            fprintf(stderr, "bosch explore: more than one model given ('%s', '%s')\n", o.model_path, a);
-            return 2;
-        }
+static int explore_option(cmd_env *e, void *opts, const char *a, const char *v) {
+    explorer_opts *o = opts;
+    if (!strcmp(a, "--ascii") || !strcmp(a, "--mono")) {
+        *(!strcmp(a, "--ascii") ? &o->ascii : &o->mono) = 1;
+        return CMD_OPT_FLAG;
     }
-    if (!o.model_path) o.model_path = cli_default_model();
-    char err[256];
-    backend_device d;
-    if (backend_parse_device(device_s, &d, err, sizeof err)) {
-        fprintf(stderr, "bosch explore: %s\n", err);
-        return 2;
+    if (strcmp(a, "--ui-stats") && strcmp(a, "--ctx")) return CMD_OPT_UNKNOWN;
+    if (!v) return cmd_need_value(e, a);
+    if (!strcmp(a, "--ui-stats")) {
+        o->ui_stats_path = v;
+        return cmd_value(cli_need_nonempty("explore", a, v, "a file name"));
     }
-    o.backend = cli_backend_options(d, 0);
-    const char *nc = getenv("NO_COLOR"); /* no-color.org: set and not empty */
-    if (nc && *nc) o.mono = 1;
-    o.term = getenv("TERM");
-    return explorer_run(&o);
+    return cmd_value(cli_parse_int_in("explore", a, v, 1, 1 << 24, &o->ctx_tokens));
 }
+
+static int explore_run(cmd_env *e, void *opts) {
+    explorer_opts *o = opts;
+    o->model_path = e->model_path;
+    o->precision = (int)e->mo.precision;
+    o->backend = cli_backend_options(e->device, 0);
+    const char *nc = getenv("NO_COLOR"); /* no-color.org: set and not empty */
+    if (nc && *nc) o->mono = 1;
+    o->term = getenv("TERM");
+    return explorer_run(o);
+}
+
+const command cmd_explore = {
+    .name = "explore",
+    .help = "the ncurses explorer (default)",
+    .flags = CMD_MODEL | CMD_PRECISION | CMD_DEVICE,
+    .opts_size = sizeof(explorer_opts),
+    .option = explore_option,
+    .run = explore_run,
+    .usage = usage,
+};

@@ -3,7 +3,8 @@
  * patch), trtllm (TensorRT-LLM KvCacheConfig JSON), gguf (refused: llama.cpp ignores SWA keys for
  * llama and qwen3), scores (the static rankings' per-head scores, computed on a calibration split
  * with the mask's window and sinks: PATH/scores.csv and PATH/<ranking>.json). Every file is written
- * atomically. The summary line goes to stdout, progress and errors to stderr.
+ * atomically. The positional argument is the mask, so the model is --model M. The summary line goes
+ * to stdout, progress and errors to stderr.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,16 +13,16 @@
 #include "backend.h"
 #include "cli.h"
 #include "cli_backend.h"
+#include "command.h"
 #include "commands.h"
 #include "csvio.h"
 #include "interop.h"
 #include "search_scores.h"
 
 typedef struct {
-    const char *mask_path, *out, *model_path, *device;
+    const char *mask_path, *out, *model_path;
     interop_format fmt;
     int have_fmt, samples, tokens;
-    model_opts mo;
 } export_opts;
 
 static void export_usage(FILE *f) {
@@ -44,58 +45,61 @@ static void export_usage(FILE *f) {
             cli_default_model());
 }
 
-/* Parse argv into o. 0, 1 (help printed), or 2 (usage error printed). */
-static int export_parse(int argc, char **argv, export_opts *o) {
+static void export_init(void *opts) {
+    export_opts *o = opts;
+    o->samples = 2;
+    o->tokens = 512;
+}
+
+/* MASK.csv (the positional argument) and the options. */
+static int export_option(cmd_env *e, void *opts, const char *a, const char *v) {
+    export_opts *o = opts;
     char err[256];
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        long x = 0;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            export_usage(stdout);
-            return 1;
-        } else if (a[0] != '-') {
-            if (o->mask_path) {
-                fprintf(stderr, "bosch export: unexpected argument '%s'\n", a);
-                return 2;
-            }
-            o->mask_path = a;
-            continue;
-        } else if (!v) {
-            fprintf(stderr, "bosch export: %s needs a value\n", a);
-            return 2;
-        } else if (!strcmp(a, "--format")) {
-            if (interop_format_parse(v, &o->fmt, err, sizeof err)) {
-                fprintf(stderr, "bosch export: --format: %s\n", err);
-                return 2;
-            }
-            o->have_fmt = 1;
-        } else if (!strcmp(a, "--out")) {
-            if (cli_need_nonempty("export", a, v, "a file or folder")) return 2;
-            o->out = v;
-        } else if (!strcmp(a, "--model")) {
-            o->model_path = v;
-        } else if (!strcmp(a, "--device")) {
-            o->device = v;
-        } else if (!strcmp(a, "--precision")) {
-            if (cli_parse_precision("export", v, &o->mo.precision)) return 2;
-        } else if (!strcmp(a, "--samples") || !strcmp(a, "--length")) {
-            int s = !strcmp(a, "--samples");
-            if (s ? cli_parse_int_range("export", a, v, 1, 256, &x)
-                  : cli_parse_tokens("export", a, v, 64, 1 << 20, &x))
-                return 2;
-            *(s ? &o->samples : &o->tokens) = (int)x;
-        } else {
-            fprintf(stderr, "bosch export: unknown option '%s'\n", a);
-            export_usage(stderr);
-            return 2;
-        }
-        i++;
+    long x = 0;
+    if (a[0] != '-') {
+        if (o->mask_path) return CMD_OPT_UNKNOWN;
+        o->mask_path = a;
+        return CMD_OPT_FLAG;
     }
+    if (strcmp(a, "--format") && strcmp(a, "--out") && strcmp(a, "--model") && strcmp(a, "--samples") &&
+        strcmp(a, "--length"))
+        return CMD_OPT_UNKNOWN;
+    if (!v) return cmd_need_value(e, a);
+    if (!strcmp(a, "--format")) {
+        if (interop_format_parse(v, &o->fmt, err, sizeof err)) {
+            fprintf(stderr, "bosch export: --format: %s\n", err);
+            return CMD_OPT_BAD;
+        }
+        o->have_fmt = 1;
+        return CMD_OPT_VALUE;
+    }
+    if (!strcmp(a, "--out")) {
+        o->out = v;
+        return cmd_value(cli_need_nonempty("export", a, v, "a file or folder"));
+    }
+    if (!strcmp(a, "--model")) {
+        o->model_path = v;
+        return cmd_value(cli_need_nonempty("export", a, v, "a GGUF file"));
+    }
+    int s = !strcmp(a, "--samples");
+    if (s ? cli_parse_int_range("export", a, v, 1, 256, &x)
+          : cli_parse_tokens("export", a, v, 64, 1 << 20, &x))
+        return CMD_OPT_BAD;
+    *(s ? &o->samples : &o->tokens) = (int)x;
+    return CMD_OPT_VALUE;
+}
+
+static int export_check(cmd_env *e, void *opts) {
+    (void)e;
+    export_opts *o = opts;
     if (!o->mask_path || !o->have_fmt || !o->out) {
         fprintf(stderr, "bosch export: need MASK.csv, --format and --out\n");
         export_usage(stderr);
         return 2;
     }
+    if (o->fmt == INTEROP_SCORES) return cli_out_dir_ready("export", o->out) ? 1 : 0;
+    if (!interop_format_is_dir(o->fmt) && o->fmt != INTEROP_GGUF && cli_out_file_ready("export", o->out))
+        return 1;
     return 0;
 }
 
@@ -105,26 +109,17 @@ static void say_ranking(void *user, const char *ranking) {
 }
 
 /* --format scores: compute the rankings with the mask's window and sinks and write them. */
-static int export_scores(const export_opts *o, const model *m, const attn_mask *mask) {
+static int export_scores(cmd_env *e, const export_opts *o, const model *m, const attn_mask *mask) {
     char err[1024], path[4096];
-    backend_device device = BACKEND_AUTO;
-    if (o->device && backend_parse_device(o->device, &device, err, sizeof err)) {
-        fprintf(stderr, "bosch export: --device: %s\n", err);
-        return 2;
-    }
-    if (cli_out_dir_ready("export", o->out)) return 1;
     backend *dev = NULL;
-    backend_options bo = cli_backend_options(device, 0);
+    backend_options bo = cli_backend_options(e->device, 0);
     if (backend_create(&dev, &bo, m, err, sizeof err)) {
         fprintf(stderr, "bosch export: %s\n", err);
         return 1;
     }
     search_scores_opts so = {o->samples, o->tokens, mask->window, mask->sinks, say_ranking, NULL};
     double *score[SCORES_N];
-    struct sigaction old[3];
-    cli_catch_stop_signals(old);
     int rc = search_static_scores(m, dev, &so, &cli_stop, score, err, sizeof err);
-    cli_restore_stop_signals(old);
     backend_free(dev);
     if (rc) {
         fprintf(stderr, "bosch export: %s\n", rc > 0 ? "stopped" : err);
@@ -146,33 +141,41 @@ static int export_scores(const export_opts *o, const model *m, const attn_mask *
     return rc ? 1 : 0;
 }
 
-int cmd_export(int argc, char **argv) {
-    export_opts o = {.samples = 2, .tokens = 512, .mo = {PRECISION_AUTO, 0}};
-    int p = export_parse(argc, argv, &o);
-    if (p) return p == 1 ? 0 : 2;
-    if (!interop_format_is_dir(o.fmt) && o.fmt != INTEROP_GGUF && cli_out_file_ready("export", o.out))
-        return 1;
+static int export_run(cmd_env *e, void *opts) {
+    export_opts *o = opts;
     model *m = NULL;
-    if (cli_load_model("export", o.model_path ? o.model_path : cli_default_model(), &o.mo, &m)) return 1;
+    if (cli_load_model("export", o->model_path ? o->model_path : cli_default_model(), &e->mo, &m)) return 1;
     char err[1024], warn[512], note[512];
     attn_mask mask;
-    if (csv_mask_load_for(o.mask_path, &mask, &m->hp, m->name, warn, sizeof warn, err, sizeof err)) {
+    if (csv_mask_load_for(o->mask_path, &mask, &m->hp, m->name, warn, sizeof warn, err, sizeof err)) {
         fprintf(stderr, "bosch export: %s\n", err);
         model_free(m);
         return 1;
     }
     if (warn[0]) fprintf(stderr, "bosch export: %s\n", warn);
     int rc;
-    if (o.fmt == INTEROP_SCORES) {
-        rc = export_scores(&o, m, &mask);
-    } else if (interop_export_mask(o.fmt, o.out, &mask, m, note, sizeof note, err, sizeof err)) {
+    if (o->fmt == INTEROP_SCORES) {
+        rc = export_scores(e, o, m, &mask);
+    } else if (interop_export_mask(o->fmt, o->out, &mask, m, note, sizeof note, err, sizeof err)) {
         fprintf(stderr, "bosch export: %s\n", err);
         rc = 1;
     } else {
-        printf("%s: %s\n", o.out, note);
+        printf("%s: %s\n", o->out, note);
         rc = 0;
     }
     mask_free(&mask);
     model_free(m);
     return rc;
 }
+
+const command cmd_export = {
+    .name = "export",
+    .help = "write a mask for another tool (DuoAttention, HF, TensorRT-LLM, scores)",
+    .flags = CMD_PRECISION | CMD_DEVICE | CMD_STOP,
+    .opts_size = sizeof(export_opts),
+    .init = export_init,
+    .option = export_option,
+    .check = export_check,
+    .run = export_run,
+    .usage = export_usage,
+};

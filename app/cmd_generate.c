@@ -39,70 +39,45 @@ static void gen_usage(FILE *f) {
             cli_default_model(), GEN_DEFAULT_N, GEN_DEFAULT_WINDOW);
 }
 
-static int parse_int(const char *opt, const char *s, int lo, int hi, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < lo || v > hi) {
-        fprintf(stderr, "bosch generate: %s expects an integer in [%d, %d], got '%s'\n", opt, lo, hi, s);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
 typedef struct {
-    const char *model_path, *prompt, *system, *mask_path, *device;
+    const char *prompt, *system, *mask_path;
     int chat, n_new, window, sinks, all_swa, special;
-    model_opts mo; /* --precision, --decode */
 } gen_opts;
 
-static int parse_args(int argc, char **argv, gen_opts *o) {
-    memset(o, 0, sizeof *o);
+static void gen_init(void *opts) {
+    gen_opts *o = opts;
     o->n_new = GEN_DEFAULT_N;
     o->window = o->sinks = -1;
-    o->mo.precision = PRECISION_AUTO;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has_val = i + 1 < argc;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            gen_usage(stdout);
-            return 1;
-        } else if (!strcmp(a, "--chat")) {
-            o->chat = 1;
-        } else if (!strcmp(a, "--all-swa")) {
-            o->all_swa = 1;
-        } else if (!strcmp(a, "--special")) {
-            o->special = 1;
-        } else if ((!strcmp(a, "--prompt") || !strcmp(a, "-p")) && has_val) {
-            o->prompt = argv[++i];
-        } else if (!strcmp(a, "--system") && has_val) {
-            o->system = argv[++i];
-        } else if (!strcmp(a, "--device") && has_val) {
-            o->device = argv[++i];
-        } else if (!strcmp(a, "--precision") && has_val) {
-            if (cli_parse_precision("generate", argv[++i], &o->mo.precision)) return 2;
-        } else if (!strcmp(a, "--decode-weights") && has_val) {
-            if (cli_parse_decode("generate", argv[++i], &o->mo)) return 2;
-        } else if (!strcmp(a, "--mask") && has_val) {
-            o->mask_path = argv[++i];
-        } else if (!strcmp(a, "-n") && has_val) {
-            if (parse_int(a, argv[++i], 0, 1 << 20, &o->n_new)) return 2;
-        } else if (!strcmp(a, "--window") && has_val) {
-            if (parse_int(a, argv[++i], 1, 1 << 24, &o->window)) return 2;
-        } else if (!strcmp(a, "--sinks") && has_val) {
-            if (parse_int(a, argv[++i], 0, 1 << 24, &o->sinks)) return 2;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "bosch generate: unknown option or missing value: '%s'\n", a);
-            gen_usage(stderr);
-            return 2;
-        } else if (!o->model_path) {
-            o->model_path = a;
-        } else {
-            fprintf(stderr, "bosch generate: unexpected argument '%s'\n", a);
-            return 2;
-        }
+}
+
+static int gen_option(cmd_env *e, void *opts, const char *a, const char *v) {
+    gen_opts *o = opts;
+    int *flag = !strcmp(a, "--chat")      ? &o->chat
+                : !strcmp(a, "--all-swa") ? &o->all_swa
+                : !strcmp(a, "--special") ? &o->special
+                                          : NULL;
+    if (flag) {
+        *flag = 1;
+        return CMD_OPT_FLAG;
     }
+    const char **text = !strcmp(a, "--prompt") || !strcmp(a, "-p") ? &o->prompt
+                        : !strcmp(a, "--system")                   ? &o->system
+                        : !strcmp(a, "--mask")                     ? &o->mask_path
+                                                                   : NULL;
+    if (!text && strcmp(a, "-n") && strcmp(a, "--window") && strcmp(a, "--sinks")) return CMD_OPT_UNKNOWN;
+    if (!v) return cmd_need_value(e, a);
+    if (text) {
+        *text = v;
+        return CMD_OPT_VALUE;
+    }
+    if (!strcmp(a, "-n")) return cmd_value(cli_parse_int_in("generate", a, v, 0, 1 << 20, &o->n_new));
+    if (!strcmp(a, "--window")) return cmd_value(cli_parse_int_in("generate", a, v, 1, 1 << 24, &o->window));
+    return cmd_value(cli_parse_int_in("generate", a, v, 0, 1 << 24, &o->sinks));
+}
+
+static int gen_check(cmd_env *e, void *opts) {
+    (void)e;
+    const gen_opts *o = opts;
     if (!o->prompt) {
         fprintf(stderr, "bosch generate: --prompt TEXT is required\n");
         gen_usage(stderr);
@@ -112,7 +87,6 @@ static int parse_args(int argc, char **argv, gen_opts *o) {
         fprintf(stderr, "bosch generate: --mask and --all-swa exclude each other\n");
         return 2;
     }
-    if (!o->model_path) o->model_path = cli_default_model();
     return 0;
 }
 
@@ -266,18 +240,13 @@ static int run_generation(const gen_opts *o, const model *m, const attn_mask *ma
     return 0;
 }
 
-int cmd_generate(int argc, char **argv) {
-    gen_opts o;
-    int rc = parse_args(argc, argv, &o);
-    if (rc) return rc == 1 ? 0 : rc;
+/* Prefill and decode on e->m: the GPU backend (warmed up) for --device cuda, else the CPU forward. */
+static int gen_run(cmd_env *e, void *opts) {
+    const gen_opts *o = opts;
+    const model *m = e->m;
+    const backend_device dev = e->device;
     char err[1024];
-    backend_device dev = backend_default_device();
-    if (o.device && backend_parse_device(o.device, &dev, err, sizeof err)) {
-        fprintf(stderr, "bosch generate: %s\n", err);
-        return 2;
-    }
-    model *m = NULL;
-    if (cli_load_model("generate", o.model_path, &o.mo, &m) != 0) return 1;
+    int rc;
     attn_mask mask = {0};
     int32_t *toks = NULL;
     size_t n_prompt = 0;
@@ -285,8 +254,8 @@ int cmd_generate(int argc, char **argv) {
     generate_cpu *cpu = NULL;
     generate_steps steps;
     rc = 1;
-    if (build_mask(&o, m, &mask) != 0 || encode_prompt(&o, m, &toks, &n_prompt) != 0) goto done;
-    size_t n_ctx = n_prompt + (size_t)o.n_new;
+    if (build_mask(o, m, &mask) != 0 || encode_prompt(o, m, &toks, &n_prompt) != 0) goto done;
+    size_t n_ctx = n_prompt + (size_t)o->n_new;
     if (n_ctx > (size_t)1 << 24) {
         fprintf(stderr, "bosch generate: prompt + -n = %zu tokens is too long\n", n_ctx);
         goto done;
@@ -305,17 +274,28 @@ int cmd_generate(int argc, char **argv) {
             "bosch generate: %s, %zu prompt tokens, %d SWA KV heads of %d (window %d, sinks %d), "
             "KV cache %.1f MiB, on %s%s%s%s\n",
             m->name, n_prompt, mask_count_swa(&mask), mask.n_layer * mask.n_head_kv, mask.window, mask.sinks,
-            kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, backend_device_name(dev), on_gpu ? "" : " (",
-            on_gpu ? "" : gemm_precision_name(m->precision),
+            kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, backend_device_name(dev),
+            on_gpu ? "" : " (", on_gpu ? "" : gemm_precision_name(m->precision),
             on_gpu ? ""
                    : (m->decode_blocks ? " GEMMs, decode from the file's blocks)" : " GEMMs and decode)"));
-    if (run_generation(&o, m, &mask, toks, n_prompt, &steps, on_gpu) == 0) rc = 0;
+    if (run_generation(o, m, &mask, toks, n_prompt, &steps, on_gpu) == 0) rc = 0;
 done:
     free(gs.logits);
     backend_free(gs.gpu);
     generate_cpu_free(cpu);
     free(toks);
     if (mask.z) mask_free(&mask);
-    model_free(m);
     return rc;
 }
+
+const command cmd_generate = {
+    .name = "generate",
+    .help = "greedy generation with an optional head mask",
+    .flags = CMD_MODEL | CMD_PRECISION | CMD_DECODE | CMD_DEVICE | CMD_LOAD,
+    .opts_size = sizeof(gen_opts),
+    .init = gen_init,
+    .option = gen_option,
+    .check = gen_check,
+    .run = gen_run,
+    .usage = gen_usage,
+};

@@ -10,35 +10,16 @@
 #include "quant.h"
 
 static void info_usage(FILE *f) {
-    fprintf(f, "usage: bosch info [MODEL] [--precision P]\n"
-               "  print the architecture, hyper-parameters, tensor types and bytes of a GGUF model\n"
-               "  (default model: %s), and the CPU kernels the engine uses for it\n" CLI_PRECISION_HELP,
+    fprintf(f,
+            "usage: bosch info [MODEL] [--precision P]\n"
+            "  print the architecture, hyper-parameters, tensor types and bytes of a GGUF model\n"
+            "  (default model: %s), and the CPU kernels the engine uses for it\n" CLI_PRECISION_HELP,
             cli_default_model());
 }
 
-int cmd_info(int argc, char **argv) {
-    const char *path = NULL;
-    model_opts mo = {PRECISION_AUTO, 0};
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            info_usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--precision") && i + 1 < argc) {
-            if (cli_parse_precision("info", argv[++i], &mo.precision)) return 2;
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "bosch info: unknown option '%s'\n", argv[i]);
-            info_usage(stderr);
-            return 2;
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            fprintf(stderr, "bosch info: unexpected argument '%s'\n", argv[i]);
-            return 2;
-        }
-    }
-    if (!path) path = cli_default_model();
-    model *m = NULL;
-    if (cli_load_model("info", path, &mo, &m) != 0) return 1;
+static int info_run(cmd_env *e, void *opts) {
+    (void)opts;
+    const model *m = e->m;
     const model_hparams *hp = &m->hp;
     printf("model: %s\n", m->path);
     printf("name: %s\n", m->name);
@@ -83,12 +64,19 @@ int cmd_info(int argc, char **argv) {
     gemm_describe(gd, sizeof gd);
     printf("gemm_library: %s\n", gd);
     printf("gemm_precision: %s%s\n", gemm_precision_name(m->precision),
-           mo.precision == PRECISION_AUTO ? " (auto)" : "");
+           e->mo.precision == PRECISION_AUTO ? " (auto)" : "");
     printf("gemm_weight_bytes: %llu\n", (unsigned long long)model_gemm_bytes(m));
     printf("decode: %s (kernels %s)\n",
            m->decode_blocks ? "from the file's blocks, 8-bit activations" : "through the GEMM weights",
            qdot_level_name(qdot_level_best()));
     printf("load_s: %.3f\n", m->load_s);
-    model_free(m);
     return 0;
 }
+
+const command cmd_info = {
+    .name = "info",
+    .help = "print a model's architecture, shapes and tensor types",
+    .flags = CMD_MODEL | CMD_PRECISION | CMD_LOAD,
+    .run = info_run,
+    .usage = info_usage,
+};

@@ -1,11 +1,11 @@
 /* cmd_mkmodel.c — `bosch mkmodel OUT [--shape NAME | --like MODEL] [--type f16|q4_1] [--seed N]
  * [--std S]`: write a random-weight llama GGUF of a real model's shape (engine/gguf_write.h), e.g. for
  * checking the GPU forward against the CPU on a machine that does not have the real model. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "gguf_write.h"
 #include "model.h"
@@ -48,77 +48,88 @@ static int shape_like(const char *path, mkmodel_shape *s) {
     return ok ? 0 : -1;
 }
 
-int cmd_mkmodel(int argc, char **argv) {
-    mkmodel_shape s;
-    mkmodel_preset("smollm2", &s);
-    const char *out = NULL, *like = NULL, *type = NULL, *shape = NULL;
-    double std = 0;
-    unsigned long long seed = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end = NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            mk_usage(stdout);
-            return 0;
-        } else if (a[0] == '-' && !val) {
-            fprintf(stderr, "bosch mkmodel: %s needs a value (or is unknown)\n", a);
-            return 2;
-        } else if (!strcmp(a, "--shape")) {
-            shape = argv[++i];
-        } else if (!strcmp(a, "--like")) {
-            like = argv[++i];
-        } else if (!strcmp(a, "--type")) {
-            type = argv[++i];
-        } else if (!strcmp(a, "--seed")) {
-            errno = 0;
-            seed = strtoull(argv[++i], &end, 10);
-            if (errno || *end || end == argv[i]) {
-                fprintf(stderr, "bosch mkmodel: --seed expects a non-negative integer, got '%s'\n", argv[i]);
-                return 2;
-            }
-        } else if (!strcmp(a, "--std")) {
-            std = strtod(argv[++i], &end);
-            if (*end || !(std > 0 && std < 10)) {
-                fprintf(stderr, "bosch mkmodel: --std expects a number in (0, 10), got '%s'\n", argv[i]);
-                return 2;
-            }
-        } else if (a[0] == '-') {
-            fprintf(stderr, "bosch mkmodel: unknown option %s (see bosch mkmodel --help)\n", a);
-            return 2;
-        } else if (!out) {
-            out = a;
-        } else {
-            fprintf(stderr, "bosch mkmodel: unexpected argument '%s'\n", a);
-            return 2;
-        }
+typedef struct {
+    const char *out, *like, *type, *shape;
+    double std;
+    unsigned long long seed;
+} mk_opts;
+
+static void mk_init(void *opts) {
+    ((mk_opts *)opts)->seed = 1;
+}
+
+/* OUT (the positional argument) and the options. */
+static int mk_option(cmd_env *e, void *opts, const char *a, const char *v) {
+    mk_opts *o = opts;
+    if (a[0] != '-') {
+        if (o->out) return CMD_OPT_UNKNOWN; /* the driver reports the extra argument */
+        o->out = a;
+        return CMD_OPT_FLAG;
     }
-    if (!out) {
+    const char **text = !strcmp(a, "--shape")  ? &o->shape
+                        : !strcmp(a, "--like") ? &o->like
+                        : !strcmp(a, "--type") ? &o->type
+                                               : NULL;
+    if (!text && strcmp(a, "--seed") && strcmp(a, "--std")) return CMD_OPT_UNKNOWN;
+    if (!v) return cmd_need_value(e, a);
+    if (text) {
+        *text = v;
+        return CMD_OPT_VALUE;
+    }
+    if (!strcmp(a, "--seed")) return cmd_value(cli_parse_seed("mkmodel", a, v, &o->seed));
+    if (cli_parse_real("mkmodel", a, v, 1e-9, 10, &o->std)) return CMD_OPT_BAD;
+    return CMD_OPT_VALUE;
+}
+
+/* The shape from --shape / --like and --type, --std, --seed. 0, or the exit status. */
+static int mk_shape(const mk_opts *o, mkmodel_shape *s) {
+    mkmodel_preset("smollm2", s);
+    if (!o->out) {
         mk_usage(stderr);
         return 2;
     }
-    if (shape && like) {
+    if (o->shape && o->like) {
         fprintf(stderr, "bosch mkmodel: --shape and --like exclude each other\n");
         return 2;
     }
-    if (shape && mkmodel_preset(shape, &s)) {
-        fprintf(stderr, "bosch mkmodel: unknown shape '%s' (smollm2, tiny)\n", shape);
+    if (o->shape && mkmodel_preset(o->shape, s)) {
+        fprintf(stderr, "bosch mkmodel: --shape: bad value '%s' (need smollm2 or tiny)\n", o->shape);
         return 2;
     }
-    if (like && shape_like(like, &s)) return 1;
-    if (type && strcmp(type, "f16") && strcmp(type, "q4_1")) {
-        fprintf(stderr, "bosch mkmodel: --type must be f16 or q4_1, got '%s'\n", type);
+    if (o->type && strcmp(o->type, "f16") && strcmp(o->type, "q4_1")) {
+        fprintf(stderr, "bosch mkmodel: --type: bad value '%s' (need f16 or q4_1)\n", o->type);
         return 2;
     }
-    if (type) s.wtype = strcmp(type, "f16") ? GGML_TYPE_Q4_1 : GGML_TYPE_F16;
-    if (std > 0) s.std = (float)std;
-    s.seed = seed;
+    if (o->like && shape_like(o->like, s)) return 1;
+    if (o->type) s->wtype = strcmp(o->type, "f16") ? GGML_TYPE_Q4_1 : GGML_TYPE_F16;
+    if (o->std > 0) s->std = (float)o->std;
+    s->seed = o->seed;
+    return 0;
+}
+
+static int mk_run(cmd_env *e, void *opts) {
+    (void)e;
+    const mk_opts *o = opts;
+    mkmodel_shape s;
+    int rc = mk_shape(o, &s);
+    if (rc) return rc;
     char err[1024];
-    if (mkmodel_write(out, &s, err, sizeof err)) {
+    if (mkmodel_write(o->out, &s, err, sizeof err)) {
         fprintf(stderr, "bosch mkmodel: %s\n", err);
         return 1;
     }
     printf("wrote %s: llama, %d layers, n_embd %d, %d/%d heads, n_ff %d, vocab %d, %s weights, seed %llu\n",
-           out, s.n_layer, s.n_embd, s.n_head, s.n_head_kv, s.n_ff, s.n_vocab, quant_type_name(s.wtype),
-           seed);
+           o->out, s.n_layer, s.n_embd, s.n_head, s.n_head_kv, s.n_ff, s.n_vocab, quant_type_name(s.wtype),
+           o->seed);
     return 0;
 }
+
+const command cmd_mkmodel = {
+    .name = "mkmodel",
+    .help = "write a random-weight llama GGUF of a real model's shape",
+    .opts_size = sizeof(mk_opts),
+    .init = mk_init,
+    .option = mk_option,
+    .run = mk_run,
+    .usage = mk_usage,
+};

@@ -1,20 +1,22 @@
-/* commands.h — the `bosch` subcommands. Each returns the process exit status (0 ok, 1 runtime
- * error, 2 usage error) and prints errors on stderr; only main() exits. Machine-readable output
- * goes to stdout, progress to stderr. argv[0] is the subcommand name. */
+/* commands.h — the `bosch` subcommands, one table entry each (command.h: the driver does the shared
+ * set-up). Each entry's run returns the process exit status (0 ok, 1 runtime error, 2 usage error)
+ * and prints errors on stderr; only main() exits. Machine-readable output goes to stdout, progress
+ * to stderr. */
 #ifndef BOSCH_COMMANDS_H
 #define BOSCH_COMMANDS_H
 
-int cmd_info(int argc, char **argv);     /* bosch info [MODEL] */
-int cmd_generate(int argc, char **argv); /* bosch generate [MODEL] --prompt TEXT [--chat] [-n N] [--mask F] */
-int cmd_bench(int argc, char **argv);    /* bosch bench [MODEL] ... */
-int cmd_eval(int argc, char **argv);     /* bosch eval [MODEL] ... */
-int cmd_search(int argc, char **argv);   /* bosch search [MODEL] --ratio R ... */
-int cmd_compare(int argc, char **argv);  /* bosch compare [MODEL] ... */
-int cmd_explore(int argc, char **argv);  /* bosch [MODEL]: the ncurses explorer */
-int cmd_export(int argc, char **argv);   /* bosch export MASK.csv --format F --out PATH */
-int cmd_import(int argc, char **argv);   /* bosch import FILE --format duo --out MASK.csv */
-int cmd_mkmodel(int argc,
-                char **argv); /* bosch mkmodel OUT ...: a random-weight GGUF (engine/gguf_write.h) */
+#include "command.h"
+
+extern const command cmd_info;     /* bosch info [MODEL] */
+extern const command cmd_generate; /* bosch generate [MODEL] --prompt TEXT [--chat] [-n N] [--mask F] */
+extern const command cmd_eval;     /* bosch eval [MODEL] ... */
+extern const command cmd_search;   /* bosch search [MODEL] --ratio R --out DIR ... */
+extern const command cmd_compare;  /* bosch compare [MODEL] --out DIR ... */
+extern const command cmd_bench;    /* bosch bench [MODEL] ... */
+extern const command cmd_explore;  /* bosch [MODEL]: the ncurses explorer */
+extern const command cmd_export;   /* bosch export MASK.csv --format F --out PATH */
+extern const command cmd_import;   /* bosch import FILE --format duo --out MASK.csv */
+extern const command cmd_mkmodel;  /* bosch mkmodel OUT ...: a random-weight GGUF (engine/gguf_write.h) */
 
 /* Default model path: $BOSCH_MODEL, else models/SmolLM2-135M-Instruct.Q4_1.gguf. */
 const char *cli_default_model(void);

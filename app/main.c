@@ -7,22 +7,10 @@
 
 #include "commands.h"
 
-static const struct {
-    const char *name;
-    int (*run)(int, char **);
-    const char *help;
-} commands[] = {
-    {"info", cmd_info, "print a model's architecture, shapes and tensor types"},
-    {"generate", cmd_generate, "greedy generation with an optional head mask"},
-    {"eval", cmd_eval, "accuracy of a mask on probe tasks (held-out split)"},
-    {"search", cmd_search, "run a BOSCH search (or a baseline) headless"},
-    {"compare", cmd_compare, "BOSCH against baselines at several ratios"},
-    {"bench", cmd_bench, "prefill / decode speed, KV bytes, evaluator cost"},
-    {"explore", cmd_explore, "the ncurses explorer (default)"},
-    {"export", cmd_export, "write a mask for another tool (DuoAttention, HF, TensorRT-LLM, scores)"},
-    {"import", cmd_import, "read a DuoAttention head pattern as a mask"},
-    {"mkmodel", cmd_mkmodel, "write a random-weight llama GGUF of a real model's shape"},
-};
+/* The subcommands, in the order `bosch --help` lists them. */
+static const command *const commands[] = {&cmd_info,  &cmd_generate, &cmd_eval,   &cmd_search, &cmd_compare,
+                                          &cmd_bench, &cmd_explore,  &cmd_export, &cmd_import, &cmd_mkmodel};
+enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -30,8 +18,7 @@ static void usage(FILE *f) {
             "                                 options: bosch explore --help)\n"
             "       bosch COMMAND [MODEL] [OPTIONS]\ncommands:\n",
             cli_default_model());
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-9s %s\n", commands[i]->name, commands[i]->help);
     fprintf(f, "run 'bosch COMMAND --help' for a command's options\n");
 }
 
@@ -61,8 +48,8 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc >= 2) {
-        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-            if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+        for (int i = 0; i < N_COMMANDS; i++)
+            if (!strcmp(argv[1], commands[i]->name)) return command_run(commands[i], argc - 1, argv + 1);
         /* A MODEL is an existing file or a name ending in ".gguf"; anything else that is not an
          * option is a mistyped command. */
         struct stat sb;
@@ -83,7 +70,7 @@ int main(int argc, char **argv) {
     explore_argv[0] = "explore";
     for (int i = 1; i < argc; i++) explore_argv[i] = argv[i];
     explore_argv[argc] = NULL;
-    int rc = cmd_explore(argc, explore_argv);
+    int rc = command_run(&cmd_explore, argc, explore_argv);
     free(explore_argv);
     return rc;
 }

@@ -378,11 +378,8 @@ static int calib_norm(const compare_result *r, const search_objective *obj, cons
     return 0;
 }
 
-int compare_run(const compare_plan *p, const model *m, const backend *be, const char *out_dir,
-                volatile int *stop, compare_progress progress, void *user, compare_result **out, char *err,
-                size_t errlen) {
-    *out = NULL;
-    if (check_plan(p, m, err, errlen)) return -1;
+/* out_dir created if missing, and a folder. 0 or -1. */
+static int open_out_dir(const char *out_dir, char *err, size_t errlen) {
     if (mkdir(out_dir, 0777) && errno != EEXIST) {
         snprintf(err, errlen, "compare: %s: cannot create: %s", out_dir, strerror(errno));
         return -1;
@@ -392,62 +389,50 @@ int compare_run(const compare_plan *p, const model *m, const backend *be, const 
         snprintf(err, errlen, "compare: %s: not a directory", out_dir);
         return -1;
     }
-    const double t0 = base_now_s();
+    return 0;
+}
+
+/* A result for the plan on m, its masks all full. NULL when out of memory. */
+static compare_result *result_new(const compare_plan *p, const model *m) {
     compare_result *r = calloc(1, sizeof *r);
-    calib_set *cs = NULL;
-    search_objective calib = {0}, memo_obj = {0};
-    int rc = -1;
-    if (!r) {
-        snprintf(err, errlen, "compare: out of memory");
-        return -1;
-    }
+    if (!r) return NULL;
     r->plan = *p;
     snprintf(r->model_name, sizeof r->model_name, "%s", m->name);
     r->hp = m->hp;
     r->L = m->hp.n_layer, r->H = m->hp.n_head_kv;
-    r->n_masks = p->n_methods * p->n_ratios;
-    for (int i = 0; i < r->n_masks; i++)
-        if (mask_init(&r->masks[i], r->L, r->H, p->cfg.window, p->cfg.sinks, ATTN_FULL)) goto oom;
-    if (cache_open(&r->cache, out_dir, fingerprint(p, m, be), err, errlen)) goto done;
-    r->cache_open = 1;
-    say(progress, user, "cache %s: %ld calibration evaluations, %ld split scores already there",
-        r->cache.path, r->cache.calib_n, r->cache.cells_n);
-    if (search_calib_generate(&cs, m, &p->cfg, err, errlen) ||
-        search_objective_calib_on(&calib, m, be, cs, err, errlen))
-        goto done;
-    memo mo = {&calib, &r->cache, stop, 0};
-    memo_obj = (search_objective){memo_score, NULL, &mo, calib.samples, calib.n_samples};
-
-    /* 1. masks from the calibration split */
-    for (int mi = 0; mi < p->n_methods; mi++) {
-        say(progress, user, "%s (%.0f s, %ld new calibration evaluations so far)", p->methods[mi],
-            base_now_s() - t0, mo.misses);
-        int s = method_masks(r, mi, m, &memo_obj, stop, progress, user, err, errlen);
-        if (s) {
-            rc = s;
-            goto done;
+    for (int i = 0; i < p->n_methods * p->n_ratios; i++, r->n_masks++)
+        if (mask_init(&r->masks[i], r->L, r->H, p->cfg.window, p->cfg.sinks, ATTN_FULL)) {
+            compare_result_free(r);
+            return NULL;
         }
-    }
-    /* normalizers and every final mask's calibration score (patterns were never scored) */
-    {
-        if (mask_init(&r->ref[REF_FULL], r->L, r->H, p->cfg.window, p->cfg.sinks, ATTN_FULL)) goto oom;
-        if (mask_init(&r->ref[REF_SWA], r->L, r->H, p->cfg.window, p->cfg.sinks, ATTN_SWA)) {
-            mask_free(&r->ref[REF_FULL]);
-            goto oom;
-        }
-        r->have_ref = 1;
-        search_eval ef, es;
-        if (memo_obj.score(memo_obj.ctx, &r->ref[REF_FULL], 0, &ef, err, errlen) ||
-            memo_obj.score(memo_obj.ctx, &r->ref[REF_SWA], 0, &es, err, errlen))
-            goto done;
-        r->s_full = ef.score, r->s_swa = es.score;
-        for (int k = 0; k < r->n_masks; k++)
-            if (calib_norm(r, &memo_obj, &r->masks[k], &r->calib_norm[k], err, errlen)) goto done;
-    }
-    say(progress, user, "masks done (%.0f s; %ld calibration evaluations made, %ld answered by the cache)",
-        base_now_s() - t0, r->cache.calib_misses, r->cache.calib_hits);
+    return r;
+}
 
-    /* 2. A': BOSCH's masks at adjacent ratios */
+/* The normalizers (all full, all SWA) and every final mask's normalized calibration score. 0 or -1. */
+static int score_refs(compare_result *r, search_objective *obj, char *err, size_t errlen) {
+    const compare_plan *p = &r->plan;
+    if (mask_init(&r->ref[REF_FULL], r->L, r->H, p->cfg.window, p->cfg.sinks, ATTN_FULL)) goto oom;
+    if (mask_init(&r->ref[REF_SWA], r->L, r->H, p->cfg.window, p->cfg.sinks, ATTN_SWA)) {
+        mask_free(&r->ref[REF_FULL]);
+        goto oom;
+    }
+    r->have_ref = 1;
+    search_eval ef, es;
+    if (obj->score(obj->ctx, &r->ref[REF_FULL], 0, &ef, err, errlen) ||
+        obj->score(obj->ctx, &r->ref[REF_SWA], 0, &es, err, errlen))
+        return -1;
+    r->s_full = ef.score, r->s_swa = es.score;
+    for (int k = 0; k < r->n_masks; k++)
+        if (calib_norm(r, obj, &r->masks[k], &r->calib_norm[k], err, errlen)) return -1;
+    return 0;
+oom:
+    snprintf(err, errlen, "compare: out of memory");
+    return -1;
+}
+
+/* A': BOSCH's masks at adjacent ratios, traded head by head, with their calibration scores. 0 or -1. */
+static int make_aprimes(compare_result *r, search_objective *obj, char *err, size_t errlen) {
+    const compare_plan *p = &r->plan;
     const int bi = compare_method_index(p, "bosch");
     for (int ri = 0; bi >= 0 && ri + 1 < p->n_ratios; ri++)
         for (int sd = 0; sd < p->aprime_seeds && r->n_aprime < COMPARE_MAX_RATIOS * 8; sd++) {
@@ -459,48 +444,93 @@ int compare_run(const compare_plan *p, const model *m, const backend *be, const 
                 continue;
             a->ri = ri, a->seed = sd;
             r->n_aprime++;
-            if (calib_norm(r, &memo_obj, &a->mask, &a->calib_norm, err, errlen)) goto done;
+            if (calib_norm(r, obj, &a->mask, &a->calib_norm, err, errlen)) return -1;
         }
+    return 0;
+}
 
-    /* 3. validation and held-out scores */
-    {
-        const attn_mask *all[COMPARE_MAX_SCORED];
-        int n = 0;
-        for (int k = 0; k < r->n_masks; k++) all[n++] = &r->masks[k];
-        for (int k = 0; k < r->n_aprime; k++) all[n++] = &r->aprime[k].mask;
-        for (int j = 0; j < N_REFS; j++) all[n++] = &r->ref[j]; /* at compare_ref_index(r, j) */
-        const attn_mask *valid[COMPARE_MAX_SCORED];
-        for (int k = 0; k < n; k++) /* validation chooses among BOSCH variants: only they (and the
-                                       references) need it */
-            valid[k] = k >= compare_ref_index(r, 0) ||
-                               (k < r->n_masks && !strncmp(p->methods[k / p->n_ratios], "bosch", 5))
-                           ? all[k]
-                           : NULL;
-        for (int split = 0; split < N_SPLITS; split++) {
-            int s = compare_score_split(p, split, m, be, &r->cache, split == SPLIT_VALID ? valid : all, n,
-                                        r->scores[split], stop, progress, user, err, errlen);
-            if (s) {
-                rc = s;
-                goto done;
-            }
-        }
+/* Validation and held-out scores of every mask (validation: only the BOSCH variants and the
+ * references, which it chooses among). 0, 1 stopped, -1 error. */
+static int score_splits(compare_result *r, const model *m, const backend *be, volatile int *stop,
+                        compare_progress progress, void *user, char *err, size_t errlen) {
+    const compare_plan *p = &r->plan;
+    const attn_mask *all[COMPARE_MAX_SCORED], *valid[COMPARE_MAX_SCORED];
+    int n = 0;
+    for (int k = 0; k < r->n_masks; k++) all[n++] = &r->masks[k];
+    for (int k = 0; k < r->n_aprime; k++) all[n++] = &r->aprime[k].mask;
+    for (int j = 0; j < N_REFS; j++) all[n++] = &r->ref[j]; /* at compare_ref_index(r, j) */
+    for (int k = 0; k < n; k++)
+        valid[k] = k >= compare_ref_index(r, 0) ||
+                           (k < r->n_masks && !strncmp(p->methods[k / p->n_ratios], "bosch", 5))
+                       ? all[k]
+                       : NULL;
+    for (int split = 0; split < N_SPLITS; split++) {
+        int s = compare_score_split(p, split, m, be, &r->cache, split == SPLIT_VALID ? valid : all, n,
+                                    r->scores[split], stop, progress, user, err, errlen);
+        if (s) return s;
     }
+    return 0;
+}
+
+/* Steps 1-3 of compare_run on an open result and its calibration objective. 0, 1 stopped, -1. */
+static int run_steps(compare_result *r, const model *m, const backend *be, search_objective *calib,
+                     volatile int *stop, compare_progress progress, void *user, double t0, char *err,
+                     size_t errlen) {
+    const compare_plan *p = &r->plan;
+    memo mo = {calib, &r->cache, stop, 0};
+    search_objective memo_obj = {memo_score, NULL, &mo, calib->samples, calib->n_samples};
+    /* 1. masks from the calibration split */
+    for (int mi = 0; mi < p->n_methods; mi++) {
+        say(progress, user, "%s (%.0f s, %ld new calibration evaluations so far)", p->methods[mi],
+            base_now_s() - t0, mo.misses);
+        int s = method_masks(r, mi, m, &memo_obj, stop, progress, user, err, errlen);
+        if (s) return s;
+    }
+    /* normalizers and every final mask's calibration score (patterns were never scored) */
+    if (score_refs(r, &memo_obj, err, errlen)) return -1;
+    say(progress, user, "masks done (%.0f s; %ld calibration evaluations made, %ld answered by the cache)",
+        base_now_s() - t0, r->cache.calib_misses, r->cache.calib_hits);
+    /* 2. A': BOSCH's masks at adjacent ratios */
+    if (make_aprimes(r, &memo_obj, err, errlen)) return -1;
+    /* 3. validation and held-out scores */
+    return score_splits(r, m, be, stop, progress, user, err, errlen);
+}
+
+int compare_run(const compare_plan *p, const model *m, const backend *be, const char *out_dir,
+                volatile int *stop, compare_progress progress, void *user, compare_result **out, char *err,
+                size_t errlen) {
+    *out = NULL;
+    if (check_plan(p, m, err, errlen) || open_out_dir(out_dir, err, errlen)) return -1;
+    const double t0 = base_now_s();
+    compare_result *r = result_new(p, m);
+    if (!r) {
+        snprintf(err, errlen, "compare: out of memory");
+        return -1;
+    }
+    calib_set *cs = NULL;
+    search_objective calib = {0};
+    int rc = -1;
+    if (cache_open(&r->cache, out_dir, fingerprint(p, m, be), err, errlen)) goto done;
+    r->cache_open = 1;
+    say(progress, user, "cache %s: %ld calibration evaluations, %ld split scores already there",
+        r->cache.path, r->cache.calib_n, r->cache.cells_n);
+    if (search_calib_generate(&cs, m, &p->cfg, err, errlen) ||
+        search_objective_calib_on(&calib, m, be, cs, err, errlen))
+        goto done;
+    rc = run_steps(r, m, be, &calib, stop, progress, user, t0, err, errlen);
+    if (rc) goto done;
     r->seconds = base_now_s() - t0;
-    if (compare_write_reports(r, out_dir, err, errlen)) goto done;
-    say(progress, user, "done in %.0f s (%ld calibration evaluations made, %ld split scores made)",
-        r->seconds, r->cache.calib_misses, r->cache.cell_misses);
-    rc = 0;
-    goto done;
-oom:
-    snprintf(err, errlen, "compare: out of memory");
+    rc = compare_write_reports(r, out_dir, err, errlen) ? -1 : 0;
+    if (rc == 0)
+        say(progress, user, "done in %.0f s (%ld calibration evaluations made, %ld split scores made)",
+            r->seconds, r->cache.calib_misses, r->cache.cell_misses);
 done:
     if (rc == 1) snprintf(err, errlen, "stopped; %s keeps everything so far", out_dir);
     search_objective_free(&calib);
     calib_set_free(cs);
-    if (rc == 0) {
+    if (rc == 0)
         *out = r;
-    } else {
+    else
         compare_result_free(r);
-    }
     return rc;
 }

@@ -24,6 +24,76 @@ static int cmp_rows(const void *a, const void *b, void *ctx) {
     return c ? c : (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
 }
 
+/* Score masks[order[0..n_new)] on one cell's probe set (generated here), in row order so the
+ * evaluator's prefix reuse works, into the cache. 0, 1 stopped, -1 error. */
+static int score_cell(const compare_cell *cell, probe_split ps_split, uint64_t seed, const char *key,
+                      const model *m, const backend *be, compare_cache *cache, const attn_mask *const *masks,
+                      int *order, int n_new, volatile int *stop, char *err, size_t errlen) {
+    probe_config pc = probe_config_default();
+    pc.task = cell->task;
+    pc.haystack = cell->haystack;
+    pc.length_tokens = cell->length;
+    pc.n_samples = cell->n_samples;
+    probe_set ps;
+    eval_sample *es = NULL;
+    evaluator *ev = NULL;
+    eval_sample_result *res = malloc(sizeof *res * (size_t)cell->n_samples);
+    uint8_t *bits = malloc((size_t)cell->n_samples);
+    double *pa = malloc(sizeof(double) * (size_t)cell->n_samples);
+    int rc = 0;
+    memset(&ps, 0, sizeof ps);
+    if (!res || !bits || !pa) {
+        snprintf(err, errlen, "compare: out of memory");
+        rc = -1;
+    } else if (probe_set_generate(&ps, m->tok, &pc, ps_split, seed, err, errlen)) {
+        rc = -1;
+    } else if (!(es = calloc((size_t)ps.n, sizeof *es))) {
+        snprintf(err, errlen, "compare: out of memory");
+        rc = -1;
+    } else {
+        probe_set_eval_samples(&ps, es);
+        if (evaluator_create_on(&ev, m, be, es, ps.n, 1, err, errlen)) rc = -1;
+    }
+    qsort_r(order, (size_t)n_new, sizeof *order, cmp_rows, (void *)masks);
+    for (int j = 0; rc == 0 && j < n_new; j++) {
+        if (stop && *stop) {
+            rc = 1;
+            break;
+        }
+        const attn_mask *mk = masks[order[j]];
+        eval_result er;
+        if (evaluator_set_base(ev, mk, &er, res, err, errlen)) {
+            rc = -1;
+            break;
+        }
+        for (int s = 0; s < ps.n; s++) bits[s] = (uint8_t)res[s].exact, pa[s] = res[s].p_answer;
+        if (cache_put_cell(cache, key, mask_hash(mk), ps.n, bits, pa, err, errlen)) rc = -1;
+        cache->cell_misses++;
+    }
+    evaluator_free(ev);
+    free(es);
+    probe_set_free(&ps);
+    free(res), free(bits), free(pa);
+    return rc;
+}
+
+/* The masks of the list not yet in the cache for this cell (each mask once) into order; their count.
+ * *active: how many masks the split scores at all. */
+static int masks_to_score(const compare_cache *cache, const char *key, const attn_mask *const *masks, int n,
+                          int *order, int *active) {
+    int n_new = 0;
+    *active = 0;
+    for (int k = 0; k < n; k++) {
+        if (!masks[k]) continue; /* not scored on this split */
+        (*active)++;
+        uint64_t h = mask_hash(masks[k]);
+        int dup = 0; /* the same mask twice in the list: score it once */
+        for (int j = 0; j < n_new && !dup; j++) dup = mask_hash(masks[order[j]]) == h;
+        if (!cache_get_cell(cache, key, h) && !dup) order[n_new++] = k;
+    }
+    return n_new;
+}
+
 int compare_score_split(const compare_plan *p, int split, const model *m, const backend *be,
                         compare_cache *cache, const attn_mask *const *masks, int n,
                         cell_scores (*out)[COMPARE_MAX_SCORED], volatile int *stop, compare_progress progress,
@@ -41,66 +111,15 @@ int compare_score_split(const compare_plan *p, int split, const model *m, const 
     for (int ci = 0; ci < n_cells && rc == 0; ci++) {
         char key[128];
         compare_cell_key(split, &cells[ci], key, sizeof key);
-        int n_new = 0, active = 0;
-        for (int k = 0; k < n; k++) {
-            if (!masks[k]) continue; /* not scored on this split */
-            active++;
-            uint64_t h = mask_hash(masks[k]);
-            int dup = 0; /* the same mask twice in the list: score it once */
-            for (int j = 0; j < n_new && !dup; j++) dup = mask_hash(masks[order[j]]) == h;
-            if (!cache_get_cell(cache, key, h) && !dup) order[n_new++] = k;
+        int active, n_new = masks_to_score(cache, key, masks, n, order, &active);
+        if (n_new > 0 && progress) {
+            char line[256];
+            snprintf(line, sizeof line, "%s: %d masks to score (%d cached)", key, n_new, active - n_new);
+            progress(line, user);
         }
-        if (n_new > 0) {
-            if (progress) {
-                char line[256];
-                snprintf(line, sizeof line, "%s: %d masks to score (%d cached)", key, n_new, active - n_new);
-                progress(line, user);
-            }
-            probe_config pc = probe_config_default();
-            pc.task = cells[ci].task;
-            pc.haystack = cells[ci].haystack;
-            pc.length_tokens = cells[ci].length;
-            pc.n_samples = cells[ci].n_samples;
-            probe_set ps;
-            eval_sample *es = NULL;
-            evaluator *ev = NULL;
-            eval_sample_result *res = malloc(sizeof *res * (size_t)cells[ci].n_samples);
-            uint8_t *bits = malloc((size_t)cells[ci].n_samples);
-            double *pa = malloc(sizeof(double) * (size_t)cells[ci].n_samples);
-            memset(&ps, 0, sizeof ps);
-            if (!res || !bits || !pa) {
-                snprintf(err, errlen, "compare: out of memory");
-                rc = -1;
-            } else if (probe_set_generate(&ps, m->tok, &pc, ps_split, seed, err, errlen)) {
-                rc = -1;
-            } else if (!(es = calloc((size_t)ps.n, sizeof *es))) {
-                snprintf(err, errlen, "compare: out of memory");
-                rc = -1;
-            } else {
-                probe_set_eval_samples(&ps, es);
-                if (evaluator_create_on(&ev, m, be, es, ps.n, 1, err, errlen)) rc = -1;
-            }
-            qsort_r(order, (size_t)n_new, sizeof *order, cmp_rows, (void *)masks);
-            for (int j = 0; rc == 0 && j < n_new; j++) {
-                if (stop && *stop) {
-                    rc = 1;
-                    break;
-                }
-                const attn_mask *mk = masks[order[j]];
-                eval_result er;
-                if (evaluator_set_base(ev, mk, &er, res, err, errlen)) {
-                    rc = -1;
-                    break;
-                }
-                for (int s = 0; s < ps.n; s++) bits[s] = (uint8_t)res[s].exact, pa[s] = res[s].p_answer;
-                if (cache_put_cell(cache, key, mask_hash(mk), ps.n, bits, pa, err, errlen)) rc = -1;
-                cache->cell_misses++;
-            }
-            evaluator_free(ev);
-            free(es);
-            probe_set_free(&ps);
-            free(res), free(bits), free(pa);
-        }
+        if (n_new > 0)
+            rc = score_cell(&cells[ci], ps_split, seed, key, m, be, cache, masks, order, n_new, stop, err,
+                            errlen);
         for (int k = 0; rc == 0 && k < n; k++) {
             if (!masks[k]) {
                 out[ci][k] = (cell_scores){0, NULL, NULL};

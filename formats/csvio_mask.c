@@ -183,12 +183,6 @@ static int model_group(const model_hparams *hp) {
     return hp->n_head / hp->n_head_kv;
 }
 
-#define FAIL(...)                                                                                            \
-    do {                                                                                                     \
-        snprintf(err, errlen, __VA_ARGS__);                                                                  \
-        goto fail;                                                                                           \
-    } while (0)
-
 int csv_mask_load(const char *path, attn_mask *out, const model_hparams *hp, char *err, size_t errlen) {
     return csv_mask_load_for(path, out, hp, NULL, NULL, 0, err, errlen);
 }
@@ -276,183 +270,234 @@ int csv_mask_load_for(const char *path, attn_mask *out, const model_hparams *hp,
     return mask_from_table(path, &t, out, hp, model_name, warn, warnlen, err, errlen) ? -1 : 0;
 }
 
+/* A mask table being read: the file, its columns, the first row's metadata, the rows seen. */
+typedef struct {
+    const char *path;
+    const csv_table *t;
+    const model_hparams *hp;
+    int col[MC_N];
+    mask_meta mm;
+    int *seen; /* [n_layer][n_head_kv] line of the row that set it, 0 = not yet */
+    attn_mask *out;
+    int n_swa;
+    char *err;
+    size_t errlen;
+} mask_reader;
+
+/* Set the reader's message and return -1. */
+#define RFAIL(...)                                                                                           \
+    do {                                                                                                     \
+        snprintf(rd->err, rd->errlen, __VA_ARGS__);                                                          \
+        return -1;                                                                                           \
+    } while (0)
+
+/* Every column of mask_cols, once, in the header row. 0 or -1. */
+static int read_header(mask_reader *rd) {
+    const csv_table *t = rd->t;
+    for (int c = 0; c < MC_N; c++) {
+        rd->col[c] = csv_table_column(t, mask_cols[c]);
+        if (rd->col[c] < 0)
+            RFAIL("%s: line %d: header has no '%s' column (a mask file has columns "
+                  "model,n_layer,n_head_kv,window,sinks,ratio,layer,kv_head,q_heads,attention)",
+                  rd->path, t->line[0], mask_cols[c]);
+        for (int d = rd->col[c] + 1; d < t->n_cols[0]; d++)
+            if (!strcmp(t->cells[0][d], mask_cols[c]))
+                RFAIL("%s: line %d: header names column '%s' twice", rd->path, t->line[0], mask_cols[c]);
+    }
+    if (t->n_rows < 2) RFAIL("%s: no mask rows after the header", rd->path);
+    return 0;
+}
+
+/* The metadata fields of row r (model, n_layer, n_head_kv, window, sinks, ratio) into *rm. 0 or -1. */
+static int read_row_meta(mask_reader *rd, int r, mask_meta *rm) {
+    const csv_table *t = rd->t;
+    int line = t->line[r];
+    char **cell = t->cells[r];
+    if (t->n_cols[r] > t->n_cols[0])
+        RFAIL("%s: line %d: row has %d fields, the header has %d", rd->path, line, t->n_cols[r],
+              t->n_cols[0]);
+    for (int c = 0; c < MC_N; c++)
+        if (rd->col[c] >= t->n_cols[r])
+            RFAIL("%s: line %d: row has %d fields, field '%s' (column %d) is missing", rd->path, line,
+                  t->n_cols[r], mask_cols[c], rd->col[c] + 1);
+    memset(rm, 0, sizeof *rm);
+    rm->model = cell[rd->col[MC_MODEL]];
+    const int ic[] = {MC_NLAYER, MC_NHEADKV, MC_WINDOW, MC_SINKS};
+    int *iv[] = {&rm->n_layer, &rm->n_head_kv, &rm->window, &rm->sinks};
+    for (int k = 0; k < 4; k++)
+        if (parse_int(cell[rd->col[ic[k]]], iv[k]))
+            RFAIL("%s: line %d: field '%s': '%s' is not an integer", rd->path, line, mask_cols[ic[k]],
+                  cell[rd->col[ic[k]]]);
+    if (parse_double(cell[rd->col[MC_RATIO]], &rm->ratio) || rm->ratio < 0 || rm->ratio > 1)
+        RFAIL("%s: line %d: field 'ratio': '%s' is not a number in [0,1]", rd->path, line,
+              cell[rd->col[MC_RATIO]]);
+    return 0;
+}
+
+/* The first row's metadata: ranges, the model's shape, then the mask and the seen table allocated.
+ * 0, -1, or -2 when the shape does not fit the model. */
+static int take_first_meta(mask_reader *rd, const mask_meta *rm) {
+    int line = rd->t->line[1];
+    const model_hparams *hp = rd->hp;
+    if (rm->n_layer < 1 || rm->n_layer > MASK_MAX_LAYERS)
+        RFAIL("%s: line %d: field 'n_layer': %d is out of range 1..%d", rd->path, line, rm->n_layer,
+              MASK_MAX_LAYERS);
+    if (rm->n_head_kv < 1 || rm->n_head_kv > MASK_MAX_KV_HEADS)
+        RFAIL("%s: line %d: field 'n_head_kv': %d is out of range 1..%d", rd->path, line, rm->n_head_kv,
+              MASK_MAX_KV_HEADS);
+    if (rm->window < 1)
+        RFAIL("%s: line %d: field 'window': %d must be at least 1 token", rd->path, line, rm->window);
+    if (rm->sinks < 0) RFAIL("%s: line %d: field 'sinks': %d must be 0 or more", rd->path, line, rm->sinks);
+    rd->mm = *rm;
+    if (hp) {
+        if (check_shape(rd->path, &rd->mm, hp, rd->err, rd->errlen)) return -2;
+        if (hp->n_ctx_train > 0 && rm->sinks > hp->n_ctx_train)
+            RFAIL("%s: line %d: field 'sinks': %d is more than the model's context length %d (sink "
+                  "tokens are the first positions of the context)",
+                  rd->path, line, rm->sinks, hp->n_ctx_train);
+        rd->mm.group = model_group(hp); /* the model's GQA group, not one guessed from the file */
+    }
+    if (mask_init(rd->out, rm->n_layer, rm->n_head_kv, rm->window, rm->sinks, ATTN_FULL))
+        RFAIL("%s: out of memory", rd->path);
+    rd->seen = calloc((size_t)rm->n_layer * rm->n_head_kv, sizeof *rd->seen);
+    if (!rd->seen) RFAIL("%s: out of memory", rd->path);
+    return 0;
+}
+
+/* A later row's metadata must equal the first row's. 0 or -1 naming the field and both values. */
+static int same_meta(mask_reader *rd, int r, const mask_meta *rm) {
+    const mask_meta *mm = &rd->mm;
+    const char *what = NULL;
+    char a[64], b[64];
+    const char *names[] = {"n_layer", "n_head_kv", "window", "sinks"};
+    const int av[] = {rm->n_layer, rm->n_head_kv, rm->window, rm->sinks};
+    const int bv[] = {mm->n_layer, mm->n_head_kv, mm->window, mm->sinks};
+    if (strcmp(rm->model, mm->model)) {
+        what = "model";
+        snprintf(a, sizeof a, "%.60s", rm->model);
+        snprintf(b, sizeof b, "%.60s", mm->model);
+    }
+    for (int k = 0; k < 4 && !what; k++)
+        if (av[k] != bv[k]) {
+            what = names[k];
+            snprintf(a, sizeof a, "%d", av[k]);
+            snprintf(b, sizeof b, "%d", bv[k]);
+        }
+    if (!what && fabs(rm->ratio - mm->ratio) > 1e-9) {
+        what = "ratio";
+        snprintf(a, sizeof a, "%s", rd->t->cells[r][rd->col[MC_RATIO]]);
+        snprintf(b, sizeof b, "%s", rd->t->cells[1][rd->col[MC_RATIO]]);
+    }
+    if (what)
+        RFAIL(
+            "%s: line %d: field '%s': '%s' differs from '%s' on line %d (metadata must be the same on every "
+            "row)",
+            rd->path, rd->t->line[r], what, a, b, rd->t->line[1]);
+    return 0;
+}
+
+/* Field q_heads of kv_head kvh: the query heads of its GQA group ("0;1;2"); without a model the
+ * group size is fixed by the first row (its q_heads start at kv_head * group). 0 or -1. */
+static int check_q_heads(mask_reader *rd, int line, const char *qh, int kvh) {
+    mask_meta *mm = &rd->mm;
+    int group = 0;
+    for (int g = 1; g <= 256 && !mm->group; g++)
+        if (parse_q_heads(qh, kvh * g, &group) == 0 && group == g) mm->group = g;
+    if (!mm->group)
+        RFAIL("%s: line %d: field 'q_heads': '%s' is not the query heads of kv_head %d (e.g. \"0;1;2\")",
+              rd->path, line, qh, kvh);
+    if (parse_q_heads(qh, kvh * mm->group, &group) == 0 && group == mm->group) return 0;
+    char want[128];
+    size_t o = 0;
+    for (int q = 0; q < mm->group && o < sizeof want - 12; q++)
+        o += (size_t)snprintf(want + o, sizeof want - o, q ? ";%d" : "%d", kvh * mm->group + q);
+    if (model_group(rd->hp))
+        RFAIL("%s: line %d: field 'q_heads': '%s' should be '%s' (the GQA group of kv_head %d: the "
+              "model has %d query heads for %d KV heads)",
+              rd->path, line, qh, want, kvh, rd->hp->n_head, rd->hp->n_head_kv);
+    RFAIL("%s: line %d: field 'q_heads': '%s' should be '%s' (the GQA group of kv_head %d)", rd->path, line,
+          qh, want, kvh);
+}
+
+/* Row r's cell: layer, kv_head (in range, not seen before), q_heads, attention; set in the mask. */
+static int read_row_cell(mask_reader *rd, int r) {
+    int line = rd->t->line[r];
+    char **cell = rd->t->cells[r];
+    const mask_meta *mm = &rd->mm;
+    int layer, kvh;
+    if (parse_int(cell[rd->col[MC_LAYER]], &layer))
+        RFAIL("%s: line %d: field 'layer': '%s' is not an integer", rd->path, line, cell[rd->col[MC_LAYER]]);
+    if (parse_int(cell[rd->col[MC_KVHEAD]], &kvh))
+        RFAIL("%s: line %d: field 'kv_head': '%s' is not an integer", rd->path, line,
+              cell[rd->col[MC_KVHEAD]]);
+    if (layer < 0 || layer >= mm->n_layer)
+        RFAIL("%s: line %d: field 'layer': %d is out of range 0..%d", rd->path, line, layer, mm->n_layer - 1);
+    if (kvh < 0 || kvh >= mm->n_head_kv)
+        RFAIL("%s: line %d: field 'kv_head': %d is out of range 0..%d", rd->path, line, kvh,
+              mm->n_head_kv - 1);
+    size_t idx = (size_t)layer * mm->n_head_kv + kvh;
+    if (rd->seen[idx])
+        RFAIL("%s: line %d: duplicate row for layer %d, kv_head %d (first on line %d)", rd->path, line, layer,
+              kvh, rd->seen[idx]);
+    rd->seen[idx] = line;
+    if (check_q_heads(rd, line, cell[rd->col[MC_QHEADS]], kvh)) return -1;
+    const char *at = cell[rd->col[MC_ATTN]];
+    uint8_t v;
+    if (!strcasecmp(at, "full"))
+        v = ATTN_FULL;
+    else if (!strcasecmp(at, "swa"))
+        v = ATTN_SWA;
+    else
+        RFAIL("%s: line %d: field 'attention': '%s' is neither 'full' nor 'swa'", rd->path, line, at);
+    mask_set(rd->out, layer, kvh, v);
+    rd->n_swa += v == ATTN_SWA;
+    return 0;
+}
+
+/* After the rows: every (layer, kv_head) present, and the ratio column true to the cells. */
+static int check_complete(mask_reader *rd) {
+    const mask_meta *mm = &rd->mm;
+    int n_units = mm->n_layer * mm->n_head_kv, n_rows = rd->t->n_rows - 1;
+    if (n_rows != n_units)
+        for (int l = 0; l < mm->n_layer; l++)
+            for (int h = 0; h < mm->n_head_kv; h++)
+                if (!rd->seen[(size_t)l * mm->n_head_kv + h])
+                    RFAIL("%s: %d rows for %d layers x %d KV heads; missing the row for layer %d, kv_head %d",
+                          rd->path, n_rows, mm->n_layer, mm->n_head_kv, l, h);
+    double ratio = (double)rd->n_swa / n_units;
+    if (fabs(ratio - mm->ratio) > 0.5e-4) /* the file has 6 decimals; allow hand-typed 4 */
+        RFAIL("%s: field 'ratio' says %g but %d of %d KV heads are swa (ratio %.6f); fix the ratio column",
+              rd->path, mm->ratio, rd->n_swa, n_units, ratio);
+    return 0;
+}
+
 /* Check and convert the table (freed here). 0; -1 with a message; -2 when the shape does not fit hp. */
 static int mask_from_table(const char *path, csv_table *tp, attn_mask *out, const model_hparams *hp,
                            const char *model_name, char *warn, size_t warnlen, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    csv_table t = *tp;
-    int fail_rc = -1;
-    int *seen = NULL; /* [n_layer][n_head_kv] line of the row that set it, 0 = not yet */
-    int col[MC_N];
-    mask_meta mm = {0};
-    for (int c = 0; c < MC_N; c++) {
-        col[c] = csv_table_column(&t, mask_cols[c]);
-        if (col[c] < 0)
-            FAIL("%s: line %d: header has no '%s' column (a mask file has columns "
-                 "model,n_layer,n_head_kv,window,sinks,ratio,layer,kv_head,q_heads,attention)",
-                 path, t.line[0], mask_cols[c]);
-        for (int d = col[c] + 1; d < t.n_cols[0]; d++)
-            if (!strcmp(t.cells[0][d], mask_cols[c]))
-                FAIL("%s: line %d: header names column '%s' twice", path, t.line[0], mask_cols[c]);
+    mask_reader rd = {.path = path, .t = tp, .hp = hp, .out = out, .err = err, .errlen = errlen};
+    int rc = read_header(&rd);
+    for (int r = 1; r < tp->n_rows && rc == 0; r++) {
+        mask_meta rm;
+        rc = read_row_meta(&rd, r, &rm);
+        if (rc == 0) rc = r == 1 ? take_first_meta(&rd, &rm) : same_meta(&rd, r, &rm);
+        if (rc == 0) rc = read_row_cell(&rd, r);
     }
-    if (t.n_rows < 2) FAIL("%s: no mask rows after the header", path);
-
-    int n_swa = 0, n_rows = t.n_rows - 1;
-    for (int r = 1; r < t.n_rows; r++) {
-        int line = t.line[r];
-        char **cell = t.cells[r];
-        if (t.n_cols[r] > t.n_cols[0])
-            FAIL("%s: line %d: row has %d fields, the header has %d", path, line, t.n_cols[r], t.n_cols[0]);
-        for (int c = 0; c < MC_N; c++)
-            if (col[c] >= t.n_cols[r])
-                FAIL("%s: line %d: row has %d fields, field '%s' (column %d) is missing", path, line,
-                     t.n_cols[r], mask_cols[c], col[c] + 1);
-        mask_meta rm = {0};
-        rm.model = cell[col[MC_MODEL]];
-        const int ic[] = {MC_NLAYER, MC_NHEADKV, MC_WINDOW, MC_SINKS};
-        int *iv[] = {&rm.n_layer, &rm.n_head_kv, &rm.window, &rm.sinks};
-        for (int k = 0; k < 4; k++)
-            if (parse_int(cell[col[ic[k]]], iv[k]))
-                FAIL("%s: line %d: field '%s': '%s' is not an integer", path, line, mask_cols[ic[k]],
-                     cell[col[ic[k]]]);
-        if (parse_double(cell[col[MC_RATIO]], &rm.ratio) || rm.ratio < 0 || rm.ratio > 1)
-            FAIL("%s: line %d: field 'ratio': '%s' is not a number in [0,1]", path, line,
-                 cell[col[MC_RATIO]]);
-        if (r == 1) {
-            if (rm.n_layer < 1 || rm.n_layer > MASK_MAX_LAYERS)
-                FAIL("%s: line %d: field 'n_layer': %d is out of range 1..%d", path, line, rm.n_layer,
-                     MASK_MAX_LAYERS);
-            if (rm.n_head_kv < 1 || rm.n_head_kv > MASK_MAX_KV_HEADS)
-                FAIL("%s: line %d: field 'n_head_kv': %d is out of range 1..%d", path, line, rm.n_head_kv,
-                     MASK_MAX_KV_HEADS);
-            if (rm.window < 1)
-                FAIL("%s: line %d: field 'window': %d must be at least 1 token", path, line, rm.window);
-            if (rm.sinks < 0) FAIL("%s: line %d: field 'sinks': %d must be 0 or more", path, line, rm.sinks);
-            mm = rm;
-            if (hp) {
-                if (check_shape(path, &mm, hp, err, errlen)) {
-                    fail_rc = -2;
-                    goto fail;
-                }
-                if (hp->n_ctx_train > 0 && mm.sinks > hp->n_ctx_train)
-                    FAIL("%s: line %d: field 'sinks': %d is more than the model's context length %d (sink "
-                         "tokens are the first positions of the context)",
-                         path, line, mm.sinks, hp->n_ctx_train);
-                mm.group = model_group(hp); /* the model's GQA group, not one guessed from the file */
-            }
-            if (mask_init(out, mm.n_layer, mm.n_head_kv, mm.window, mm.sinks, ATTN_FULL))
-                FAIL("%s: out of memory", path);
-            seen = calloc((size_t)mm.n_layer * mm.n_head_kv, sizeof *seen);
-            if (!seen) FAIL("%s: out of memory", path);
-        } else {
-            const char *what = NULL;
-            char a[64], b[64];
-            if (strcmp(rm.model, mm.model)) {
-                what = "model";
-                snprintf(a, sizeof a, "%.60s", rm.model);
-                snprintf(b, sizeof b, "%.60s", mm.model);
-            } else if (rm.n_layer != mm.n_layer) {
-                what = "n_layer";
-                snprintf(a, sizeof a, "%d", rm.n_layer);
-                snprintf(b, sizeof b, "%d", mm.n_layer);
-            } else if (rm.n_head_kv != mm.n_head_kv) {
-                what = "n_head_kv";
-                snprintf(a, sizeof a, "%d", rm.n_head_kv);
-                snprintf(b, sizeof b, "%d", mm.n_head_kv);
-            } else if (rm.window != mm.window) {
-                what = "window";
-                snprintf(a, sizeof a, "%d", rm.window);
-                snprintf(b, sizeof b, "%d", mm.window);
-            } else if (rm.sinks != mm.sinks) {
-                what = "sinks";
-                snprintf(a, sizeof a, "%d", rm.sinks);
-                snprintf(b, sizeof b, "%d", mm.sinks);
-            } else if (fabs(rm.ratio - mm.ratio) > 1e-9) {
-                what = "ratio";
-                snprintf(a, sizeof a, "%s", cell[col[MC_RATIO]]);
-                snprintf(b, sizeof b, "%s", t.cells[1][col[MC_RATIO]]);
-            }
-            if (what)
-                FAIL("%s: line %d: field '%s': '%s' differs from '%s' on line %d (metadata must be the same "
-                     "on "
-                     "every row)",
-                     path, line, what, a, b, t.line[1]);
-        }
-        int layer, kvh, group;
-        if (parse_int(cell[col[MC_LAYER]], &layer))
-            FAIL("%s: line %d: field 'layer': '%s' is not an integer", path, line, cell[col[MC_LAYER]]);
-        if (parse_int(cell[col[MC_KVHEAD]], &kvh))
-            FAIL("%s: line %d: field 'kv_head': '%s' is not an integer", path, line, cell[col[MC_KVHEAD]]);
-        if (layer < 0 || layer >= mm.n_layer)
-            FAIL("%s: line %d: field 'layer': %d is out of range 0..%d", path, line, layer, mm.n_layer - 1);
-        if (kvh < 0 || kvh >= mm.n_head_kv)
-            FAIL("%s: line %d: field 'kv_head': %d is out of range 0..%d", path, line, kvh, mm.n_head_kv - 1);
-        size_t idx = (size_t)layer * mm.n_head_kv + kvh;
-        if (seen[idx])
-            FAIL("%s: line %d: duplicate row for layer %d, kv_head %d (first on line %d)", path, line, layer,
-                 kvh, seen[idx]);
-        seen[idx] = line;
-        const char *qh = cell[col[MC_QHEADS]];
-        /* Without a model the group size is fixed by the first row: its q_heads start at kv_head*group. */
-        if (!mm.group) {
-            int cnt = 0;
-            /* find group g with parse_q_heads(qh, kvh*g) succeeding and count == g */
-            for (int g = 1; g <= 256 && !mm.group; g++)
-                if (parse_q_heads(qh, kvh * g, &cnt) == 0 && cnt == g) mm.group = g;
-            if (!mm.group)
-                FAIL("%s: line %d: field 'q_heads': '%s' is not the query heads of kv_head %d (e.g. "
-                     "\"0;1;2\")",
-                     path, line, qh, kvh);
-        }
-        if (parse_q_heads(qh, kvh * mm.group, &group) || group != mm.group) {
-            char want[128];
-            size_t o = 0;
-            for (int q = 0; q < mm.group && o < sizeof want - 12; q++)
-                o += (size_t)snprintf(want + o, sizeof want - o, q ? ";%d" : "%d", kvh * mm.group + q);
-            if (model_group(hp))
-                FAIL("%s: line %d: field 'q_heads': '%s' should be '%s' (the GQA group of kv_head %d: the "
-                     "model has %d query heads for %d KV heads)",
-                     path, line, qh, want, kvh, hp->n_head, hp->n_head_kv);
-            FAIL("%s: line %d: field 'q_heads': '%s' should be '%s' (the GQA group of kv_head %d)", path,
-                 line, qh, want, kvh);
-        }
-        const char *at = cell[col[MC_ATTN]];
-        uint8_t v;
-        if (!strcasecmp(at, "full"))
-            v = ATTN_FULL;
-        else if (!strcasecmp(at, "swa"))
-            v = ATTN_SWA;
-        else
-            FAIL("%s: line %d: field 'attention': '%s' is neither 'full' nor 'swa'", path, line, at);
-        mask_set(out, layer, kvh, v);
-        n_swa += v == ATTN_SWA;
-    }
-    int n_units = mm.n_layer * mm.n_head_kv;
-    if (n_rows != n_units) {
-        for (int l = 0; l < mm.n_layer; l++)
-            for (int h = 0; h < mm.n_head_kv; h++)
-                if (!seen[(size_t)l * mm.n_head_kv + h])
-                    FAIL("%s: %d rows for %d layers x %d KV heads; missing the row for layer %d, kv_head %d",
-                         path, n_rows, mm.n_layer, mm.n_head_kv, l, h);
-    }
-    double ratio = (double)n_swa / n_units;
-    if (fabs(ratio - mm.ratio) > 0.5e-4) /* the file has 6 decimals; allow hand-typed 4 */
-        FAIL("%s: field 'ratio' says %g but %d of %d KV heads are swa (ratio %.6f); fix the ratio column",
-             path, mm.ratio, n_swa, n_units, ratio);
+    if (rc == 0) rc = check_complete(&rd);
     /* The shape fits: a mask moved between quantizations of one model is fine, but say so. */
-    if (model_name && warn && warnlen && mm.model[0] &&
-        (strlen(mm.model) != model_name_len(model_name) || strncmp(mm.model, model_name, strlen(mm.model))))
+    const mask_meta *mm = &rd.mm;
+    if (rc == 0 && model_name && warn && warnlen && mm->model[0] &&
+        (strlen(mm->model) != model_name_len(model_name) ||
+         strncmp(mm->model, model_name, strlen(mm->model))))
         snprintf(
             warn, warnlen,
             "%s: field 'model': the mask is for '%.100s', the loaded model is '%.100s' (loaded anyway: %s)",
-            path, mm.model, model_name, hp ? "the shape matches" : "no shape given to check");
-    free(seen);
-    csv_table_free(&t);
-    return 0;
-fail:
-    free(seen);
-    mask_free(out);
-    memset(out, 0, sizeof *out);
-    csv_table_free(&t);
-    return fail_rc;
+            path, mm->model, model_name, hp ? "the shape matches" : "no shape given to check");
+    free(rd.seen);
+    if (rc) {
+        mask_free(out);
+        memset(out, 0, sizeof *out);
+    }
+    csv_table_free(tp);
+    return rc;
 }

@@ -3,6 +3,8 @@
  * feeds with arbitrary bytes. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -26,21 +28,45 @@ static int parse_long(const char *v, long min, long max, long *out) {
     return 0;
 }
 
+/* The integer keys of the header: range and where the value goes (an int or a long field of the
+ * search_config; n_layer and n_head_kv, the shape, go to the caller's L and H). */
+typedef struct {
+    const char *key;
+    long min, max;
+    size_t off; /* offset in search_config; SIZE_MAX: n_layer, SIZE_MAX - 1: n_head_kv */
+    int is_long;
+} header_int;
+
+#define CFG_INT(key, field, min, max)                                                                        \
+    { key, min, max, offsetof(search_config, field), 0 }
+#define CFG_LONG(key, field, max)                                                                            \
+    { key, 0, max, offsetof(search_config, field), 1 }
+static const header_int header_ints[] = {
+    CFG_INT("window", window, 1, INT_MAX),
+    CFG_INT("sinks", sinks, 0, INT_MAX),
+    CFG_LONG("stage1_budget", stage1_budget_per_layer, LONG_MAX),
+    CFG_LONG("stage3_budget", stage3_budget_per_group, LONG_MAX),
+    CFG_INT("restarts", restarts, 0, INT_MAX),
+    CFG_INT("n_buckets", n_buckets, 0, INT_MAX),
+    CFG_INT("delta_marginal", delta_marginal, 0, 1),
+    CFG_INT("stage1_k_spec", stage1_k_spec, 0, 1),
+    CFG_INT("stage2_ranks", stage2_ranks, 0, 1),
+    CFG_INT("stage1_independent", stage1_independent, 0, 1),
+    CFG_INT("stage1_singles", stage1_singles, 0, 1),
+    CFG_INT("stage3_scope", stage3_scope, 0, 1),
+    CFG_LONG("refine_budget", refine_budget, LONG_MAX),
+    CFG_INT("calib_samples", calib_samples, 0, INT_MAX),
+    CFG_INT("calib_tokens", calib_tokens, 0, INT_MAX),
+    CFG_INT("calib_mix", calib_mix, 0, 1),
+    {"n_layer", 1, 4096, SIZE_MAX, 0},
+    {"n_head_kv", 1, 4096, SIZE_MAX - 1, 0},
+};
+#undef CFG_INT
+#undef CFG_LONG
+
 /* One "key value" header line into c / L / H. 0, or -1 naming the line. */
 static int header_kv(const char *k, const char *v, search_config *c, int *L, int *H, const char *path,
                      int line, char *err, size_t errlen) {
-    static const struct {
-        const char *key;
-        long min, max;
-    } ints[] = {{"window", 1, INT_MAX},         {"sinks", 0, INT_MAX},
-                {"stage1_budget", 0, LONG_MAX}, {"stage3_budget", 0, LONG_MAX},
-                {"restarts", 0, INT_MAX},       {"n_buckets", 0, INT_MAX},
-                {"delta_marginal", 0, 1},       {"stage1_k_spec", 0, 1},
-                {"stage2_ranks", 0, 1},         {"stage1_independent", 0, 1},
-                {"stage1_singles", 0, 1},       {"stage3_scope", 0, 1},
-                {"refine_budget", 0, LONG_MAX}, {"calib_samples", 0, INT_MAX},
-                {"calib_tokens", 0, INT_MAX},   {"calib_mix", 0, 1},
-                {"n_layer", 1, 4096},           {"n_head_kv", 1, 4096}};
     if (!strcmp(k, "method")) {
         char why[256];
         if (search_method_parse(v, &c->method, why, sizeof why) == 0) return 0;
@@ -70,70 +96,23 @@ static int header_kv(const char *k, const char *v, search_config *c, int *L, int
         }
         return 0;
     }
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-        if (strcmp(k, ints[i].key)) continue;
+    for (size_t i = 0; i < sizeof header_ints / sizeof header_ints[0]; i++) {
+        const header_int *h = &header_ints[i];
+        if (strcmp(k, h->key)) continue;
         long x;
-        if (parse_long(v, ints[i].min, ints[i].max, &x)) {
+        if (parse_long(v, h->min, h->max, &x)) {
             snprintf(err, errlen, "%s: line %d: %s '%s' is not an integer in [%ld, %ld]", path, line, k, v,
-                     ints[i].min, ints[i].max);
+                     h->min, h->max);
             return -1;
         }
-        switch (i) {
-        case 0:
-            c->window = (int)x;
-            break;
-        case 1:
-            c->sinks = (int)x;
-            break;
-        case 2:
-            c->stage1_budget_per_layer = x;
-            break;
-        case 3:
-            c->stage3_budget_per_group = x;
-            break;
-        case 4:
-            c->restarts = (int)x;
-            break;
-        case 5:
-            c->n_buckets = (int)x;
-            break;
-        case 6:
-            c->delta_marginal = (int)x;
-            break;
-        case 7:
-            c->stage1_k_spec = (int)x;
-            break;
-        case 8:
-            c->stage2_ranks = (int)x;
-            break;
-        case 9:
-            c->stage1_independent = (int)x;
-            break;
-        case 10:
-            c->stage1_singles = (int)x;
-            break;
-        case 11:
-            c->stage3_scope = (int)x;
-            break;
-        case 12:
-            c->refine_budget = x;
-            break;
-        case 13:
-            c->calib_samples = (int)x;
-            break;
-        case 14:
-            c->calib_tokens = (int)x;
-            break;
-        case 15:
-            c->calib_mix = (int)x;
-            break;
-        case 16:
+        if (h->off == SIZE_MAX)
             *L = (int)x;
-            break;
-        default:
+        else if (h->off == SIZE_MAX - 1)
             *H = (int)x;
-            break;
-        }
+        else if (h->is_long)
+            *(long *)((char *)c + h->off) = x;
+        else
+            *(int *)((char *)c + h->off) = (int)x;
         return 0;
     }
     snprintf(err, errlen, "%s: line %d: unknown key '%s'", path, line, k);

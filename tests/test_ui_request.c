@@ -249,6 +249,10 @@ static void test_search_control(void **st) {
     key(u, KEY_BACKSPACE);
     key(u, KEY_BACKSPACE);
     key(u, KEY_BACKSPACE);
+    c = key(u, KEY_ENTER); /* window 0: refused by the option table, as `bosch search --window 0` is */
+    assert_int_equal(c.kind, UI_CMD_NONE);
+    assert_int_equal(u->mode, UI_START);
+    assert_string_equal(u->msg, "--window: bad value '0' (need an integer in [1, 16777216])");
     key(u, '6');
     key(u, '4');
     assert_int_equal(u->form_window, 64);
@@ -257,9 +261,17 @@ static void test_search_control(void **st) {
     c = key(u, KEY_ENTER);
     assert_int_equal(u->mode, UI_NORMAL);
     assert_int_equal(c.kind, UI_CMD_START_SEARCH);
-    assert_true(c.req.ratio == 0.5);
-    assert_string_equal(c.req.preset, "tiny");
-    assert_int_equal(c.req.window, 128);
+    assert_true(c.req.opts.ratio == 0.5);
+    assert_string_equal(c.req.opts.name[SOPT_PRESET], "tiny");
+    assert_int_equal(c.req.opts.num[SOPT_WINDOW], 128);
+    /* what the worker runs: bosch search --ratio 0.5 --preset tiny --window 128 */
+    search_config cfg;
+    char err[256];
+    assert_int_equal(search_opts_config(&c.req.opts, 8192, &cfg, err, sizeof err), 0);
+    assert_true(cfg.ratio == 0.5);
+    assert_int_equal(cfg.window, 128);
+    assert_int_equal(cfg.calib_tokens, 512); /* tiny's */
+    assert_int_equal(cfg.method, SEARCH_METHOD_BOSCH);
     int undo_before = u->undo_n;
     ui_cmd_done(u, &c, 0);
     assert_int_equal(u->follow, 1);

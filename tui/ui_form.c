@@ -5,6 +5,7 @@
 
 #include "probes.h"
 #include "search.h"
+#include "search_options.h"
 #include "ui_request.h"
 
 const double ui_ratios[] = {0.25, 0.5, 0.75, 0.875};
@@ -12,8 +13,8 @@ const int ui_n_ratios = 4;
 const char *const ui_presets[] = {"tiny", "default", "paper"};
 const int ui_n_presets = 3;
 
-#define FORM_FIELDS 3 /* ratio, preset, window */
-#define FORM_MAX_WINDOW (1 << 20)
+#define FORM_FIELDS 3                          /* ratio, preset, window */
+#define FORM_MAX_WINDOW SEARCH_OPTS_MAX_TOKENS /* typing stops there; the table checks the range */
 
 /* The window of preset i for the model (the probes' default when it cannot be applied). */
 static int preset_window(const ui_state *u, int preset_i) {
@@ -44,15 +45,20 @@ static void form_step(ui_state *u, int d) {
     }
 }
 
+/* The form's fields as `bosch search` options, parsed by the same table (search_options.h). */
 static ui_cmd form_accept(ui_state *u) {
     ui_cmd c = {.kind = UI_CMD_NONE};
-    if (u->form_window < 1) {
-        ui_message(u, "the window must be at least 1 token");
-        return c;
-    }
+    char text[3][32], err[256];
+    const search_opt_id ids[3] = {SOPT_RATIO, SOPT_PRESET, SOPT_WINDOW};
+    snprintf(text[0], sizeof text[0], "%.17g", ui_ratios[u->form_ratio_i]);
+    snprintf(text[1], sizeof text[1], "%s", ui_presets[u->form_preset_i]);
+    snprintf(text[2], sizeof text[2], "%d", u->form_window);
+    for (int i = 0; i < 3; i++)
+        if (search_opts_set(&c.req.opts, ids[i], text[i], err, sizeof err)) {
+            ui_message(u, "%s: %s", search_opts_name(ids[i]), err);
+            return c;
+        }
     c.kind = UI_CMD_START_SEARCH;
-    c.req = (worker_search_req){.ratio = ui_ratios[u->form_ratio_i], .window = u->form_window, .sinks = 0};
-    snprintf(c.req.preset, sizeof c.req.preset, "%s", ui_presets[u->form_preset_i]);
     u->mode = UI_NORMAL;
     return c;
 }

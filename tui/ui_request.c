@@ -424,8 +424,8 @@ void ui_cmd_done(ui_state *u, const ui_cmd *c, int rc) {
     case UI_CMD_START_SEARCH:
         follow_again(u);
         u->saved_evals = -1;
-        ui_message(u, "starting: ratio %.3f, preset %s, window %d", c->req.ratio, c->req.preset,
-                   c->req.window);
+        ui_message(u, "starting: ratio %.3f, preset %s, window %ld", c->req.opts.ratio,
+                   c->req.opts.name[SOPT_PRESET], c->req.opts.num[SOPT_WINDOW]);
         break;
     case UI_CMD_HELDOUT:
         ui_message(u, "evaluating the mask on held-out probes...");

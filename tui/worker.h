@@ -14,15 +14,14 @@
 #include "compare.h"
 #include "ex_state.h"
 #include "explorer.h"
+#include "search_options.h"
 
 typedef struct worker worker;
 
+/* A search to start: the options as `bosch search` takes them (search/search_options.h), so the
+ * explorer runs exactly the search the command line would with the same options. */
 typedef struct {
-    double ratio;    /* target ratio of SWA KV heads in [0,1] */
-    char preset[16]; /* "tiny", "default", "paper" (search/search.h) */
-    int window;      /* SWA window, tokens; 0 = the preset's */
-    int sinks;       /* tokens */
-    uint64_t seed;
+    search_opts opts;
 } worker_search_req;
 
 /* Start the worker thread; it begins loading opts->model_path at once (phase EX_LOADING, then

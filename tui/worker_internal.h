@@ -58,6 +58,7 @@ struct worker {
     wcmd cmd_scratch; /* UI thread only: the command being queued (too large for every stack) */
 
     /* ---- worker thread only ---- */
+    ex_io io_result; /* worker_job_io's result being built (it holds a mask: too large for the stack) */
     explorer_opts opts;
     model *m;
     backend *dev; /* the evaluators' backend (opts.backend; the CPU after a failed GPU start) */

@@ -129,10 +129,10 @@ static int export_interop(worker *w, ex_io_kind kind, const char *path, const ex
 }
 
 void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m) {
-    static ex_io res; /* worker thread only; holds a mask, too large for the stack */
-    memset(&res, 0, sizeof res);
-    res.kind = kind;
-    snprintf(res.path, sizeof res.path, "%s", path);
+    ex_io *res = &w->io_result;
+    memset(res, 0, sizeof *res);
+    res->kind = kind;
+    snprintf(res->path, sizeof res->path, "%s", path);
     char err[512] = "";
     int load = kind == EX_IO_LOAD_MASK;
     char duo_dir[256];
@@ -141,9 +141,9 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
     int rc = duo || kind == EX_IO_EXPORT_DUO ? 0 /* folders: interop.h names what is wrong */
              : load                          ? check_load_path(path, err, sizeof err)
                                              : check_export_path(path, err, sizeof err);
-    res.path_refused = rc != 0;
+    res->path_refused = rc != 0;
     if (rc == 0 && duo) {
-        rc = load_duo(w, duo_dir, duo_ratio, &res, err, sizeof err);
+        rc = load_duo(w, duo_dir, duo_ratio, res, err, sizeof err);
     } else if (rc == 0) {
         switch (kind) {
         case EX_IO_EXPORT_MASK: {
@@ -152,18 +152,19 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
             ex_mask_view(&local, &am);
             rc = csv_mask_save(path, &am, w->snap.model_name, w->snap.hp.n_head, err, sizeof err);
             if (rc == 0)
-                snprintf(res.msg, sizeof res.msg, "mask written to %s (ratio %.3f)", path, mask_ratio(&am));
+                snprintf(res->msg, sizeof res->msg, "mask written to %s (ratio %.3f)", path, mask_ratio(&am));
             break;
         }
         case EX_IO_EXPORT_TRACE:
             rc = trace_write(path, w->trace.rows, w->trace.n, err, sizeof err);
-            res.n_evals = w->trace.n;
+            res->n_evals = w->trace.n;
             if (rc == 0)
-                snprintf(res.msg, sizeof res.msg, "trace of %ld evaluations written to %s", w->trace.n, path);
+                snprintf(res->msg, sizeof res->msg, "trace of %ld evaluations written to %s", w->trace.n,
+                         path);
             break;
         case EX_IO_EXPORT_LAYERS:
             rc = search_layers_write(path, w->search, w->snap.hp.n_layer, err, sizeof err);
-            if (rc == 0) snprintf(res.msg, sizeof res.msg, "per-layer table written to %s", path);
+            if (rc == 0) snprintf(res->msg, sizeof res->msg, "per-layer table written to %s", path);
             break;
         case EX_IO_LOAD_MASK: {
             attn_mask loaded;
@@ -171,13 +172,13 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
             rc = csv_mask_load_for(path, &loaded, &w->snap.hp, w->snap.model_name, warn, sizeof warn, err,
                                    sizeof err);
             if (rc == 0) {
-                if (ex_mask_from(&res.mask, &loaded) != 0) {
+                if (ex_mask_from(&res->mask, &loaded) != 0) {
                     snprintf(err, sizeof err, "%s: the mask does not fit the explorer", path);
                     rc = -1;
                 } else if (warn[0]) { /* another model's mask of the same shape: say so instead */
-                    snprintf(res.msg, sizeof res.msg, "warning: %s", warn);
+                    snprintf(res->msg, sizeof res->msg, "warning: %s", warn);
                 } else {
-                    snprintf(res.msg, sizeof res.msg, "loaded %s: ratio %.3f, window %d (u undoes)", path,
+                    snprintf(res->msg, sizeof res->msg, "loaded %s: ratio %.3f, window %d (u undoes)", path,
                              mask_ratio(&loaded), loaded.window);
                 }
                 mask_free(&loaded);
@@ -187,7 +188,7 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
         case EX_IO_EXPORT_DUO:
         case EX_IO_EXPORT_HF:
         case EX_IO_EXPORT_TRTLLM:
-            rc = export_interop(w, kind, path, m, &res, err, sizeof err);
+            rc = export_interop(w, kind, path, m, res, err, sizeof err);
             break;
         case EX_IO_COMPARE_OPEN:
         case EX_IO_COMPARE_MASK: /* worker_job_compare's */
@@ -196,9 +197,9 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
             break;
         }
     }
-    res.ok = rc == 0;
-    if (rc != 0) snprintf(res.msg, sizeof res.msg, "%s", err);
-    worker_io_publish(w, &res, rc != 0 ? err : NULL);
+    res->ok = rc == 0;
+    if (rc != 0) snprintf(res->msg, sizeof res->msg, "%s", err);
+    worker_io_publish(w, res, rc != 0 ? err : NULL);
 }
 
 void worker_io_publish(worker *w, ex_io *res, const char *log) {

@@ -91,15 +91,7 @@ int worker_job_prepare_search(worker *w, const worker_search_req *req) {
     set_busy(w, "preparing the search: calibration probes and evaluator");
 
     search_config cfg;
-    search_config_default(&cfg);
-    cfg.method = SEARCH_METHOD_BOSCH;
-    cfg.ratio = req->ratio;
-    cfg.sinks = req->sinks;
-    if (req->seed) cfg.seed = req->seed;
-    int rc = search_preset_apply(&cfg, req->preset[0] ? req->preset : "tiny", w->m->hp.n_ctx_train, err,
-                                 sizeof err);
-    if (rc == 0 && req->window > 0) cfg.window = req->window;
-    if (rc == 0) rc = search_config_check(&cfg, err, sizeof err);
+    int rc = search_opts_config(&req->opts, w->m->hp.n_ctx_train, &cfg, err, sizeof err);
     /* the same calibration split as `bosch search` with this config, so masks match the CLI's */
     if (rc == 0) rc = search_calib_generate(&w->cs, w->m, &cfg, err, sizeof err);
     if (rc == 0) {
@@ -122,7 +114,7 @@ int worker_job_prepare_search(worker *w, const worker_search_req *req) {
     w->cfg = cfg;
     w->snap.have_search = 1;
     w->snap.target_ratio = cfg.ratio;
-    snprintf(w->snap.preset, sizeof w->snap.preset, "%s", cfg.preset[0] ? cfg.preset : req->preset);
+    snprintf(w->snap.preset, sizeof w->snap.preset, "%s", cfg.preset);
     w->snap.window = cfg.window;
     w->snap.sinks = cfg.sinks;
     w->snap.eval_budget = search_eval_budget(w->search);

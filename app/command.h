@@ -1,0 +1,78 @@
+/* command.h — one `bosch` subcommand as a table entry, and the driver that runs it.
+ *
+ * The driver (command_run) does what every command shares, once, in this order:
+ *   1. the command's defaults (init), then the arguments: -h/--help prints usage; MODEL (the one
+ *      argument not starting with '-', anywhere among the options) for CMD_MODEL; --precision
+ *      (CMD_PRECISION), --decode-weights (CMD_DECODE) and --device (CMD_DEVICE) into the env; every
+ *      other option goes to the command's option callback;
+ *   2. --device parsed (CMD_DEVICE; default auto), MODEL defaulted (cli_default_model());
+ *   3. the command's check (everything that needs no model: combinations, output folders);
+ *   4. SIGINT, SIGTERM and SIGHUP caught into cli_stop (CMD_STOP), until the end;
+ *   5. the model loaded (CMD_LOAD) and the backend created on the device (CMD_BACKEND);
+ *   6. run; then the backend, the model and the signal actions are released.
+ * Exit status: 0 ok, 1 runtime error, 2 usage error (bad option, value or combination); a command's
+ * check and run return the status themselves. Messages start with "bosch NAME: ".
+ */
+#ifndef BOSCH_COMMAND_H
+#define BOSCH_COMMAND_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "backend.h"
+#include "model.h"
+
+enum {
+    CMD_MODEL = 1 << 0,     /* takes MODEL */
+    CMD_PRECISION = 1 << 1, /* takes --precision */
+    CMD_DECODE = 1 << 2,    /* takes --decode-weights */
+    CMD_DEVICE = 1 << 3,    /* takes --device cpu|cuda|auto */
+    CMD_LOAD = 1 << 4,      /* the driver loads MODEL before run (needs CMD_MODEL) */
+    CMD_BACKEND = 1 << 5,   /* the driver creates the backend on the device before run (needs CMD_LOAD) */
+    CMD_STOP = 1 << 6,      /* stop signals set cli_stop from the check on (cli.h) */
+};
+
+/* What the driver shares with a command. */
+typedef struct {
+    const char *name;           /* "search": messages say "bosch search: ..." */
+    const char *model_path;     /* MODEL, else the default model */
+    model_opts mo;              /* --precision, --decode-weights */
+    const char *device_name;    /* --device as given (default "auto") */
+    backend_device device;      /* parsed */
+    model *m;                   /* CMD_LOAD: the loaded model during run */
+    backend *be;                /* CMD_BACKEND: the backend during run */
+    struct sigaction old_sa[3]; /* CMD_STOP */
+} cmd_env;
+
+/* Returned by an option callback. */
+enum { CMD_OPT_FLAG = 0, CMD_OPT_VALUE = 1, CMD_OPT_BAD = -1, CMD_OPT_UNKNOWN = -2 };
+
+typedef struct {
+    const char *name; /* "search" */
+    const char *help; /* one line for `bosch --help` */
+    unsigned flags;   /* CMD_* */
+    size_t opts_size; /* bytes of the command's options struct (zeroed, then init) */
+    void (*init)(void *opts);
+    /* Option `opt` with the next argument `val` (NULL at the end of the line): CMD_OPT_FLAG (opt
+     * alone used), CMD_OPT_VALUE (val used too), CMD_OPT_BAD (message printed) or CMD_OPT_UNKNOWN.
+     * A command without CMD_MODEL also gets its positional arguments here (CMD_OPT_FLAG: taken).
+     * May be NULL (no options of its own). */
+    int (*option)(cmd_env *e, void *opts, const char *opt, const char *val);
+    int (*check)(cmd_env *e, void *opts); /* 0, or the exit status (may be NULL) */
+    int (*run)(cmd_env *e, void *opts);   /* the exit status */
+    void (*usage)(FILE *f);
+} command;
+
+/* Run c on argv[0..argc) (argv[0] the command's name). The exit status. */
+int command_run(const command *c, int argc, char **argv);
+
+/* For option callbacks: print "bosch NAME: option OPT needs a value" and return CMD_OPT_BAD. */
+int cmd_need_value(const cmd_env *e, const char *opt);
+
+/* For option callbacks: the result of a cli_* parser (0 or -1) as CMD_OPT_VALUE or CMD_OPT_BAD. */
+static inline int cmd_value(int parse_rc) {
+    return parse_rc ? CMD_OPT_BAD : CMD_OPT_VALUE;
+}
+
+#endif

@@ -1,0 +1,199 @@
+/* search_options.c — the table of search-shaping options (search_options.h). */
+#include "search_options.h"
+
+#include <limits.h>
+#include <string.h>
+
+#include "err.h"
+#include "parse.h"
+#include "probes.h"
+
+#define MAX_TOKENS SEARCH_OPTS_MAX_TOKENS
+
+typedef enum { K_REAL, K_INT, K_TOKENS, K_SEED, K_CHOICE, K_NAME } opt_kind;
+
+typedef struct {
+    const char *name, *arg;
+    opt_kind kind;
+    long min, max;
+    const char *choices[3]; /* K_CHOICE, K_NAME (preset): the values accepted, in index order */
+    const char *help;
+} opt_spec;
+
+static const opt_spec specs[SOPT_COUNT] = {
+    [SOPT_RATIO] = {"--ratio", "R", K_REAL, 0, 1, {0}, "target ratio rho of SWA KV heads, in [0, 1]"},
+    [SOPT_PRESET] = {"--preset",
+                     "P",
+                     K_NAME,
+                     0,
+                     0,
+                     {"tiny", "default", "paper"},
+                     "tiny, default or paper: window, budgets, calibration size (docs/search.md)"},
+    [SOPT_METHOD] = {"--method",
+                     "M",
+                     K_NAME,
+                     0,
+                     0,
+                     {0},
+                     "bosch (default), bosch_paper, bosch_indep, bosch_marginal, bosch_ranks,\n"
+                     "bosch_heads, bosch_bucket, bosch_plus, rand, bme, intr, nll, ablation, fisher,\n"
+                     "locality or echo"},
+    [SOPT_WINDOW] =
+        {"--window", "W", K_INT, 1, MAX_TOKENS, {0}, "SWA window, tokens (default: the preset's)"},
+    [SOPT_SINKS] = {"--sinks", "S", K_INT, 0, MAX_TOKENS, {0}, "sink tokens every SWA head sees (default 0)"},
+    [SOPT_SEED] = {"--seed", "N", K_SEED, 0, 0, {0}, "the search's PRNG seed (default 1)"},
+    [SOPT_BUDGET1] = {"--budget1", "B", K_INT, 1, INT_MAX, {0}, "stage-1 evaluations per layer at most"},
+    [SOPT_BUDGET3] = {"--budget3", "B", K_INT, 1, INT_MAX, {0}, "stage-3 evaluations per group at most"},
+    [SOPT_RESTARTS] = {"--restarts", "K", K_INT, 0, INT_MAX, {0}, "random restarts per local search"},
+    [SOPT_BUCKETS] = {"--buckets", "N", K_INT, 2, INT_MAX, {0}, "stage-2 ratio buckets"},
+    [SOPT_SAMPLES] = {"--samples", "N", K_INT, 1, INT_MAX, {0}, "calibration samples"},
+    [SOPT_LENGTH] = {"--length",
+                     "T",
+                     K_TOKENS,
+                     PROBE_MIN_LENGTH,
+                     MAX_TOKENS,
+                     {0},
+                     "calibration prompt length, tokens (e.g. 512 or 1k)"},
+    [SOPT_CALIB] = {"--calib",
+                    "C",
+                    K_CHOICE,
+                    0,
+                    0,
+                    {"single", "mix"},
+                    "calibration tasks: niah_single only, or niah_single, niah_multikey and passkey"},
+    [SOPT_DELTA] = {"--delta", "D", K_CHOICE, 0, 0, {"cumulative", "marginal"}, "stage-2 layer drop"},
+    [SOPT_STAGE1_K] = {"--stage1-k",
+                       "K",
+                       K_CHOICE,
+                       0,
+                       0,
+                       {"capped", "spec"},
+                       "stage-1 SWA heads per probed layer: capped below H, or the spec's ceil(rho H)"},
+    [SOPT_STAGE2] = {"--stage2", "R", K_CHOICE, 0, 0, {"proportional", "ranks"}, "stage-2 ratio rule"},
+    [SOPT_STAGE1] = {"--stage1", "O", K_CHOICE, 0, 0, {"cascade", "independent"}, "stage-1 probe order"},
+};
+
+int search_opts_lookup(const char *name, unsigned which) {
+    for (int i = 0; name && i < SOPT_COUNT; i++)
+        if ((which & SOPT_BIT(i)) && !strcmp(name, specs[i].name)) return i;
+    return -1;
+}
+
+const char *search_opts_name(search_opt_id id) {
+    return id >= 0 && id < SOPT_COUNT ? specs[id].name : "?";
+}
+
+static int n_choices(const opt_spec *s) {
+    int n = 0;
+    while (n < 3 && s->choices[n]) n++;
+    return n;
+}
+
+int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, size_t errlen) {
+    if (id < 0 || id >= SOPT_COUNT) {
+        base_seterr(err, errlen, "unknown search option %d", (int)id);
+        return -1;
+    }
+    const opt_spec *s = &specs[id];
+    int rc = 0, idx = 0;
+    switch (s->kind) {
+    case K_REAL:
+        rc = base_parse_real(v, (double)s->min, (double)s->max, &o->ratio, err, errlen);
+        break;
+    case K_INT:
+        rc = base_parse_long(v, s->min, s->max, &o->num[id], err, errlen);
+        break;
+    case K_TOKENS:
+        rc = base_parse_tokens(v, s->min, s->max, &o->num[id], err, errlen);
+        break;
+    case K_SEED:
+        rc = base_parse_u64(v, &o->seed, err, errlen);
+        break;
+    case K_CHOICE:
+        rc = base_parse_choice(v, s->choices, n_choices(s), &idx, err, errlen);
+        o->num[id] = idx;
+        break;
+    case K_NAME: {
+        search_config c;
+        search_config_default(&c);
+        char why[512];
+        if (id == SOPT_PRESET) {
+            rc = base_parse_choice(v, s->choices, n_choices(s), &idx, err, errlen);
+        } else if (!v || strlen(v) >= sizeof o->name[id] || search_variant_apply(&c, v, why, sizeof why)) {
+            base_seterr(err, errlen, "bad value '%s' (%s)", v ? v : "", v ? why : "need a method name");
+            rc = -1;
+        }
+        if (rc == 0) snprintf(o->name[id], sizeof o->name[id], "%s", v);
+        break;
+    }
+    }
+    if (rc == 0) o->given |= SOPT_BIT(id);
+    return rc;
+}
+
+static int given(const search_opts *o, search_opt_id id) {
+    return (o->given & SOPT_BIT(id)) != 0;
+}
+
+/* The sizes and budgets, without the length check. */
+static void apply_sizes(const search_opts *o, search_config *cfg) {
+    if (given(o, SOPT_WINDOW)) cfg->window = (int)o->num[SOPT_WINDOW];
+    if (given(o, SOPT_SINKS)) cfg->sinks = (int)o->num[SOPT_SINKS];
+    if (given(o, SOPT_SEED)) cfg->seed = o->seed;
+    if (given(o, SOPT_BUDGET1)) cfg->stage1_budget_per_layer = o->num[SOPT_BUDGET1];
+    if (given(o, SOPT_BUDGET3)) cfg->stage3_budget_per_group = o->num[SOPT_BUDGET3];
+    if (given(o, SOPT_RESTARTS)) cfg->restarts = (int)o->num[SOPT_RESTARTS];
+    if (given(o, SOPT_BUCKETS)) cfg->n_buckets = (int)o->num[SOPT_BUCKETS];
+    if (given(o, SOPT_SAMPLES)) cfg->calib_samples = (int)o->num[SOPT_SAMPLES];
+    if (given(o, SOPT_LENGTH)) cfg->calib_tokens = (int)o->num[SOPT_LENGTH];
+    if (given(o, SOPT_CALIB)) cfg->calib_mix = (int)o->num[SOPT_CALIB];
+}
+
+/* --window and --sinks, when given, must be shorter than the calibration prompts. */
+static int check_lengths(const search_opts *o, const search_config *cfg, char *err, size_t errlen) {
+    int w = given(o, SOPT_WINDOW) && cfg->window >= cfg->calib_tokens;
+    int s = given(o, SOPT_SINKS) && cfg->sinks >= cfg->calib_tokens;
+    if (!w && !s) return 0;
+    base_seterr(err, errlen,
+                "%s %d: bad value (need fewer tokens than the calibration length, %d (--length), or every "
+                "SWA head sees the whole sequence)",
+                w ? "--window" : "--sinks", w ? cfg->window : cfg->sinks, cfg->calib_tokens);
+    return -1;
+}
+
+int search_opts_apply_sizes(const search_opts *o, search_config *cfg, char *err, size_t errlen) {
+    apply_sizes(o, cfg);
+    return check_lengths(o, cfg, err, errlen);
+}
+
+int search_opts_config(const search_opts *o, int n_ctx_train, search_config *cfg, char *err, size_t errlen) {
+    search_config_default(cfg);
+    search_config_paper_options(cfg); /* budgets are totals until the variant splits them */
+    if (search_preset_apply(cfg, given(o, SOPT_PRESET) ? o->name[SOPT_PRESET] : "default", n_ctx_train, err,
+                            errlen))
+        return -1;
+    if (given(o, SOPT_RATIO)) cfg->ratio = o->ratio;
+    apply_sizes(o, cfg);
+    if (search_variant_apply(cfg, given(o, SOPT_METHOD) ? o->name[SOPT_METHOD] : "bosch", err, errlen))
+        return -1;
+    if (given(o, SOPT_DELTA)) cfg->delta_marginal = (int)o->num[SOPT_DELTA];
+    if (given(o, SOPT_STAGE1_K)) cfg->stage1_k_spec = (int)o->num[SOPT_STAGE1_K];
+    if (given(o, SOPT_STAGE2)) cfg->stage2_ranks = (int)o->num[SOPT_STAGE2];
+    if (given(o, SOPT_STAGE1)) cfg->stage1_independent = (int)o->num[SOPT_STAGE1];
+    if (check_lengths(o, cfg, err, errlen)) return -1;
+    return search_config_check(cfg, err, errlen);
+}
+
+void search_opts_usage(FILE *f, unsigned which) {
+    for (int i = 0; i < SOPT_COUNT; i++) {
+        if (!(which & SOPT_BIT(i))) continue;
+        char head[32];
+        snprintf(head, sizeof head, "%s %s", specs[i].name, specs[i].arg);
+        fprintf(f, "  %-16s ", head);
+        for (const char *p = specs[i].help; *p; p++) {
+            fputc(*p, f);
+            if (*p == '\n') fprintf(f, "  %-16s ", "");
+        }
+        fputc('\n', f);
+    }
+}

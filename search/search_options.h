@@ -1,0 +1,89 @@
+/* search_options.h — the options that shape a search, defined once: their names, value ranges, help
+ * lines and how they apply to a search_config. `bosch search`, `bosch compare` (a subset: a
+ * comparison chooses methods, ratios and its preset itself) and the explorer's start form parse and
+ * apply them through this table, so an option is spelled, bounded and applied the same everywhere.
+ *
+ * Order of application (search_options_config): defaults (search_config_default, the paper's
+ * structure), the preset (--preset, default "default"), --ratio, the size and budget options, the
+ * method or BOSCH variant (--method, default "bosch"; after the budgets, because a refinement takes
+ * its share of them), then the four structure options (--delta, --stage1-k, --stage2, --stage1),
+ * which override the variant's.
+ */
+#ifndef BOSCH_SEARCH_OPTIONS_H
+#define BOSCH_SEARCH_OPTIONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "search.h"
+
+typedef enum {
+    SOPT_RATIO,
+    SOPT_PRESET,
+    SOPT_METHOD,
+    SOPT_WINDOW,
+    SOPT_SINKS,
+    SOPT_SEED,
+    SOPT_BUDGET1,
+    SOPT_BUDGET3,
+    SOPT_RESTARTS,
+    SOPT_BUCKETS,
+    SOPT_SAMPLES,
+    SOPT_LENGTH,
+    SOPT_CALIB,
+    SOPT_DELTA,
+    SOPT_STAGE1_K,
+    SOPT_STAGE2,
+    SOPT_STAGE1,
+    SOPT_COUNT
+} search_opt_id;
+
+/* Longest --window, --sinks and --length, tokens. */
+#define SEARCH_OPTS_MAX_TOKENS (1L << 24)
+
+/* Bit of an option in a set (search_opts.given, the `which` arguments). */
+#define SOPT_BIT(id) (1u << (id))
+/* Every option, and the subset a comparison takes (its plan sets ratio, preset and method). */
+#define SOPT_ALL ((1u << SOPT_COUNT) - 1)
+#define SOPT_COMPARE                                                                                         \
+    (SOPT_BIT(SOPT_WINDOW) | SOPT_BIT(SOPT_SINKS) | SOPT_BIT(SOPT_SEED) | SOPT_BIT(SOPT_BUDGET1) |           \
+     SOPT_BIT(SOPT_BUDGET3) | SOPT_BIT(SOPT_SAMPLES) | SOPT_BIT(SOPT_LENGTH) | SOPT_BIT(SOPT_CALIB))
+
+/* Values of the options given (bit SOPT_BIT(id) of given set); the others keep their defaults. */
+typedef struct {
+    unsigned given;
+    double ratio;              /* SOPT_RATIO */
+    long num[SOPT_COUNT];      /* integers and token counts; choices: the index of the value */
+    unsigned long long seed;   /* SOPT_SEED */
+    char name[SOPT_COUNT][32]; /* SOPT_PRESET, SOPT_METHOD */
+} search_opts;
+
+/* The id of option `name` ("--window") if it is in the set `which`, else -1. */
+int search_opts_lookup(const char *name, unsigned which);
+
+/* The option's name with its dashes ("--window"). */
+const char *search_opts_name(search_opt_id id);
+
+/* Parse value v of option id into o (and mark it given). Ranges: --ratio [0, 1]; --window [1, 2^24];
+ * --sinks [0, 2^24]; --seed any 64-bit unsigned; --budget1, --budget3, --samples >= 1; --restarts >= 0;
+ * --buckets >= 2; --length a token count in [PROBE_MIN_LENGTH, 2^24]; --preset tiny, default or paper;
+ * --method a search_variant_apply name; --calib single|mix; --delta cumulative|marginal; --stage1-k
+ * capped|spec; --stage2 proportional|ranks; --stage1 cascade|independent. 0, or -1 with
+ * "bad value 'V' (need ...)" in err (the caller prefixes the option's name). */
+int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, size_t errlen);
+
+/* A whole search configuration from the options given (the order in the file comment). n_ctx_train:
+ * the model's training context, for the paper preset (0 = unknown). Checks that --window and --sinks
+ * are shorter than the calibration length and the result with search_config_check. 0, or -1 with a
+ * message naming the option and its value. */
+int search_opts_config(const search_opts *o, int n_ctx_train, search_config *cfg, char *err, size_t errlen);
+
+/* Apply only the size and budget options given (window, sinks, seed, budgets, restarts, buckets,
+ * samples, length, calib) to cfg: what a comparison's plan takes. Then the --window / --sinks check
+ * against cfg's calibration length. 0, or -1 with a message. */
+int search_opts_apply_sizes(const search_opts *o, search_config *cfg, char *err, size_t errlen);
+
+/* The help lines of the options in `which`, two columns, for a usage text. */
+void search_opts_usage(FILE *f, unsigned which);
+
+#endif

@@ -1,0 +1,182 @@
+/* test_search_options.c — the one table of search-shaping options (search/search_options.h) and the
+ * strict number parsers under it (base/parse.h):
+ *  1. each option is accepted at both ends of its documented range and refused just outside, with
+ *     the message "bad value 'V' (need ...)" quoting that range;
+ *  2. search_opts_config builds the same configuration as the sequence of search.h calls the
+ *     documentation gives (defaults, paper structure, preset, ratio, sizes, variant, structure
+ *     options), written out here by hand as the reference;
+ *  3. the --window / --sinks check against the calibration length, and the comparison's subset.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "parse.h"
+#include "search_options.h"
+
+static int set(search_opts *o, const char *name, const char *v, char *err, size_t errlen) {
+    int id = search_opts_lookup(name, SOPT_ALL);
+    assert_true(id >= 0);
+    return search_opts_set(o, (search_opt_id)id, v, err, errlen);
+}
+
+/* name min max: min and max accepted, min-1 and max+1 refused with the range in the message. */
+static void check_int_range(const char *name, long min, long max) {
+    search_opts o = {0};
+    char v[64], err[256], want[256];
+    snprintf(v, sizeof v, "%ld", min);
+    assert_int_equal(set(&o, name, v, err, sizeof err), 0);
+    snprintf(v, sizeof v, "%ld", max);
+    assert_int_equal(set(&o, name, v, err, sizeof err), 0);
+    assert_int_equal(o.num[search_opts_lookup(name, SOPT_ALL)], max);
+    snprintf(v, sizeof v, "%ld", min - 1);
+    assert_int_equal(set(&o, name, v, err, sizeof err), -1);
+    snprintf(want, sizeof want, "bad value '%ld' (need an integer in [%ld, %ld])", min - 1, min, max);
+    assert_string_equal(err, want);
+    if (max < 2147483647L) {
+        snprintf(v, sizeof v, "%ld", max + 1);
+        assert_int_equal(set(&o, name, v, err, sizeof err), -1);
+    }
+    assert_int_equal(set(&o, name, "1x", err, sizeof err), -1);
+    assert_int_equal(set(&o, name, " 1", err, sizeof err), -1);
+}
+
+static void test_ranges(void **state) {
+    (void)state;
+    check_int_range("--window", 1, 1L << 24);
+    check_int_range("--sinks", 0, 1L << 24);
+    check_int_range("--budget1", 1, 2147483647L);
+    check_int_range("--budget3", 1, 2147483647L);
+    check_int_range("--restarts", 0, 2147483647L);
+    check_int_range("--buckets", 2, 2147483647L);
+    check_int_range("--samples", 1, 2147483647L);
+    search_opts o = {0};
+    char err[256];
+    assert_int_equal(set(&o, "--length", "1k", err, sizeof err), 0);
+    assert_int_equal(o.num[SOPT_LENGTH], 1024);
+    assert_int_equal(set(&o, "--length", "127", err, sizeof err), -1);
+    assert_string_equal(err, "bad value '127' (need a token count in [128, 16777216], e.g. 512 or 1k)");
+    assert_int_equal(set(&o, "--length", "16385k", err, sizeof err), -1);
+    for (const char *const *r = (const char *const[]){"nan", "inf", "-0.5", "1.5", "0.5x", "", " 0.5", NULL};
+         *r; r++) {
+        assert_int_equal(set(&o, "--ratio", *r, err, sizeof err), -1);
+        char want[128];
+        snprintf(want, sizeof want, "bad value '%s' (need a number in [0, 1])", *r);
+        assert_string_equal(err, want);
+    }
+    assert_int_equal(set(&o, "--ratio", "1", err, sizeof err), 0);
+    assert_true(o.ratio == 1.0);
+    assert_int_equal(set(&o, "--seed", "18446744073709551615", err, sizeof err), 0);
+    assert_true(o.seed == 18446744073709551615ULL);
+    assert_int_equal(set(&o, "--seed", "18446744073709551616", err, sizeof err), -1);
+    assert_int_equal(set(&o, "--seed", "-1", err, sizeof err), -1);
+    assert_int_equal(set(&o, "--calib", "Mix", err, sizeof err), -1);
+    assert_string_equal(err, "bad value 'Mix' (need single or mix)");
+    assert_int_equal(set(&o, "--preset", "huge", err, sizeof err), -1);
+    assert_string_equal(err, "bad value 'huge' (need tiny, default or paper)");
+    assert_int_equal(set(&o, "--method", "nope", err, sizeof err), -1);
+    assert_non_null(strstr(err, "bad value 'nope' ("));
+    assert_int_equal(set(&o, "--method", "Fisher", err, sizeof err), 0); /* names parse case-insensitively */
+    assert_int_equal(set(&o, "--stage2", "ranks", err, sizeof err), 0);
+    assert_int_equal(o.num[SOPT_STAGE2], 1);
+}
+
+/* The reference: what `bosch search` did before the table, step by step (search.h). */
+static void reference_config(search_config *cfg, const char *preset, double ratio, int window, long b3,
+                             const char *method, int stage1_independent) {
+    char err[256];
+    search_config_default(cfg);
+    search_config_paper_options(cfg);
+    assert_int_equal(search_preset_apply(cfg, preset, 8192, err, sizeof err), 0);
+    cfg->ratio = ratio;
+    if (window > 0) cfg->window = window;
+    if (b3 > 0) cfg->stage3_budget_per_group = b3;
+    assert_int_equal(search_variant_apply(cfg, method, err, sizeof err), 0);
+    if (stage1_independent >= 0) cfg->stage1_independent = stage1_independent;
+}
+
+static void test_config_order(void **state) {
+    (void)state;
+    char err[256];
+    search_config got, want;
+    memset(&got, 0, sizeof got);
+    memset(&want, 0, sizeof want);
+    /* only the ratio: preset default, method bosch */
+    search_opts o = {0};
+    assert_int_equal(set(&o, "--ratio", "0.75", err, sizeof err), 0);
+    assert_int_equal(search_opts_config(&o, 8192, &got, err, sizeof err), 0);
+    reference_config(&want, "default", 0.75, 0, 0, "bosch", -1);
+    assert_memory_equal(&got, &want, sizeof got);
+    /* a variant after the budget (the refinement takes its share), then a structure override */
+    search_opts p = {0};
+    assert_int_equal(set(&p, "--stage1", "independent", err, sizeof err), 0); /* order of options: free */
+    assert_int_equal(set(&p, "--method", "bosch_plus", err, sizeof err), 0);
+    assert_int_equal(set(&p, "--budget3", "40", err, sizeof err), 0);
+    assert_int_equal(set(&p, "--preset", "tiny", err, sizeof err), 0);
+    assert_int_equal(set(&p, "--window", "32", err, sizeof err), 0);
+    assert_int_equal(set(&p, "--ratio", "0.5", err, sizeof err), 0);
+    assert_int_equal(search_opts_config(&p, 8192, &got, err, sizeof err), 0);
+    reference_config(&want, "tiny", 0.5, 32, 40, "bosch_plus", 1);
+    assert_memory_equal(&got, &want, sizeof got);
+    assert_true(got.refine_budget > 0); /* bosch_plus: the budget was split */
+}
+
+static void test_length_checks(void **state) {
+    (void)state;
+    char err[512];
+    search_opts o = {0};
+    search_config cfg;
+    assert_int_equal(set(&o, "--preset", "tiny", err, sizeof err), 0); /* 512-token calibration */
+    assert_int_equal(set(&o, "--window", "512", err, sizeof err), 0);
+    assert_int_equal(search_opts_config(&o, 8192, &cfg, err, sizeof err), -1);
+    assert_non_null(
+        strstr(err, "--window 512: bad value (need fewer tokens than the calibration length, 512"));
+    /* the comparison's subset: sizes only, no ratio, preset or method */
+    assert_true(search_opts_lookup("--ratio", SOPT_COMPARE) < 0);
+    assert_true(search_opts_lookup("--method", SOPT_COMPARE) < 0);
+    assert_int_equal(search_opts_lookup("--sinks", SOPT_COMPARE), SOPT_SINKS);
+    search_opts c = {0};
+    assert_int_equal(set(&c, "--length", "256", err, sizeof err), 0);
+    assert_int_equal(set(&c, "--sinks", "300", err, sizeof err), 0);
+    search_config_default(&cfg);
+    assert_int_equal(search_opts_apply_sizes(&c, &cfg, err, sizeof err), -1);
+    assert_non_null(
+        strstr(err, "--sinks 300: bad value (need fewer tokens than the calibration length, 256"));
+}
+
+static void test_base_parsers(void **state) {
+    (void)state;
+    long x = 7;
+    double d = 7;
+    int i = 7;
+    char err[128];
+    assert_int_equal(base_parse_long("-3", -5, 5, &x, err, sizeof err), 0);
+    assert_int_equal(x, -3);
+    assert_int_equal(base_parse_long("9223372036854775808", 0, 9, &x, err, sizeof err), -1); /* overflow */
+    assert_int_equal(x, -3);                                                                 /* untouched */
+    assert_int_equal(base_parse_tokens("8K", 0, 1L << 20, &x, NULL, 0), 0);
+    assert_int_equal(x, 8192);
+    assert_int_equal(base_parse_tokens("9007199254740993k", 0, 1L << 62, &x, err, sizeof err), -1);
+    assert_int_equal(base_parse_real("+.5", 0, 1, &d, NULL, 0), 0);
+    assert_true(d == 0.5);
+    assert_int_equal(base_parse_real("1e999", 0, 1, &d, err, sizeof err), -1);
+    const char *names[3] = {"a", "b", "c"};
+    assert_int_equal(base_parse_choice("c", names, 3, &i, NULL, 0), 0);
+    assert_int_equal(i, 2);
+    assert_int_equal(base_parse_choice("d", names, 3, &i, err, sizeof err), -1);
+    assert_string_equal(err, "bad value 'd' (need a, b or c)");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_config_order),
+        cmocka_unit_test(test_length_checks),
+        cmocka_unit_test(test_base_parsers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
