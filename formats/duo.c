@@ -153,6 +153,23 @@ static int check_shape(const char *tsv, const duo_pattern *p, const model_hparam
     return 0;
 }
 
+int duo_parse_tsv(const char *tsv, const char *buf, size_t n, const model_hparams *hp, duo_pattern *out,
+                  char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    char *copy = memchr(buf, '\0', n) ? NULL : malloc(n + 1);
+    if (!copy) {
+        snprintf(err, errlen, "%s: holds a NUL byte, or out of memory", tsv);
+        return -1;
+    }
+    memcpy(copy, buf, n);
+    copy[n] = '\0';
+    int rc = parse_tsv(tsv, copy, out, err, errlen);
+    free(copy);
+    if (rc == 0 && hp) rc = check_shape(tsv, out, hp, err, errlen);
+    if (rc) duo_pattern_free(out);
+    return rc;
+}
+
 int duo_load(const char *path, const model_hparams *hp, duo_pattern *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     char tsv[4096], cfg[4096];

@@ -41,6 +41,10 @@ typedef struct {
  * the model has 3". 0, or -1 with a message. Free with duo_pattern_free. */
 int duo_load(const char *path, const model_hparams *hp, duo_pattern *out, char *err, size_t errlen);
 void duo_pattern_free(duo_pattern *p);
+/* The TSV part of duo_load on buf[0..n) in memory (tsv names it in messages; no config.json: sink_size
+ * and recent_size are left 0). Same checks and messages. 0, or -1. For the fuzz target. */
+int duo_parse_tsv(const char *tsv, const char *buf, size_t n, const model_hparams *hp, duo_pattern *out,
+                  char *err, size_t errlen);
 
 /* 1 when every gate is exactly 0 or 1 (a pattern that needs no cut). */
 int duo_is_binary(const duo_pattern *p);
