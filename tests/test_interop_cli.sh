@@ -14,7 +14,8 @@
 #     List[int], >= 1 entry; sink_token_length int) with W on SWA layers and 8192 on full ones (the
 #     tensorrt_llm package is a multi-GB GPU wheel, so the schema is checked, not the library);
 #  5. gguf is refused for llama naming the architectures llama.cpp would honour, writing nothing;
-#  6. scores on the qwen3 fixture: CSV and the four JSON files agree, ranks are the scores' order;
+#  6. scores on the qwen3 fixture: CSV and the four JSON files agree, ranks are the scores' order,
+#     each ranking cut at 0.5 in Python equals `bosch search --method M`'s mask;
 #  7. bad files: wrong shape, non-numeric cell, gate > 1, a missing config key, fractional gates
 #     without a cut, each refused naming file, line/column or field, and value.
 # Env: BOSCH_BIN, BOSCH_MODEL, BOSCH_SOURCE_DIR (exit 77 without the model or .venv).
@@ -145,15 +146,29 @@ expect_refusal "gguf refused for llama, naming the honoured architectures" "hono
   export "$WORK/layers.csv" --format gguf --out "$WORK/m.gguf" --model "$MODEL"
 if [[ -e "$WORK/m.gguf" ]]; then fail "gguf refusal left a file"; else pass "gguf refusal writes nothing"; fi
 
-# 6. scores on the qwen3 fixture
-check "export scores (qwen3 fixture)" "$BIN" export "$WORK/qwen.csv" --format scores --out "$WORK/scores" --model "$QWEN" --samples 2 --length 512
-check "scores CSV = JSON, ranks = order" "$PY" - "$WORK/scores" <<'PY'
+# 6. scores on the qwen3 fixture, with the calibration split of `bosch search --preset tiny` (4 x 512
+#    tokens, window 64, sinks 0): CSV = JSON, ranks = the scores' order, and each ranking cut at
+#    rho = 0.5 here in Python (the round(0.5 * 4) = 2 lowest go SWA, ties by lower index) equals the
+#    mask `bosch search --method M --preset tiny --ratio 0.5` finds: the columns hold the right
+#    rankings, measured on the same split as the search's baselines
+{
+  echo "model,n_layer,n_head_kv,window,sinks,ratio,layer,kv_head,q_heads,attention"
+  echo "q,2,2,64,0,0.000000,0,0,0;1,full"
+  echo "q,2,2,64,0,0.000000,0,1,2;3,full"
+  echo "q,2,2,64,0,0.000000,1,0,0;1,full"
+  echo "q,2,2,64,0,0.000000,1,1,2;3,full"
+} >"$WORK/qwen64.csv"
+check "export scores (qwen3 fixture)" "$BIN" export "$WORK/qwen64.csv" --format scores --out "$WORK/scores" --model "$QWEN" --samples 4 --length 512
+for me in ablation fisher locality echo; do
+  check "search --method $me (qwen3 fixture)" "$BIN" search "$QWEN" --ratio 0.5 --method $me --preset tiny --out "$WORK/s_$me"
+done
+check "scores CSV = JSON, ranks = order, cuts = the searches' masks" "$PY" - "$WORK" <<'PY'
 import csv, json, math, sys
-d = sys.argv[1]
-rows = list(csv.DictReader(open(f"{d}/scores.csv")))
+w = sys.argv[1]
+rows = list(csv.DictReader(open(f"{w}/scores/scores.csv")))
 assert [(r["layer"], r["kv_head"]) for r in rows] == [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")]
 for k in ["ablation", "fisher", "locality", "echo"]:
-    j = json.load(open(f"{d}/{k}.json"))
+    j = json.load(open(f"{w}/scores/{k}.json"))
     assert set(j) == {"0-0", "0-1", "1-0", "1-1"}, j.keys()
     v = [float(r[k]) for r in rows]
     assert all(math.isfinite(x) for x in v)
@@ -162,6 +177,10 @@ for k in ["ablation", "fisher", "locality", "echo"]:
     assert [int(rows[i]["rank_" + k]) for i in order] == [1, 2, 3, 4], k
     if k == "locality":
         assert all(0 <= x <= 1 for x in v), v  # a share of attention mass
+    swa = set(sorted(range(4), key=lambda i: (v[i], i))[:2])
+    got = {int(r["layer"]) * 2 + int(r["kv_head"]) for r in csv.DictReader(open(f"{w}/s_{k}/mask.csv"))
+           if r["attention"] == "swa"}
+    assert got == swa, (k, got, swa, v)
 PY
 
 # 7. bad files
