@@ -14,6 +14,8 @@ extern const command cmd_search;   /* bosch search [MODEL] --ratio R --out DIR .
 extern const command cmd_compare;  /* bosch compare [MODEL] --out DIR ... */
 extern const command cmd_bench;    /* bosch bench [MODEL] ... */
 extern const command cmd_explore;  /* bosch [MODEL]: the ncurses explorer */
+extern const command cmd_export;   /* bosch export MASK.csv --format F --out PATH */
+extern const command cmd_import;   /* bosch import FILE --format duo --out MASK.csv */
 extern const command cmd_mkmodel;  /* bosch mkmodel OUT ...: a random-weight GGUF (engine/gguf_write.h) */
 
 /* Default model path: $BOSCH_MODEL, else models/SmolLM2-135M-Instruct.Q4_1.gguf. */

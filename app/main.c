@@ -8,8 +8,8 @@
 #include "commands.h"
 
 /* The subcommands, in the order `bosch --help` lists them. */
-static const command *const commands[] = {&cmd_info,    &cmd_generate, &cmd_eval,    &cmd_search,
-                                          &cmd_compare, &cmd_bench,    &cmd_explore, &cmd_mkmodel};
+static const command *const commands[] = {&cmd_info,  &cmd_generate, &cmd_eval,   &cmd_search, &cmd_compare,
+                                          &cmd_bench, &cmd_explore,  &cmd_export, &cmd_import, &cmd_mkmodel};
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
 static void usage(FILE *f) {

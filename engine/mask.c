@@ -43,8 +43,7 @@ double mask_ratio(const attn_mask *m) {
 
 int mask_first_diff_layer(const attn_mask *a, const attn_mask *b) {
     for (int l = 0; l < a->n_layer; l++)
-        if (memcmp(a->z + (size_t)l * a->n_head_kv, b->z + (size_t)l * b->n_head_kv, a->n_head_kv))
-            return l;
+        if (memcmp(a->z + (size_t)l * a->n_head_kv, b->z + (size_t)l * b->n_head_kv, a->n_head_kv)) return l;
     return a->n_layer;
 }
 

@@ -50,5 +50,8 @@ void mask_to_string(const attn_mask *m, char *buf, size_t cap);
 int mask_servable(attn_mask *dst, const attn_mask *src);
 /* Layers whose every KV head is SWA (the SWA layers of the servable projection). */
 int mask_count_swa_layers(const attn_mask *m);
+/* The same per layer: swa_layer[m->n_layer] (may be NULL) gets 1 for a layer the projection keeps
+ * SWA, 0 for a full one. Returns the number of SWA layers, or -1 (NULL m). */
+int mask_servable_layers(const attn_mask *m, uint8_t *swa_layer);
 
 #endif

@@ -20,8 +20,17 @@ int mask_servable(attn_mask *dst, const attn_mask *src) {
     return 0;
 }
 
-int mask_count_swa_layers(const attn_mask *m) {
+int mask_servable_layers(const attn_mask *m, uint8_t *swa_layer) {
+    if (!m || !m->z) return -1;
     int n = 0;
-    for (int l = 0; l < m->n_layer; l++) n += layer_all_swa(m, l);
+    for (int l = 0; l < m->n_layer; l++) {
+        int all = layer_all_swa(m, l);
+        if (swa_layer) swa_layer[l] = (uint8_t)all;
+        n += all;
+    }
     return n;
+}
+
+int mask_count_swa_layers(const attn_mask *m) {
+    return mask_servable_layers(m, NULL);
 }

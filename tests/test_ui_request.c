@@ -474,7 +474,7 @@ static void test_footers(void **st) {
     keymap_footer(UI_FILL, f, sizeof f);
     assert_string_equal(f, " fill layer: 0-9 = SWA KV heads  Esc cancel");
     keymap_footer(UI_EXPORT, f, sizeof f);
-    assert_string_equal(f, " export: m mask  t trace  l layers  Esc cancel");
+    assert_string_equal(f, " export: m mask  t trace  l layers  d duo  h hf  r trtllm  Esc cancel");
     keymap_footer(UI_PROMPT, f, sizeof f);
     assert_string_equal(f, " Enter accept  Esc cancel  Ctrl-U clear");
     keymap_footer(UI_START, f, sizeof f);

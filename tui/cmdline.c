@@ -13,6 +13,10 @@ static const cmdline_export exports[] = {
     {"mask", EX_IO_EXPORT_MASK, PROMPT_EXPORT_MASK, 0, "the working mask (CSV)"},
     {"trace", EX_IO_EXPORT_TRACE, PROMPT_EXPORT_TRACE, 1, "the search trace, one row per evaluation (CSV)"},
     {"layers", EX_IO_EXPORT_LAYERS, PROMPT_EXPORT_LAYERS, 0, "the per-layer table (CSV)"},
+    {"duo", EX_IO_EXPORT_DUO, PROMPT_EXPORT_DUO, 0, "the working mask as a DuoAttention folder"},
+    {"hf", EX_IO_EXPORT_HF, PROMPT_EXPORT_HF, 0,
+     "its servable projection as a Hugging Face config.json patch"},
+    {"trtllm", EX_IO_EXPORT_TRTLLM, PROMPT_EXPORT_TRTLLM, 0, "its servable projection as TensorRT-LLM JSON"},
 };
 #define N_EXPORTS ((int)(sizeof exports / sizeof exports[0]))
 

@@ -153,11 +153,17 @@ static void draw_prompt(ui_state *u) {
         return;
     }
     lay_rect r = layout_center(u->rows, u->cols, 6, 70);
-    static const char *const titles[] = {"Export the mask (CSV)", "Export the search trace (CSV)",
-                                         "Export the per-layer table (CSV)", "Load a mask (CSV)",
-                                         "Open a bosch compare folder"};
+    static const char *const titles[] = {"Export the mask (CSV)",
+                                         "Export the search trace (CSV)",
+                                         "Export the per-layer table (CSV)",
+                                         "Load a mask (CSV, or a DuoAttention folder[@ratio])",
+                                         "Open a bosch compare folder",
+                                         "Export for DuoAttention (folder)",
+                                         "Export a Hugging Face config patch (servable layers)",
+                                         "Export TensorRT-LLM kv_cache_config (servable layers)"};
     draw_box(&r, u, titles[u->prompt]);
-    draw_text(r.y + 2, r.x + 2, r.w - 4, A_NORMAL, u->prompt == PROMPT_COMPARE_DIR ? "dir:  " : "file: ");
+    draw_text(r.y + 2, r.x + 2, r.w - 4, A_NORMAL,
+              u->prompt == PROMPT_COMPARE_DIR || u->prompt == PROMPT_EXPORT_DUO ? "dir:  " : "file: ");
     int fw = r.w - 4 - 6;
     const char *shown = u->input;
     if (u->input_len > fw - 1) shown = u->input + (u->input_len - (fw - 1));

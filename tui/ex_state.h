@@ -66,6 +66,9 @@ typedef enum {
     EX_IO_LOAD_MASK,
     EX_IO_COMPARE_OPEN, /* read a compare folder's held-out rows (worker_compare_open) */
     EX_IO_COMPARE_MASK, /* read the mask of one of those rows (worker_compare_mask) */
+    EX_IO_EXPORT_DUO,   /* the working mask as a DuoAttention folder (formats/interop.h) */
+    EX_IO_EXPORT_HF,    /* its servable projection as a Hugging Face config.json patch */
+    EX_IO_EXPORT_TRTLLM /* its servable projection as TensorRT-LLM kv_cache_config JSON */
 } ex_io_kind;
 
 /* Result of the latest file job. */

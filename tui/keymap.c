@@ -31,7 +31,7 @@ static const keymap_entry table[] = {
     {'v', REQ_HELDOUT, N, "v", "score the mask on held-out probes", "v:eval"},
     {'a', REQ_ASK, N | KM(UI_ASK), "a", "ask the model a held-out question with this mask", "a:ask"},
     {'x', REQ_EXPORT_MENU, N | KM(UI_CONFIRM_QUIT), "x",
-     "export, then m t l: mask, trace, layers / load a mask", "x:export"},
+     "export, then m t l d h r (duo hf trtllm too) / load", "x:export"},
     {'o', REQ_LOAD_MASK, N, "o", NULL, "o:load"},
     {'u', REQ_UNDO, N, "u", "undo the last edit / jump to a layer / command line", "u:undo"},
     {'/', REQ_JUMP, N, "/", NULL, NULL},
@@ -72,6 +72,9 @@ static const keymap_entry table[] = {
     {'m', REQ_EXPORT_MASK, KM(UI_EXPORT), "m", NULL, "export: m mask"},
     {'t', REQ_EXPORT_TRACE, KM(UI_EXPORT), "t", NULL, "t trace"},
     {'l', REQ_EXPORT_LAYERS, KM(UI_EXPORT), "l", NULL, "l layers"},
+    {'d', REQ_EXPORT_DUO, KM(UI_EXPORT), "d", NULL, "d duo"},
+    {'h', REQ_EXPORT_HF, KM(UI_EXPORT), "h", NULL, "h hf"},
+    {'r', REQ_EXPORT_TRTLLM, KM(UI_EXPORT), "r", NULL, "r trtllm"},
     /* the start form */
     {KEY_UP, REQ_FORM_PREV, KM(UI_START), "Up", NULL, "Up/Down field"},
     {'k', REQ_FORM_PREV, KM(UI_START), "k", NULL, NULL},

@@ -47,6 +47,9 @@ typedef enum {
     REQ_EXPORT_MASK,    /* UI_EXPORT */
     REQ_EXPORT_TRACE,   /* UI_EXPORT */
     REQ_EXPORT_LAYERS,  /* UI_EXPORT */
+    REQ_EXPORT_DUO,     /* UI_EXPORT: DuoAttention folder */
+    REQ_EXPORT_HF,      /* UI_EXPORT: Hugging Face config.json patch */
+    REQ_EXPORT_TRTLLM,  /* UI_EXPORT: TensorRT-LLM kv_cache_config */
     REQ_FILL_COUNT,     /* UI_FILL: the key's digit = SWA KV heads of the layer */
     REQ_CONFIRM_YES,    /* UI_CONFIRM_QUIT */
     REQ_FORM_PREV,      /* UI_START: previous field */

@@ -35,7 +35,7 @@ static ui_cmd export_command(ui_state *u, const cmdline_cmd *c) {
     return (ui_cmd){.kind = UI_CMD_IO,
                     .io = e->io,
                     .path = u->input,
-                    .mask = e->io == EX_IO_EXPORT_MASK ? &u->mask : NULL};
+                    .mask = e->io == EX_IO_EXPORT_TRACE || e->io == EX_IO_EXPORT_LAYERS ? NULL : &u->mask};
 }
 
 /* The ':' line's Enter: parse it (cmdline.h) and apply it. */

@@ -154,8 +154,16 @@ static void cursor_request(ui_state *u, ui_request req) {
 /* ------------------------------------------------------------------ files */
 
 void ui_file_prompt(ui_state *u, prompt_kind k) {
-    static const char *const names[] = {"bosch-mask.csv", "bosch-trace.csv", "bosch-layers.csv",
-                                        "bosch-mask.csv", "runs/compare"};
+    static const char *const names[] = {[PROMPT_EXPORT_MASK] = "bosch-mask.csv",
+                                        [PROMPT_EXPORT_TRACE] = "bosch-trace.csv",
+                                        [PROMPT_EXPORT_LAYERS] = "bosch-layers.csv",
+                                        [PROMPT_LOAD_MASK] = "bosch-mask.csv",
+                                        [PROMPT_COMPARE_DIR] = "runs/compare",
+                                        [PROMPT_EXPORT_DUO] = "bosch-duo",
+                                        [PROMPT_EXPORT_HF] = "bosch-hf-config.json",
+                                        [PROMPT_EXPORT_TRTLLM] = "bosch-trtllm.json",
+                                        [PROMPT_COMMAND] = "",
+                                        [PROMPT_JUMP] = ""};
     const char *p = k == PROMPT_LOAD_MASK && u->last_path[0]   ? u->last_path
                     : k == PROMPT_COMPARE_DIR && u->cmp_dir[0] ? u->cmp_dir
                                                                : names[k];
@@ -181,13 +189,15 @@ static ui_cmd run_prompt(ui_state *u) {
         double want = u->snap.have_search ? u->snap.target_ratio : mask_ratio(&am);
         return (ui_cmd){.kind = UI_CMD_COMPARE_OPEN, .path = u->input, .ratio = want};
     }
-    static const ex_io_kind kinds[] = {[PROMPT_EXPORT_MASK] = EX_IO_EXPORT_MASK,
-                                       [PROMPT_EXPORT_TRACE] = EX_IO_EXPORT_TRACE,
-                                       [PROMPT_EXPORT_LAYERS] = EX_IO_EXPORT_LAYERS,
-                                       [PROMPT_LOAD_MASK] = EX_IO_LOAD_MASK};
+    static const ex_io_kind kinds[] = {
+        [PROMPT_EXPORT_MASK] = EX_IO_EXPORT_MASK,     [PROMPT_EXPORT_TRACE] = EX_IO_EXPORT_TRACE,
+        [PROMPT_EXPORT_LAYERS] = EX_IO_EXPORT_LAYERS, [PROMPT_LOAD_MASK] = EX_IO_LOAD_MASK,
+        [PROMPT_EXPORT_DUO] = EX_IO_EXPORT_DUO,       [PROMPT_EXPORT_HF] = EX_IO_EXPORT_HF,
+        [PROMPT_EXPORT_TRTLLM] = EX_IO_EXPORT_TRTLLM};
     ex_io_kind k = kinds[u->prompt];
-    return (ui_cmd){
-        .kind = UI_CMD_IO, .io = k, .path = u->input, .mask = k == EX_IO_EXPORT_MASK ? &u->mask : NULL};
+    int of_mask =
+        k == EX_IO_EXPORT_MASK || k == EX_IO_EXPORT_DUO || k == EX_IO_EXPORT_HF || k == EX_IO_EXPORT_TRTLLM;
+    return (ui_cmd){.kind = UI_CMD_IO, .io = k, .path = u->input, .mask = of_mask ? &u->mask : NULL};
 }
 
 static ui_cmd prompt_request(ui_state *u, ui_request req, int ch) {
@@ -367,6 +377,9 @@ static void export_request(ui_state *u, ui_request req) {
             ui_message(u, "no search yet: nothing to trace");
     }
     if (req == REQ_EXPORT_LAYERS) ui_file_prompt(u, PROMPT_EXPORT_LAYERS);
+    if (req == REQ_EXPORT_DUO) ui_file_prompt(u, PROMPT_EXPORT_DUO);
+    if (req == REQ_EXPORT_HF) ui_file_prompt(u, PROMPT_EXPORT_HF);
+    if (req == REQ_EXPORT_TRTLLM) ui_file_prompt(u, PROMPT_EXPORT_TRTLLM);
 }
 
 static void fill_request(ui_state *u, ui_request req, int ch) {
@@ -503,10 +516,11 @@ static void on_io_result(ui_state *u) {
         return;
     }
     if (r->path_refused && u->mode == UI_NORMAL) {
-        static const prompt_kind back[] = {[EX_IO_EXPORT_MASK] = PROMPT_EXPORT_MASK,
-                                           [EX_IO_EXPORT_TRACE] = PROMPT_EXPORT_TRACE,
-                                           [EX_IO_EXPORT_LAYERS] = PROMPT_EXPORT_LAYERS,
-                                           [EX_IO_LOAD_MASK] = PROMPT_LOAD_MASK};
+        static const prompt_kind back[] = {
+            [EX_IO_EXPORT_MASK] = PROMPT_EXPORT_MASK,     [EX_IO_EXPORT_TRACE] = PROMPT_EXPORT_TRACE,
+            [EX_IO_EXPORT_LAYERS] = PROMPT_EXPORT_LAYERS, [EX_IO_LOAD_MASK] = PROMPT_LOAD_MASK,
+            [EX_IO_EXPORT_DUO] = PROMPT_EXPORT_DUO,       [EX_IO_EXPORT_HF] = PROMPT_EXPORT_HF,
+            [EX_IO_EXPORT_TRTLLM] = PROMPT_EXPORT_TRTLLM};
         u->prompt = back[r->kind];
         snprintf(u->input, sizeof u->input, "%s", r->path);
         u->input_len = (int)strlen(u->input);

@@ -32,6 +32,9 @@ typedef enum {
     PROMPT_EXPORT_LAYERS,
     PROMPT_LOAD_MASK,
     PROMPT_COMPARE_DIR,
+    PROMPT_EXPORT_DUO,
+    PROMPT_EXPORT_HF,
+    PROMPT_EXPORT_TRTLLM,
     PROMPT_COMMAND, /* ':' the command line (cmdline.h), drawn on the footer row */
     PROMPT_JUMP,    /* '/' a layer number, drawn on the footer row */
 } prompt_kind;

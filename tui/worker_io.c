@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "csvio.h"
+#include "interop.h"
 #include "worker_internal.h"
 
 /* 0 when `path` can be written by a rename into its folder; -1 with a message naming it. */
@@ -74,6 +75,59 @@ static int check_load_path(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
+/* A DuoAttention pattern to load: path is a folder holding full_attention_heads.tsv or a .tsv file,
+ * optionally followed by "@R" (cut the gates at ratio R, as `bosch import --ratio R`). Fills
+ * dir[cap] with the path without the suffix and *ratio (-1 when none). 1 when it is one, else 0. */
+static int duo_load_path(const char *path, char *dir, size_t cap, double *ratio) {
+    snprintf(dir, cap, "%s", path);
+    *ratio = -1;
+    char *at = strrchr(dir, '@'), *end = NULL;
+    if (at) {
+        double r = strtod(at + 1, &end);
+        if (end != at + 1 && !*end && r >= 0 && r <= 1) {
+            *at = '\0';
+            *ratio = r;
+        }
+    }
+    struct stat st;
+    char tsv[512];
+    snprintf(tsv, sizeof tsv, "%s/" DUO_TSV, dir);
+    size_t n = strlen(dir);
+    return (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && stat(tsv, &st) == 0) ||
+           (n > 4 && !strcmp(dir + n - 4, ".tsv"));
+}
+
+/* Load a DuoAttention pattern into res->mask. 0, or -1 with a message. */
+static int load_duo(worker *w, const char *dir, double ratio, ex_io *res, char *err, size_t errlen) {
+    attn_mask loaded;
+    char note[256];
+    if (interop_import_duo(dir, w->m, ratio >= 0, DUO_CUT_SPARSITY, ratio, &loaded, note, sizeof note, err,
+                           errlen))
+        return -1;
+    int rc = ex_mask_from(&res->mask, &loaded);
+    if (rc)
+        snprintf(err, errlen, "%s: the mask does not fit the explorer", dir);
+    else
+        snprintf(res->msg, sizeof res->msg, "loaded DuoAttention %.50s: %.60s (u undoes)", dir, note);
+    mask_free(&loaded);
+    return rc;
+}
+
+/* Export the working mask m in an interop format (formats/interop.h). 0, or -1 with a message. */
+static int export_interop(worker *w, ex_io_kind kind, const char *path, const ex_mask *m, ex_io *res,
+                          char *err, size_t errlen) {
+    ex_mask local = *m;
+    attn_mask am;
+    ex_mask_view(&local, &am);
+    interop_format f = kind == EX_IO_EXPORT_DUO  ? INTEROP_DUO
+                       : kind == EX_IO_EXPORT_HF ? INTEROP_HF
+                                                 : INTEROP_TRTLLM;
+    char note[256];
+    if (interop_export_mask(f, path, &am, w->m, note, sizeof note, err, errlen)) return -1;
+    snprintf(res->msg, sizeof res->msg, "%s written to %.50s: %.80s", interop_format_name(f), path, note);
+    return 0;
+}
+
 void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m) {
     ex_io *res = &w->io_result;
     memset(res, 0, sizeof *res);
@@ -81,9 +135,16 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
     snprintf(res->path, sizeof res->path, "%s", path);
     char err[512] = "";
     int load = kind == EX_IO_LOAD_MASK;
-    int rc = load ? check_load_path(path, err, sizeof err) : check_export_path(path, err, sizeof err);
+    char duo_dir[256];
+    double duo_ratio;
+    int duo = load && duo_load_path(path, duo_dir, sizeof duo_dir, &duo_ratio);
+    int rc = duo || kind == EX_IO_EXPORT_DUO ? 0 /* folders: interop.h names what is wrong */
+             : load                          ? check_load_path(path, err, sizeof err)
+                                             : check_export_path(path, err, sizeof err);
     res->path_refused = rc != 0;
-    if (rc == 0) {
+    if (rc == 0 && duo) {
+        rc = load_duo(w, duo_dir, duo_ratio, res, err, sizeof err);
+    } else if (rc == 0) {
         switch (kind) {
         case EX_IO_EXPORT_MASK: {
             ex_mask local = *m;
@@ -124,6 +185,11 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
             }
             break;
         }
+        case EX_IO_EXPORT_DUO:
+        case EX_IO_EXPORT_HF:
+        case EX_IO_EXPORT_TRTLLM:
+            rc = export_interop(w, kind, path, m, res, err, sizeof err);
+            break;
         case EX_IO_COMPARE_OPEN:
         case EX_IO_COMPARE_MASK: /* worker_job_compare's */
             snprintf(err, sizeof err, "%s: not a file job", path);
