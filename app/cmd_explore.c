@@ -13,7 +13,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: bosch [MODEL]\n"
             "       bosch explore [MODEL] [--ctx N] [--ascii] [--mono] [--device cpu|cuda|auto]\n"
-            "                     [--precision fp32|bf16|auto] [--ui-stats FILE]\n"
+            "                     [--precision fp32|bf16|auto] [--ui-stats FILE] [--workspace DIR]\n"
             "Open the explorer: watch a BOSCH search, edit the head mask, evaluate it, ask the model.\n"
             "  MODEL      GGUF file (default: $BOSCH_MODEL, else %s)\n"
             "  --ctx N    context length in tokens for the KV-cache bytes line (default: the model's)\n"
@@ -22,6 +22,8 @@ static void usage(FILE *f) {
             "  --device D where the search and held-out evaluators run: cpu, cuda or auto (default:\n"
             "             cuda when a GPU is visible)\n"
             "  --precision P  CPU GEMMs: fp32, bf16 or auto (default: bf16 where the CPU has it)\n"
+            "  --workspace DIR  open a workspace saved with W (search state, mask, undo, evaluations), or\n"
+            "             a `bosch search --out DIR` folder: its search is replayed, paused or finished\n"
             "  --ui-stats FILE  at exit, write how long the UI thread was busy per wake-up (CSV:\n"
             "             iterations,max_ms,p99_ms,p50_ms,mean_ms,over_200ms)\n"
             "Press ? inside for the keys.\n",
@@ -34,8 +36,12 @@ static int explore_option(cmd_env *e, void *opts, const char *a, const char *v) 
         *(!strcmp(a, "--ascii") ? &o->ascii : &o->mono) = 1;
         return CMD_OPT_FLAG;
     }
-    if (strcmp(a, "--ui-stats") && strcmp(a, "--ctx")) return CMD_OPT_UNKNOWN;
+    if (strcmp(a, "--ui-stats") && strcmp(a, "--ctx") && strcmp(a, "--workspace")) return CMD_OPT_UNKNOWN;
     if (!v) return cmd_need_value(e, a);
+    if (!strcmp(a, "--workspace")) {
+        o->workspace_dir = v;
+        return cmd_value(cli_need_nonempty("explore", a, v, "a folder"));
+    }
     if (!strcmp(a, "--ui-stats")) {
         o->ui_stats_path = v;
         return cmd_value(cli_need_nonempty("explore", a, v, "a file name"));

@@ -65,15 +65,15 @@ static void draw_help(ui_state *u) {
 }
 
 static void draw_start(ui_state *u) {
-    lay_rect r = layout_center(u->rows, u->cols, 12, 64);
-    draw_box(&r, u, "Start a BOSCH search");
+    lay_rect r = layout_center(u->rows, u->cols, 13, 64);
+    draw_box(&r, u, "Start a search (BOSCH or a baseline)");
     int x = r.x + 2, w = r.w - 4;
     char ratio[16], win[32];
     snprintf(ratio, sizeof ratio, "%.3f", ui_ratios[u->form_ratio_i]);
     snprintf(win, sizeof win, "%d tokens", u->form_window);
-    const char *vals[3] = {ratio, ui_presets[u->form_preset_i], win};
-    const char *names[3] = {"ratio (SWA share)", "preset (budget)", "window W"};
-    for (int f = 0; f < 3; f++) {
+    const char *vals[4] = {ratio, ui_presets[u->form_preset_i], win, ui_form_method(u)};
+    const char *names[4] = {"ratio (SWA share)", "preset (budget)", "window W", "method"};
+    for (int f = 0; f < 4; f++) {
         int sel = f == u->form_field;
         draw_text(r.y + 2 + f, x, 20, sel ? A_BOLD : A_NORMAL, "%s %s", sel ? ">" : " ", names[f]);
         draw_text(r.y + 2 + f, x + 21, w - 21, sel ? (A_REVERSE | A_BOLD) : A_NORMAL, " < %s > ", vals[f]);
@@ -83,23 +83,23 @@ static void draw_start(ui_state *u) {
         "default: 8 probes x 1024 tokens; an hour or more on a CPU",
         "paper: 64 probes at the full context; meant for a GPU",
     };
-    draw_text(r.y + 6, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "%s", preset_help[u->form_preset_i]);
+    draw_text(r.y + 7, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "%s", preset_help[u->form_preset_i]);
     int k = (int)ceil(ui_ratios[u->form_ratio_i] * u->snap.hp.n_layer * u->snap.hp.n_head_kv - 0.5);
-    draw_text(r.y + 7, x, w, A_NORMAL, "%d of %d KV heads will become SWA.", k,
+    draw_text(r.y + 8, x, w, A_NORMAL, "%d of %d KV heads will become SWA.", k,
               u->snap.hp.n_layer * u->snap.hp.n_head_kv);
     if (ui_search_unsaved(u))
-        draw_text(r.y + 8, x, w, ui_attr(u, PAIR_BAD, A_BOLD),
+        draw_text(r.y + 9, x, w, ui_attr(u, PAIR_BAD, A_BOLD),
                   "Replaces the current search (%ld evals, not exported).", u->snap.n_evals);
     draw_text(r.y + r.h - 2, x, w, A_BOLD, "Enter start   Esc cancel   Up/Down field   Left/Right value");
 }
 
 static void draw_prompt(ui_state *u) {
     lay_rect r = layout_center(u->rows, u->cols, 6, 70);
-    static const char *const titles[] = {"Export the mask (CSV)", "Export the search trace (CSV)",
-                                         "Export the per-layer table (CSV)", "Load a mask (CSV)",
-                                         "Open a bosch compare folder"};
+    static const char *const titles[] = {
+        "Export the mask (CSV)", "Export the search trace (CSV)", "Export the per-layer table (CSV)",
+        "Load a mask (CSV)",     "Open a bosch compare folder",   "Save the workspace (a folder)"};
     draw_box(&r, u, titles[u->prompt]);
-    draw_text(r.y + 2, r.x + 2, r.w - 4, A_NORMAL, u->prompt == PROMPT_COMPARE_DIR ? "dir:  " : "file: ");
+    draw_text(r.y + 2, r.x + 2, r.w - 4, A_NORMAL, u->prompt >= PROMPT_COMPARE_DIR ? "dir:  " : "file: ");
     int fw = r.w - 4 - 6;
     const char *shown = u->input;
     if (u->input_len > fw - 1) shown = u->input + (u->input_len - (fw - 1));
@@ -158,6 +158,9 @@ void draw_dialogs(ui_state *u) {
         break;
     case UI_ASK:
         draw_ask(u);
+        break;
+    case UI_ATTN:
+        draw_attn(u);
         break;
     default:
         break;

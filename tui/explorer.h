@@ -19,6 +19,8 @@ typedef struct {
     int precision;             /* engine_precision (gemm.h) of the CPU engine; 0 = PRECISION_FP32 */
     const char *ui_stats_path; /* NULL, or where to write the UI thread's busy times at exit (CSV) */
     const char *term;          /* $TERM, named when the terminal cannot be initialised; NULL unset */
+    const char *workspace_dir; /* NULL, or a workspace / `bosch search --out` folder to open once the
+                                  model is loaded (worker_workspace_open) */
 } explorer_opts;
 
 /* Run the explorer until the user quits. Returns the process exit status (0, or 1 after an error

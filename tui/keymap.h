@@ -38,6 +38,8 @@ typedef enum {
     REQ_FIRST_LAYER,
     REQ_LAST_LAYER,
     REQ_REDRAW,
+    REQ_ATTN,           /* the attention view of the head under the cursor */
+    REQ_WORKSPACE_SAVE, /* save the workspace: the folder prompt */
     /* dialogs */
     REQ_CLOSE,          /* Esc, or any other key where a dialog closes on it */
     REQ_EXPORT_MASK,    /* UI_EXPORT */
@@ -60,6 +62,9 @@ typedef enum {
     REQ_CMP_DOWN,
     REQ_CMP_SHOW_DIFF, /* UI_COMPARE: the selected method's mask as a diff in the grid */
     REQ_CMP_LOAD,      /* UI_COMPARE: the selected method's mask as the working mask */
+    REQ_ATTN_SPLIT,    /* UI_ATTN: calibration <-> held-out */
+    REQ_ATTN_NEXT,     /* UI_ATTN: the next sample */
+    REQ_ATTN_PREV,     /* UI_ATTN: the previous sample */
     REQ_N
 } ui_request;
 

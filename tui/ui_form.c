@@ -1,5 +1,6 @@
-/* ui_form.c — the start-a-search form (UI_START): ratio, preset and window of a new search, as a
- * pure function of the UI state (ui_request.h). Drawn by draw_dialogs.c. */
+/* ui_form.c — the start-a-search form (UI_START): ratio, preset, window and method of a new search
+ * (any method of `bosch compare`: BOSCH, its variants and the baselines, search_variant_name), as
+ * a pure function of the UI state (ui_request.h). Drawn by draw_dialogs.c. */
 #define _GNU_SOURCE
 #include <stdio.h>
 
@@ -13,8 +14,19 @@ const int ui_n_ratios = 4;
 const char *const ui_presets[] = {"tiny", "default", "paper"};
 const int ui_n_presets = 3;
 
-#define FORM_FIELDS 3                          /* ratio, preset, window */
+#define FORM_FIELDS 4                          /* ratio, preset, window, method */
 #define FORM_MAX_WINDOW SEARCH_OPTS_MAX_TOKENS /* typing stops there; the table checks the range */
+
+static int n_methods(void) {
+    int n = 0;
+    while (search_variant_name(n)) n++;
+    return n;
+}
+
+const char *ui_form_method(const ui_state *u) {
+    const char *m = search_variant_name(u->form_method_i);
+    return m ? m : "bosch";
+}
 
 /* The window of preset i for the model (the probes' default when it cannot be applied). */
 static int preset_window(const ui_state *u, int preset_i) {
@@ -43,17 +55,19 @@ static void form_step(ui_state *u, int d) {
         long w = d > 0 ? (long)u->form_window * 2 : u->form_window / 2;
         if (w >= 1 && w <= FORM_MAX_WINDOW) u->form_window = (int)w;
     }
+    if (u->form_field == 3) u->form_method_i = (u->form_method_i + d + n_methods()) % n_methods();
 }
 
 /* The form's fields as `bosch search` options, parsed by the same table (search_options.h). */
 static ui_cmd form_accept(ui_state *u) {
     ui_cmd c = {.kind = UI_CMD_NONE};
-    char text[3][32], err[256];
-    const search_opt_id ids[3] = {SOPT_RATIO, SOPT_PRESET, SOPT_WINDOW};
+    char text[FORM_FIELDS][32], err[256];
+    const search_opt_id ids[FORM_FIELDS] = {SOPT_RATIO, SOPT_PRESET, SOPT_WINDOW, SOPT_METHOD};
     snprintf(text[0], sizeof text[0], "%.17g", ui_ratios[u->form_ratio_i]);
     snprintf(text[1], sizeof text[1], "%s", ui_presets[u->form_preset_i]);
     snprintf(text[2], sizeof text[2], "%d", u->form_window);
-    for (int i = 0; i < 3; i++)
+    snprintf(text[3], sizeof text[3], "%s", ui_form_method(u));
+    for (int i = 0; i < FORM_FIELDS; i++)
         if (search_opts_set(&c.req.opts, ids[i], text[i], err, sizeof err)) {
             ui_message(u, "%s: %s", search_opts_name(ids[i]), err);
             return c;
