@@ -32,6 +32,7 @@ int workspace_write(const char *path, const workspace_info *ws, char *err, size_
             "edited %d\n",
             ws->model[0] ? ws->model : "-", ws->n_layer, ws->n_head_kv, ws->window, ws->sinks, ws->cur_layer,
             ws->cur_head, ws->follow != 0, ws->edited != 0);
+    if (ws->search_done) fputs("done 1\n", f);
     if (ws->have_heldout)
         fprintf(f, "heldout %016" PRIx64 " %.17g %.17g %.17g %d %d\n", ws->heldout_hash, ws->heldout_score,
                 ws->heldout_accuracy, ws->heldout_seconds, ws->heldout_samples, ws->heldout_tokens);
@@ -93,9 +94,11 @@ static int parse_line(workspace_info *ws, const char *key, const char *v, char *
         base_seterr(err, errlen, "cursor: bad value '%s' (need a layer < %d and a KV head < %d)", v, L, H);
         return -1;
     }
-    if (!strcmp(key, "follow") || !strcmp(key, "edited")) {
+    if (!strcmp(key, "follow") || !strcmp(key, "edited") || !strcmp(key, "done")) {
         if ((v[0] == '0' || v[0] == '1') && !v[1]) {
-            *(!strcmp(key, "follow") ? &ws->follow : &ws->edited) = v[0] == '1';
+            *(!strcmp(key, "follow")   ? &ws->follow
+              : !strcmp(key, "edited") ? &ws->edited
+                                       : &ws->search_done) = v[0] == '1';
             return 0;
         }
         base_seterr(err, errlen, "%s: bad value '%s' (need 0 or 1)", key, v);

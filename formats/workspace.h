@@ -7,6 +7,7 @@
  *   window W / sinks S                the working mask's window and sinks, tokens
  *   cursor LAYER KV_HEAD              the grid's cursor
  *   follow 0|1 / edited 0|1           the grid follows the search / the mask was edited by hand
+ *   done 0|1                          the search in DIR/state had finished (optional, default 0)
  *   heldout HASH SCORE ACC SECONDS N T   the held-out evaluation shown (optional; HASH: mask_hash
  *                                     in hex, doubles as %.17g, N samples of T tokens)
  *   undo MASK                         the undo history, oldest first (0..WORKSPACE_UNDO_MAX lines;
@@ -26,6 +27,7 @@ typedef struct {
     char model[128];
     int n_layer, n_head_kv, window, sinks;
     int cur_layer, cur_head, follow, edited;
+    int search_done; /* the search of DIR/state had finished when it was saved */
     int have_heldout;
     uint64_t heldout_hash;
     double heldout_score, heldout_accuracy, heldout_seconds;

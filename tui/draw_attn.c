@@ -105,8 +105,12 @@ void draw_attn(ui_state *u) {
     snprintf(title, sizeof title, "Attention of L%d kv%d at the answer position", u->cur_layer, u->cur_head);
     draw_box(&r, u, title);
     int x = r.x + 2, iw = r.w - 4, y = r.y + 1;
-    int current =
-        a->seq > 0 && a->layer == u->cur_layer && a->kv_head == u->cur_head && a->split == u->attn_split;
+    ex_mask cur = u->mask;
+    attn_mask cv;
+    ex_mask_view(&cur, &cv);
+    int current = a->seq > 0 && a->layer == u->cur_layer && a->kv_head == u->cur_head &&
+                  a->split == u->attn_split && a->sample_asked == u->attn_sample &&
+                  a->mask_hash == mask_hash(&cv);
     if (!current || u->snap.busy)
         draw_text(y++, x, iw, ui_attr(u, PAIR_DIM, A_NORMAL), "computing L%d kv%d on the %s split...",
                   u->cur_layer, u->cur_head, u->attn_split ? "held-out" : "calibration");

@@ -72,7 +72,9 @@ typedef struct {
     int ok;   /* 0: msg says why */
     char msg[EX_LINE];
     int layer, kv_head;
-    int split; /* 0 calibration, 1 held-out */
+    int split;          /* 0 calibration, 1 held-out */
+    int sample_asked;   /* the sample index asked for (sample is it modulo n_samples) */
+    uint64_t mask_hash; /* mask_hash of the working mask it was computed with */
     int sample, n_samples;
     int q0, n_q;                /* query heads q0 .. q0 + n_q - 1 (GQA group of kv_head; at most EX_ATTN_Q) */
     int n_keys;                 /* prompt tokens; the query is at n_keys - 1 */

@@ -18,6 +18,7 @@ static ui_cmd attn_cmd(ui_state *u) {
 }
 
 ui_cmd ui_attn_open(ui_state *u) {
+    if (!u->have_model) return (ui_cmd){.kind = UI_CMD_NONE};
     u->mode = UI_ATTN;
     return attn_cmd(u);
 }

@@ -257,7 +257,11 @@ void worker_job_attn(worker *w, const wcmd *c) {
     worker_set_busy(w, "attention view: two forwards and the answer probability");
     ex_attn *a = &w->attn_res;
     memset(a, 0, sizeof *a);
-    a->layer = c->layer, a->kv_head = c->kv_head, a->split = c->split;
+    a->layer = c->layer, a->kv_head = c->kv_head, a->split = c->split, a->sample_asked = c->sample;
+    ex_mask hm = c->mask;
+    attn_mask hv;
+    ex_mask_view(&hm, &hv);
+    a->mask_hash = mask_hash(&hv);
     a->window = c->mask.window, a->sinks = c->mask.sinks;
     search_config rc_cfg;
     int rc = rank_config(w, &c->mask, &rc_cfg, err, sizeof err);

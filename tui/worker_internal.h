@@ -110,6 +110,8 @@ void worker_log(worker *w, const char *fmt, ...) __attribute__((format(printf, 2
 
 /* search_listener for the worker's search (worker_events.c). user = worker. */
 void worker_on_event(const search_event *ev, void *user);
+/* The snapshot's per-layer statistics and counters from the search's queries (mu held). */
+void worker_refresh_search_locked(worker *w);
 /* Reset the search part of the snapshot (mu held). */
 void worker_reset_search_snapshot_locked(worker *w);
 

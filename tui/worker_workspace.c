@@ -71,6 +71,7 @@ static int save_files(worker *w, const char *dir, char *err, size_t errlen) {
     snprintf(ws->model, sizeof ws->model, "%s", w->snap.model_name);
     const ex_heldout *h = &w->snap.heldout;
     ws->have_heldout = h->seq > 0;
+    ws->search_done = w->search && w->search_done;
     ws->heldout_hash = h->mask_hash, ws->heldout_score = h->score, ws->heldout_accuracy = h->accuracy;
     ws->heldout_seconds = h->seconds, ws->heldout_samples = h->n_samples,
     ws->heldout_tokens = h->length_tokens;
@@ -102,8 +103,19 @@ static void job_save(worker *w, const char *dir) {
 
 /* ---- open ----------------------------------------------------------------------------------- */
 
-/* The search saved in DIR/state, replayed, paused (or finished). 0, 1 (no state), -1 (logged). */
-static int open_search(worker *w, const char *dir, char *err, size_t errlen) {
+/* The bookkeeping steps of a search whose log is complete (they make no evaluation): after them
+ * it is done. Stops at the first step that evaluates (the run was not finished after all). */
+static void finish_replayed(worker *w) {
+    char err[512];
+    for (int i = 0; i < 100000 && !search_is_done(w->search); i++) {
+        long n0 = search_n_evals(w->search);
+        if (search_step(w->search, err, sizeof err) < 0 || search_n_evals(w->search) != n0) break;
+    }
+}
+
+/* The search saved in DIR/state, replayed, then paused; `finished`: the folder says it had
+ * finished (its bookkeeping steps run). 0, 1 (no state), -1 (logged). */
+static int open_search(worker *w, const char *dir, int finished, char *err, size_t errlen) {
     char path[512];
     search_config cfg;
     if (join(path, sizeof path, dir, "state") || !is_file(path)) return 1;
@@ -112,9 +124,11 @@ static int open_search(worker *w, const char *dir, char *err, size_t errlen) {
         snprintf(err, errlen, "%.300s: the search could not be resumed (see the log)", path);
         return -1;
     }
+    if (finished) finish_replayed(w);
     w->stepping = 0;
     w->search_done = search_is_done(w->search);
     pthread_mutex_lock(&w->mu);
+    worker_refresh_search_locked(w); /* the replay ran before w->search was set */
     w->snap.phase = w->search_done ? EX_DONE : EX_PAUSED;
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
@@ -144,42 +158,53 @@ static int open_mask(worker *w, const char *dir, ex_io *res, char *err, size_t e
     return rc;
 }
 
-/* DIR/workspace.txt into w->ws_info and res->ws, the held-out result into the snapshot. 0 or -1. */
-static int open_ui(worker *w, const char *dir, ex_io *res, char *err, size_t errlen) {
-    char path[512];
-    workspace_info got;
-    res->ws.follow = 1;
-    if (join(path, sizeof path, dir, "workspace.txt") || !is_file(path)) return 0;
-    if (workspace_read(path, &got, w->m->hp.n_layer, w->m->hp.n_head_kv, err, errlen)) return -1;
-    pthread_mutex_lock(&w->mu); /* the UI copies the undo masks from here (worker_workspace_undo) */
-    workspace_info_free(&w->ws_info);
-    w->ws_info = got;
-    pthread_mutex_unlock(&w->mu);
-    const workspace_info *ws = &got;
+/* The read workspace.txt `ws` into res->ws and the snapshot's held-out result; w->ws_info keeps
+ * it for the UI's undo copy. */
+static void apply_ui(worker *w, workspace_info *ws, ex_io *res) {
     res->ws = (ex_workspace){1, ws->cur_layer, ws->cur_head, ws->follow, ws->edited, ws->n_undo, 0, 0};
     if (ws->window > 0) res->mask.window = ws->window, res->mask.sinks = ws->sinks;
+    pthread_mutex_lock(&w->mu); /* the UI copies the undo masks from here (worker_workspace_undo) */
     if (ws->have_heldout) {
-        pthread_mutex_lock(&w->mu);
         ex_heldout *h = &w->snap.heldout;
         h->seq++;
         h->mask_hash = ws->heldout_hash, h->score = ws->heldout_score, h->accuracy = ws->heldout_accuracy;
-        h->seconds = ws->heldout_seconds, h->n_samples = ws->heldout_samples,
+        h->seconds = ws->heldout_seconds, h->n_samples = ws->heldout_samples;
         h->length_tokens = ws->heldout_tokens;
-        pthread_mutex_unlock(&w->mu);
     }
-    return 0;
+    workspace_info_free(&w->ws_info);
+    w->ws_info = *ws;
+    ws->undo = NULL; /* moved */
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Open DIR: workspace.txt first (it says whether the search had finished), then the search, the
+ * mask, and the UI state. 0 or -1 with a message; *searched 0 when a search was loaded. */
+static int open_dir(worker *w, const char *dir, ex_io *res, int *searched, char *err, size_t errlen) {
+    char ws_path[512], mask_path[512];
+    struct stat st;
+    workspace_info ws = {0};
+    *searched = 1;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s is not a folder", dir);
+        return -1;
+    }
+    int has_ws = !join(ws_path, sizeof ws_path, dir, "workspace.txt") && is_file(ws_path);
+    int has_mask = !join(mask_path, sizeof mask_path, dir, "mask.csv") && is_file(mask_path);
+    if (has_ws && workspace_read(ws_path, &ws, w->m->hp.n_layer, w->m->hp.n_head_kv, err, errlen)) return -1;
+    /* `bosch search --out` writes mask.csv only once its search is done */
+    *searched = open_search(w, dir, has_ws ? ws.search_done : has_mask, err, errlen);
+    int rc = *searched < 0 ? -1 : open_mask(w, dir, res, err, errlen);
+    res->ws.follow = 1;
+    if (rc == 0 && has_ws) apply_ui(w, &ws, res);
+    workspace_info_free(&ws);
+    return rc;
 }
 
 static void job_open(worker *w, const char *dir) {
     ex_io *res = &w->io_result; /* the search's replay publishes snapshots, never an io result */
     char err[512] = "";
-    struct stat st;
-    int rc = stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
-    if (rc) snprintf(err, sizeof err, "%s is not a folder", dir);
-    int searched = rc == 0 ? open_search(w, dir, err, sizeof err) : -1;
-    rc = searched < 0 ? -1 : 0;
-    if (rc == 0) rc = open_mask(w, dir, res, err, sizeof err);
-    if (rc == 0) rc = open_ui(w, dir, res, err, sizeof err);
+    int searched;
+    int rc = open_dir(w, dir, res, &searched, err, sizeof err);
     res->ok = rc == 0;
     res->ws.have_search = searched == 0;
     res->ws.search_done = searched == 0 && w->search_done;
