@@ -66,7 +66,6 @@ screen $S | grep -q 'held-out sample 1/8' && pass "Tab: a held-out sample" || fa
 T send-keys -t $S n
 view_ready $S 120
 screen $S | grep -q 'held-out sample 2/8' && pass "n: the next sample" || fail "n sample"
-screen $S | grep -q 'Tab calib/held-out' && pass "the view's footer" || fail "view footer"
 T send-keys -t $S Escape Home T End
 wait_for $S 'ρ 0.033: 3/90 KV heads SWA' 10 && pass "layer 0 all SWA" || fail "layer 0 toggle"
 T send-keys -t $S A
