@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -49,6 +50,19 @@ static int explore_option(cmd_env *e, void *opts, const char *a, const char *v) 
     return cmd_value(cli_parse_int_in("explore", a, v, 1, 1 << 24, &o->ctx_tokens));
 }
 
+/* --workspace must name a folder (checked before the model loads). 0, or 2 (printed). */
+static int explore_check(cmd_env *e, void *opts) {
+    (void)e;
+    const explorer_opts *o = opts;
+    struct stat st;
+    if (!o->workspace_dir || (stat(o->workspace_dir, &st) == 0 && S_ISDIR(st.st_mode))) return 0;
+    fprintf(stderr,
+            "bosch explore: --workspace %s: not a folder (give a folder saved with W, or a bosch search "
+            "--out folder)\n",
+            o->workspace_dir);
+    return 2;
+}
+
 static int explore_run(cmd_env *e, void *opts) {
     explorer_opts *o = opts;
     o->model_path = e->model_path;
@@ -66,6 +80,7 @@ const command cmd_explore = {
     .flags = CMD_MODEL | CMD_PRECISION | CMD_DEVICE,
     .opts_size = sizeof(explorer_opts),
     .option = explore_option,
+    .check = explore_check,
     .run = explore_run,
     .usage = usage,
 };

@@ -116,7 +116,7 @@ wait_for $S '1/90 KV heads SWA' 5 && pass "u undoes the load" || fail "undo afte
 
 # 5. Search: start (defaults: ratio 0.5, tiny preset), let it evaluate, pause, check the counter.
 T send-keys -t $S s
-wait_for $S 'Start a BOSCH search' 5 || fail "start form"
+wait_for $S 'Start a search' 5 || fail "start form"
 T send-keys -t $S Enter
 wait_for $S '\[searching\]' 60 && pass "search starts" || fail "search start"
 # Keys answer while an evaluation computes: move the cursor and time the redraw (tmux adds its own

@@ -113,6 +113,10 @@ T send-keys -t $S y
 wait_for $S 'EXIT=0' 20 || fail "form quit"
 
 # ---- 4. a `bosch search --out` folder ------------------------------------------------------------
+"$BIN" "$MODEL" --workspace "$WORK/none" 2>"$WORK/none.err"
+rc=$?
+[[ $rc -eq 2 ]] && grep -q -- "--workspace $WORK/none: not a folder" "$WORK/none.err" &&
+    pass "a missing workspace folder is refused before the model loads" || fail "missing folder: rc $rc $(cat "$WORK/none.err")"
 S=open
 start $S 80 24 "TERM=$TT" --workspace "$WORK/loc"
 wait_for $S 'opened .*finished search' 180 && pass "a bosch search folder opens as a finished search" ||

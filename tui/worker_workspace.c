@@ -231,6 +231,16 @@ void worker_job_workspace(worker *w, const wcmd *c) {
 
 /* ---- the UI's calls ------------------------------------------------------------------------- */
 
+/* Queue the workspace job `kind` for folder dir (UI thread: the command scratch). */
+static int queue_workspace(worker *w, ex_io_kind kind, const char *dir) {
+    wcmd *c = &w->cmd_scratch;
+    memset(c, 0, sizeof *c);
+    c->kind = WCMD_WORKSPACE;
+    c->io = kind;
+    snprintf(c->path, sizeof c->path, "%s", dir);
+    return worker_enqueue(w, c);
+}
+
 int worker_workspace_save(worker *w, const char *dir, const worker_ws_ui *ui) {
     const int L = ui->mask->n_layer, H = ui->mask->n_head_kv;
     const int n = ui->n_undo < WORKSPACE_UNDO_MAX ? ui->n_undo : WORKSPACE_UNDO_MAX;
@@ -251,21 +261,11 @@ int worker_workspace_save(worker *w, const char *dir, const worker_ws_ui *ui) {
                                 .undo = undo};
     w->ws_ui_mask = *ui->mask;
     pthread_mutex_unlock(&w->mu);
-    wcmd *c = &w->cmd_scratch;
-    memset(c, 0, sizeof *c);
-    c->kind = WCMD_WORKSPACE;
-    c->io = EX_IO_WORKSPACE_SAVE;
-    snprintf(c->path, sizeof c->path, "%s", dir);
-    return worker_enqueue(w, c);
+    return queue_workspace(w, EX_IO_WORKSPACE_SAVE, dir);
 }
 
 int worker_workspace_open(worker *w, const char *dir) {
-    wcmd *c = &w->cmd_scratch;
-    memset(c, 0, sizeof *c);
-    c->kind = WCMD_WORKSPACE;
-    c->io = EX_IO_WORKSPACE_OPEN;
-    snprintf(c->path, sizeof c->path, "%s", dir);
-    return worker_enqueue(w, c);
+    return queue_workspace(w, EX_IO_WORKSPACE_OPEN, dir);
 }
 
 int worker_workspace_undo(worker *w, ex_mask *dst, int cap) {
