@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -14,7 +15,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: bosch [MODEL]\n"
             "       bosch explore [MODEL] [--ctx N] [--ascii] [--mono] [--device cpu|cuda|auto]\n"
-            "                     [--precision fp32|bf16|auto] [--ui-stats FILE]\n"
+            "                     [--precision fp32|bf16|auto] [--ui-stats FILE] [--workspace DIR]\n"
             "Open the explorer: watch a BOSCH search, edit the head mask, evaluate it, ask the model.\n"
             "  MODEL      GGUF file (default: $BOSCH_MODEL, else %s)\n"
             "  --ctx N    context length in tokens for the KV-cache bytes line (default: the model's)\n"
@@ -23,6 +24,8 @@ static void usage(FILE *f) {
             "  --device D where the search and held-out evaluators run: cpu, cuda or auto (default:\n"
             "             cuda when a GPU is visible)\n"
             "  --precision P  CPU GEMMs: fp32, bf16 or auto (default: bf16 where the CPU has it)\n"
+            "  --workspace DIR  open a workspace saved with W (search state, mask, undo, evaluations), or\n"
+            "             a `bosch search --out DIR` folder: its search is replayed, paused or finished\n"
             "  --ui-stats FILE  at exit, write how long the UI thread was busy per wake-up (CSV:\n"
             "             iterations,max_ms,p99_ms,p50_ms,mean_ms,over_200ms)\n"
             "Colours, palette (blue-red, blue-orange), mouse and keys: $XDG_CONFIG_HOME/bosch/explorer.conf\n"
@@ -36,13 +39,30 @@ static int explore_option(cmd_env *e, void *opts, const char *a, const char *v) 
         *(!strcmp(a, "--ascii") ? &o->ascii : &o->mono) = 1;
         return CMD_OPT_FLAG;
     }
-    if (strcmp(a, "--ui-stats") && strcmp(a, "--ctx")) return CMD_OPT_UNKNOWN;
+    if (strcmp(a, "--ui-stats") && strcmp(a, "--ctx") && strcmp(a, "--workspace")) return CMD_OPT_UNKNOWN;
     if (!v) return cmd_need_value(e, a);
+    if (!strcmp(a, "--workspace")) {
+        o->workspace_dir = v;
+        return cmd_value(cli_need_nonempty("explore", a, v, "a folder"));
+    }
     if (!strcmp(a, "--ui-stats")) {
         o->ui_stats_path = v;
         return cmd_value(cli_need_nonempty("explore", a, v, "a file name"));
     }
     return cmd_value(cli_parse_int_in("explore", a, v, 1, 1 << 24, &o->ctx_tokens));
+}
+
+/* --workspace must name a folder (checked before the model loads). 0, or 2 (printed). */
+static int explore_check(cmd_env *e, void *opts) {
+    (void)e;
+    const explorer_opts *o = opts;
+    struct stat st;
+    if (!o->workspace_dir || (stat(o->workspace_dir, &st) == 0 && S_ISDIR(st.st_mode))) return 0;
+    fprintf(stderr,
+            "bosch explore: --workspace %s: not a folder (give a folder saved with W, or a bosch search "
+            "--out folder)\n",
+            o->workspace_dir);
+    return 2;
 }
 
 static int explore_run(cmd_env *e, void *opts) {
@@ -70,6 +90,7 @@ const command cmd_explore = {
     .flags = CMD_MODEL | CMD_PRECISION | CMD_DEVICE,
     .opts_size = sizeof(explorer_opts),
     .option = explore_option,
+    .check = explore_check,
     .run = explore_run,
     .usage = usage,
 };

@@ -72,8 +72,8 @@ int forward_logits(const model *m, const float *x, const int *rows, int n_rows, 
  * NULL / 0). kv may be NULL; with kv the tokens go at positions kv->n_past.. and kv->n_past
  * advances by n_tokens. Returns 0, or -1 (bad token id, bad row, mask shape differs from the
  * model, n_tokens > ws capacity or past kv->n_ctx). */
-int forward_prefill(const model *m, const attn_mask *mask, const int32_t *tokens, int n_tokens,
-                    kv_cache *kv, const int *rows, int n_rows, float *logits, forward_ws *ws);
+int forward_prefill(const model *m, const attn_mask *mask, const int32_t *tokens, int n_tokens, kv_cache *kv,
+                    const int *rows, int n_rows, float *logits, forward_ws *ws);
 
 /* One decode step at position kv->n_past; logits [n_vocab] (may be NULL); advances kv->n_past.
  * With m->decode_blocks the matrix-vector products read the file's blocks with 8-bit activations
@@ -94,5 +94,13 @@ int forward_decode(const model *m, const attn_mask *mask, int32_t token, kv_cach
 typedef void (*forward_attn_visit)(void *user, int layer, int head, int pos, const float *p);
 int forward_attn_probs(const model *m, const int32_t *tokens, int n_tokens, int pos_lo, int pos_hi,
                        forward_attn_visit visit, void *user, char *err, size_t errlen);
+/* forward_attn_probs with the residual stream going through each layer as `mask` says (NULL: every
+ * head full): the probabilities of layer l are those of the heads' q and k given layers 0..l-1
+ * under the mask (each visited head's p is still the unrestricted softmax over keys j <= i; a
+ * caller restricts it to an SWA head's visibility itself). Extra error: "mask is L x H, the
+ * model L' x H'". For the explorer's attention view (tui/worker_attn.c). */
+int forward_attn_probs_mask(const model *m, const attn_mask *mask, const int32_t *tokens, int n_tokens,
+                            int pos_lo, int pos_hi, forward_attn_visit visit, void *user, char *err,
+                            size_t errlen);
 
 #endif

@@ -160,6 +160,11 @@ int search_variant_apply(search_config *cfg, const char *name, char *err, size_t
  * 3 (as search_config_paper_options does). Call after search_variant_apply and before options the
  * user gave explicitly (--stage1). HEAD changes nothing else. */
 void search_config_set_granularity(search_config *cfg, search_granularity g);
+/* Name i of every method search_variant_apply takes (what `bosch compare` can run), for pickers
+ * such as the explorer's start form: the BOSCH variants (bosch, bosch_paper, bosch_indep,
+ * bosch_marginal, bosch_ranks, bosch_heads, bosch_bucket, bosch_plus), then the baselines in
+ * search_method order (search_method_name); NULL for i < 0 or past the last. */
+const char *search_variant_name(int i);
 /* Apply a preset's window, budgets and calibration size (ratio, method, seed, sinks untouched):
  *   tiny:    4 samples x 512 tokens, window 64, stage-1 budget 3/layer, stage-3 budget 16/group,
  *            1 restart — a rho=0.5 search on SmolLM2-135M fits in ~10 min on 2 CPU cores.

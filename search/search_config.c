@@ -149,6 +149,14 @@ int search_variant_apply(search_config *cfg, const char *name, char *err, size_t
     return -1;
 }
 
+const char *search_variant_name(int i) {
+    const int n_var = (int)(sizeof variants / sizeof variants[0]);
+    if (i < 0) return NULL;
+    if (i < n_var) return variants[i].name;
+    int m = i - n_var + 1; /* the baselines, SEARCH_METHOD_BOSCH + 1 .. */
+    return m < SEARCH_METHOD_COUNT ? search_method_name((search_method)m) : NULL;
+}
+
 void search_config_paper_options(search_config *cfg) {
     cfg->stage1_independent = 0;
     cfg->delta_marginal = 0;

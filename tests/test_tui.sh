@@ -126,8 +126,8 @@ wait_for $S '1/90 KV heads SWA' 5 && pass "u undoes the load" || fail "undo afte
 
 # 5. Search: start (defaults: ratio 0.5, tiny preset), let it evaluate, pause, check the counter.
 T send-keys -t $S s
-wait_for $S 'Start a BOSCH search' 5 || fail "start form"
-T send-keys -t $S Tab Tab Tab Right # the granularity: whole layers, round(0.5 x 30) = 15 of them
+wait_for $S 'Start a search' 5 || fail "start form"
+T send-keys -t $S Tab Tab Tab Tab Right # the granularity: whole layers, round(0.5 x 30) = 15 of them
 wait_for $S 'granularity +< whole layers >' 5 && wait_for $S '15 of 30 layers \(all their KV heads\) will become SWA' 5 &&
     pass "the start form offers whole layers" || fail "start form: granularity"
 T send-keys -t $S Left Tab # back to KV heads, and to the ratio
@@ -239,7 +239,7 @@ if wait_for layers '\[ready\]' 180; then
     T send-keys -t layers s
     wait_for layers 'Start a BOSCH search' 5 || fail "layers: start form"
     T send-keys -t layers Tab Tab Tab Right Enter
-    wait_for layers 'search: BOSCH by layers' 120 && pass "the explorer starts a layer-granularity search" ||
+    wait_for layers 'search: bosch by layers' 120 && pass "the explorer starts a layer-granularity search" ||
         fail "layers: no layer search in the log"
     wait_for layers 'Stage 1, whole layers: layer [0-9]+ goes SWA' 300 &&
         pass "the teaching text explains the whole-layer probes" || fail "layers: teaching text"

@@ -259,6 +259,8 @@ static void test_search_control(void **st) {
     assert_int_equal(u->form_window, 64);
     key(u, '+');
     assert_int_equal(u->form_window, 128);
+    key(u, '\t'); /* the method: bosch */
+    assert_string_equal(ui_form_method(u), "bosch");
     key(u, '\t'); /* the granularity: heads, then whole layers, then heads again */
     assert_int_equal(u->form_granularity, 0);
     key(u, KEY_RIGHT);
@@ -266,7 +268,7 @@ static void test_search_control(void **st) {
     key(u, KEY_RIGHT);
     key(u, KEY_LEFT);
     assert_int_equal(u->form_granularity, 1);
-    key(u, '\t'); /* back to the ratio: four fields */
+    key(u, '\t'); /* back to the ratio: five fields */
     assert_int_equal(u->form_field, 0);
     c = key(u, KEY_ENTER);
     assert_int_equal(u->mode, UI_NORMAL);
@@ -290,7 +292,7 @@ static void test_search_control(void **st) {
     assert_int_equal(u->follow, 1);
     assert_int_equal(u->edited, 0);
     assert_int_equal(u->undo_n, undo_before + 1);
-    assert_string_equal(u->msg, "starting: ratio 0.500, preset tiny, window 128");
+    assert_string_equal(u->msg, "starting bosch: ratio 0.500, preset tiny, window 128");
     u->snap.have_search = 1;
     u->snap.phase = EX_RUNNING;
     c = key(u, 'p');
@@ -431,7 +433,7 @@ static void test_table_help_footer(void **st) {
     }
     const char *text = NULL;
     for (int k = 0; k < n; k++) {
-        for (int m = 0; m <= UI_COMPARE; m++)
+        for (int m = 0; m <= UI_ATTN; m++)
             if (t[k].modes & KM(m)) assert_int_equal(keymap_lookup((ui_mode)m, t[k].key), t[k].req);
         if (t[k].modes & KM(UI_NORMAL)) { /* on the line of the help text above it in the table */
             if (t[k].help) text = t[k].help;
@@ -449,7 +451,7 @@ static void test_table_help_footer(void **st) {
             if (!found) fail_msg("key %s is not in the help", t[k].label);
         }
         if (t[k].footer)
-            for (int m = 0; m <= UI_COMPARE; m++) {
+            for (int m = 0; m <= UI_ATTN; m++) {
                 if (!(t[k].modes & KM(m))) continue;
                 char f[256];
                 keymap_footer((ui_mode)m, f, sizeof f);
@@ -653,6 +655,103 @@ static void test_mouse(void **st) {
     free_state(u);
 }
 
+/* The attention view (A): its command for the head under the cursor, the split and sample keys,
+ * the cursor moving to another head (each recomputes), Esc. The form's method field (every method
+ * of bosch compare, through the option table). W's folder prompt and its command; an opened
+ * workspace's mask, cursor and undo history. */
+static void test_attn_form_workspace(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    ui_cmd c = key(u, 'A');
+    assert_int_equal(u->mode, UI_ATTN);
+    assert_int_equal(c.kind, UI_CMD_ATTN);
+    assert_int_equal(c.layer, L - 1);
+    assert_int_equal(c.kv_head, 0);
+    assert_int_equal(c.split, 0);
+    assert_ptr_equal(c.mask, &u->mask);
+    c = key(u, '\t');
+    assert_int_equal(c.kind, UI_CMD_ATTN);
+    assert_int_equal(c.split, 1);
+    c = key(u, 'n');
+    assert_int_equal(c.sample, 1);
+    c = key(u, 'p');
+    c = key(u, 'p');
+    assert_int_equal(c.sample, -1); /* the worker wraps it */
+    c = key(u, KEY_UP);
+    assert_int_equal(c.kind, UI_CMD_ATTN);
+    assert_int_equal(c.layer, L - 2);
+    c = key(u, 'l');
+    assert_int_equal(c.kv_head, 1);
+    c = key(u, 'x'); /* not a key of the view */
+    assert_int_equal(c.kind, UI_CMD_NONE);
+    assert_int_equal(u->mode, UI_ATTN);
+    key(u, 27);
+    assert_int_equal(u->mode, UI_NORMAL);
+
+    /* the form: Down x3 to the method, Left from bosch wraps to the last baseline */
+    key(u, 's');
+    for (int i = 0; i < 3; i++) key(u, KEY_DOWN);
+    const char *seen[32];
+    int n = 0;
+    do {
+        seen[n++] = ui_form_method(u);
+        key(u, KEY_RIGHT);
+    } while (strcmp(ui_form_method(u), "bosch") && n < 32);
+    assert_int_equal(n, 17); /* 9 BOSCH variants (bosch_layer the last) and 8 baselines */
+    assert_string_equal(seen[0], "bosch");
+    assert_string_equal(seen[7], "bosch_plus");
+    assert_string_equal(seen[8], "bosch_layer");
+    assert_string_equal(seen[9], "rand");
+    assert_string_equal(seen[16], "fisher");
+    for (int i = 0; i < 4; i++) key(u, KEY_LEFT);
+    assert_string_equal(ui_form_method(u), "locality");
+    c = key(u, '\n');
+    assert_int_equal(c.kind, UI_CMD_START_SEARCH);
+    search_config cfg;
+    char err[256];
+    assert_int_equal(search_opts_config(&c.req.opts, 8192, &cfg, err, sizeof err), 0);
+    assert_int_equal(cfg.method, SEARCH_METHOD_LOCALITY);
+    ui_cmd_done(u, &c, 0);
+    assert_non_null(strstr(u->msg, "starting locality"));
+
+    /* W: the folder prompt, then the save command */
+    key(u, 'W');
+    assert_int_equal(u->mode, UI_PROMPT);
+    assert_int_equal(u->prompt, PROMPT_WORKSPACE);
+    assert_string_equal(u->input, "bosch-workspace");
+    c = key(u, '\n');
+    assert_int_equal(c.kind, UI_CMD_WORKSPACE);
+    assert_string_equal(c.path, "bosch-workspace");
+    u->snap.have_search = 1, u->snap.n_evals = 7;
+    ui_cmd_done(u, &c, 0);
+    assert_int_equal(ui_search_unsaved(u), 1);
+    u->snap.io = (ex_io){.seq = 1, .kind = EX_IO_WORKSPACE_SAVE, .ok = 1, .path = "bosch-workspace"};
+    ui_apply_snapshot(u);
+    assert_int_equal(ui_search_unsaved(u), 0); /* saved: quitting does not ask */
+
+    /* an opened workspace */
+    ex_io *r = &u->snap.io;
+    *r = (ex_io){.seq = 2, .kind = EX_IO_WORKSPACE_OPEN, .ok = 1, .path = "ws", .mask = u->mask};
+    r->mask.z[4] = ATTN_SWA;
+    r->ws =
+        (ex_workspace){.have_ui = 1, .cur_layer = 2, .cur_head = 1, .follow = 0, .edited = 1, .n_undo = 2};
+    ex_mask undo[2] = {u->mask, u->mask};
+    undo[1].z[0] = ATTN_SWA;
+    ui_apply_snapshot(u);
+    ui_workspace_opened(u, undo, 2);
+    assert_int_equal(u->cur_layer, 2);
+    assert_int_equal(u->cur_head, 1);
+    assert_int_equal(u->follow, 0);
+    assert_int_equal(n_swa(u), 1);
+    assert_string_equal(u->ws_dir, "ws");
+    key(u, 'u'); /* the newest undo mask */
+    assert_int_equal(u->mask.z[0], ATTN_SWA);
+    assert_int_equal(u->mask.z[4], ATTN_FULL);
+    key(u, 'u');
+    assert_int_equal(n_swa(u), 0);
+    free_state(u);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_start),
@@ -671,6 +770,7 @@ int main(void) {
         cmocka_unit_test(test_command_line),
         cmocka_unit_test(test_jump_and_f_keys),
         cmocka_unit_test(test_mouse),
+        cmocka_unit_test(test_attn_form_workspace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

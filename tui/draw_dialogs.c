@@ -96,16 +96,16 @@ static void draw_help(ui_state *u) {
 }
 
 static void draw_start(ui_state *u) {
-    lay_rect r = layout_center(u->rows, u->cols, 12, 64);
-    draw_box(&r, u, "Start a BOSCH search");
+    lay_rect r = layout_center(u->rows, u->cols, 13, 64);
+    draw_box(&r, u, "Start a search (BOSCH or a baseline)");
     int x = r.x + 2, w = r.w - 4;
     char ratio[16], win[32];
     snprintf(ratio, sizeof ratio, "%.3f", u->form_ratio);
     snprintf(win, sizeof win, "%d tokens", u->form_window);
-    const char *vals[4] = {ratio, ui_presets[u->form_preset_i], win,
+    const char *vals[5] = {ratio, ui_presets[u->form_preset_i], win, ui_form_method(u),
                            u->form_granularity ? "whole layers" : "KV heads"};
-    const char *names[4] = {"ratio (SWA share)", "preset (budget)", "window W", "granularity"};
-    for (int f = 0; f < 4; f++) {
+    const char *names[5] = {"ratio (SWA share)", "preset (budget)", "window W", "method", "granularity"};
+    for (int f = 0; f < 5; f++) {
         int sel = f == u->form_field;
         draw_text(r.y + 2 + f, x, 20, sel ? A_BOLD : A_NORMAL, "%s %s", sel ? ">" : " ", names[f]);
         draw_text(r.y + 2 + f, x + 21, w - 21, sel ? (A_REVERSE | A_BOLD) : A_NORMAL, " < %s > ", vals[f]);
@@ -160,10 +160,14 @@ static void draw_prompt(ui_state *u) {
                                          "Open a bosch compare folder",
                                          "Export for DuoAttention (folder)",
                                          "Export a Hugging Face config patch (servable layers)",
-                                         "Export TensorRT-LLM kv_cache_config (servable layers)"};
+                                         "Export TensorRT-LLM kv_cache_config (servable layers)",
+                                         "Save the workspace (a folder)"};
     draw_box(&r, u, titles[u->prompt]);
     draw_text(r.y + 2, r.x + 2, r.w - 4, A_NORMAL,
-              u->prompt == PROMPT_COMPARE_DIR || u->prompt == PROMPT_EXPORT_DUO ? "dir:  " : "file: ");
+              u->prompt == PROMPT_COMPARE_DIR || u->prompt == PROMPT_EXPORT_DUO ||
+                      u->prompt == PROMPT_WORKSPACE
+                  ? "dir:  "
+                  : "file: ");
     int fw = r.w - 4 - 6;
     const char *shown = u->input;
     if (u->input_len > fw - 1) shown = u->input + (u->input_len - (fw - 1));
@@ -222,6 +226,9 @@ void draw_dialogs(ui_state *u) {
         break;
     case UI_ASK:
         draw_ask(u);
+        break;
+    case UI_ATTN:
+        draw_attn(u);
         break;
     default:
         break;

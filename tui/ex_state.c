@@ -27,3 +27,8 @@ int ex_mask_count_swa(const ex_mask *m) {
     for (int i = 0; i < m->n_layer * m->n_head_kv; i++) n += m->z[i] == ATTN_SWA;
     return n;
 }
+
+const char *ex_rank_name(int k) {
+    static const char *const names[EX_RANKS] = {"locality", "echo", "ablation", "fisher"};
+    return k >= 0 && k < EX_RANKS ? names[k] : "?";
+}

@@ -58,18 +58,68 @@ typedef struct {
     double seconds;
 } ex_ask;
 
+/* The attention view (worker_attn.c): for one probe sample, the attention of the query heads of one
+ * KV head at the answer position (the last prompt token, whose output is the first answer token)
+ * over the prompt, under full attention (the forward with every head full) and as an SWA head (the
+ * forward with the working mask upstream and this KV head SWA, the head's softmax restricted to
+ * its visible keys); the next-token answer probability; the head's static rankings. */
+#define EX_ATTN_Q 8         /* query heads of a GQA group shown at most */
+#define EX_ATTN_BUCKETS 256 /* strip resolution sent to the UI (attn_strip_resample of the tokens) */
+#define EX_RANKS 4          /* locality, echo, ablation, fisher (ex_rank_name) */
+typedef enum { EX_RANK_PENDING = 0, EX_RANK_RUNNING, EX_RANK_READY, EX_RANK_FAILED } ex_rank_state;
+typedef struct {
+    long seq; /* increments with each result; 0 = none yet */
+    int ok;   /* 0: msg says why */
+    char msg[EX_LINE];
+    int layer, kv_head;
+    int split;          /* 0 calibration, 1 held-out */
+    int sample_asked;   /* the sample index asked for (sample is it modulo n_samples) */
+    uint64_t mask_hash; /* mask_hash of the working mask it was computed with */
+    int sample, n_samples;
+    int q0, n_q;                /* query heads q0 .. q0 + n_q - 1 (GQA group of kv_head; at most EX_ATTN_Q) */
+    int n_keys;                 /* prompt tokens; the query is at n_keys - 1 */
+    int window, sinks;          /* the working mask's */
+    int needle_pos, needle_len; /* the queried needle's span, tokens */
+    char needle[64];            /* its value */
+    float full[EX_ATTN_Q][EX_ATTN_BUCKETS]; /* attention mass per bucket of the prompt, full */
+    float swa[EX_ATTN_Q][EX_ATTN_BUCKETS];  /* the same as an SWA head (renormalized on its keys) */
+    double in_full[EX_ATTN_Q];              /* share of the full softmax inside the window (sinks + last W) */
+    double in_swa[EX_ATTN_Q];               /* the same with the working mask upstream and this head SWA */
+    double needle_full[EX_ATTN_Q], needle_swa[EX_ATTN_Q]; /* mass on the needle's span */
+    double p_answer, p_answer_full; /* evaluator p_answer of the sample: working mask, all full */
+    int exact;                      /* the working mask's argmax answers are all right */
+    double seconds;
+    /* static rankings (cached per session, computed in the background after the first view) */
+    int rank_state[EX_RANKS]; /* ex_rank_state */
+    double rank_score[EX_RANKS];
+    int rank[EX_RANKS], rank_n;   /* 1 = most important of rank_n KV heads */
+    long rank_evals, rank_budget; /* the ranking being computed: evaluations so far, planned */
+} ex_attn;
+
 /* File work the worker does for the UI (the UI thread never reads or writes files). */
 typedef enum {
     EX_IO_EXPORT_MASK,
     EX_IO_EXPORT_TRACE,
     EX_IO_EXPORT_LAYERS,
     EX_IO_LOAD_MASK,
-    EX_IO_COMPARE_OPEN, /* read a compare folder's held-out rows (worker_compare_open) */
-    EX_IO_COMPARE_MASK, /* read the mask of one of those rows (worker_compare_mask) */
-    EX_IO_EXPORT_DUO,   /* the working mask as a DuoAttention folder (formats/interop.h) */
-    EX_IO_EXPORT_HF,    /* its servable projection as a Hugging Face config.json patch */
-    EX_IO_EXPORT_TRTLLM /* its servable projection as TensorRT-LLM kv_cache_config JSON */
+    EX_IO_COMPARE_OPEN,   /* read a compare folder's held-out rows (worker_compare_open) */
+    EX_IO_COMPARE_MASK,   /* read the mask of one of those rows (worker_compare_mask) */
+    EX_IO_EXPORT_DUO,     /* the working mask as a DuoAttention folder (formats/interop.h) */
+    EX_IO_EXPORT_HF,      /* its servable projection as a Hugging Face config.json patch */
+    EX_IO_EXPORT_TRTLLM,  /* its servable projection as TensorRT-LLM kv_cache_config JSON */
+    EX_IO_WORKSPACE_SAVE, /* save the explorer's state to a folder (worker_workspace_save) */
+    EX_IO_WORKSPACE_OPEN, /* open a workspace or `bosch search --out` folder (worker_workspace_open) */
 } ex_io_kind;
+
+/* What an opened workspace gives back to the UI besides the mask (EX_IO_WORKSPACE_OPEN). */
+typedef struct {
+    int have_ui;             /* the folder had a workspace.txt (else: a `bosch search --out` run) */
+    int cur_layer, cur_head; /* the cursor */
+    int follow, edited;      /* the grid follows the search / the mask was edited */
+    int n_undo;              /* undo masks kept by the worker (worker_workspace_undo copies them) */
+    int have_search;         /* a search was loaded from DIR/state */
+    int search_done;         /* ... and it has finished */
+} ex_workspace;
 
 /* Result of the latest file job. */
 typedef struct {
@@ -85,6 +135,7 @@ typedef struct {
     int n_rows;        /* EX_IO_COMPARE_OPEN when ok: rows read (worker_compare_rows copies them) */
     double ratio;      /* EX_IO_COMPARE_OPEN when ok: the folder's ratio nearest the one asked for */
     int row;           /* EX_IO_COMPARE_MASK: the row whose mask was read */
+    ex_workspace ws;   /* EX_IO_WORKSPACE_OPEN when ok */
 } ex_io;
 
 typedef struct {
@@ -104,6 +155,7 @@ typedef struct {
     int granularity; /* search_granularity of the search: 0 heads, 1 whole layers */
     double target_ratio;
     char preset[16];
+    char method[32]; /* the --method name it runs (bosch, a variant or a baseline) */
     int window, sinks;
     int stage;                       /* 0 normalization, 1..3, 4 done */
     int probe_layer;                 /* stage 1: layer being probed, -1 otherwise */
@@ -138,6 +190,7 @@ typedef struct {
                                     on the same probes; mask_hash is the projection's */
     ex_ask ask;
     ex_io io;
+    ex_attn attn;
 } ex_snapshot;
 
 /* ex_mask <-> attn_mask (the ex_mask must fit EX_MAX_*; returns -1 otherwise). */
@@ -145,5 +198,8 @@ int ex_mask_from(ex_mask *dst, const attn_mask *src);
 /* View an ex_mask as an attn_mask (no copy: out->z points into m). */
 void ex_mask_view(ex_mask *m, attn_mask *out);
 int ex_mask_count_swa(const ex_mask *m);
+/* The name of static ranking k of ex_attn (locality, echo, ablation, fisher: `bosch search
+ * --method` names, in the order they are computed), "?" out of range. */
+const char *ex_rank_name(int k);
 
 #endif

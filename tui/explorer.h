@@ -21,6 +21,8 @@ typedef struct {
     const char *term;          /* $TERM, named when the terminal cannot be initialised; NULL unset */
     const char *config_path;   /* the config file (tui/ui_config.h), named in its messages; NULL: none */
     const char *config_text;   /* its text, read by the app; NULL: no file (the defaults) */
+    const char *workspace_dir; /* NULL, or a workspace / `bosch search --out` folder to open once the
+                                  model is loaded (worker_workspace_open) */
 } explorer_opts;
 
 /* Run the explorer until the user quits. Returns the process exit status (0, or 1 after an error

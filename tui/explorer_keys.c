@@ -34,6 +34,14 @@ static int send_cmd(ui_state *u, const ui_cmd *c) {
     case UI_CMD_REDRAW:
         clearok(curscr, TRUE);
         return 0;
+    case UI_CMD_ATTN:
+        return worker_attn(u->w, c->mask, c->layer, c->kv_head, c->split, c->sample);
+    case UI_CMD_WORKSPACE: {
+        const ex_mask *undo[UI_UNDO]; /* the ring, oldest first */
+        for (int i = 0; i < u->undo_n; i++) undo[i] = &u->undo[(u->undo_head + i) % UI_UNDO];
+        worker_ws_ui ws = {&u->mask, undo, u->undo_n, u->cur_layer, u->cur_head, u->follow, u->edited};
+        return worker_workspace_save(u->w, c->path, &ws);
+    }
     case UI_CMD_NONE:
         break;
     }
@@ -77,5 +85,12 @@ void ui_on_snapshot(ui_state *u) {
             snprintf(r->msg, sizeof r->msg, "out of memory");
         }
     }
+    int ws_open = r->seq > u->io_seen && r->kind == EX_IO_WORKSPACE_OPEN && r->ok;
     ui_apply_snapshot(u);
+    if (ws_open) { /* the undo masks stay with the worker: copy them, then apply the workspace */
+        ex_mask *undo = calloc(UI_UNDO, sizeof *undo);
+        int n = undo ? worker_workspace_undo(u->w, undo, UI_UNDO) : 0;
+        ui_workspace_opened(u, undo, n);
+        free(undo);
+    }
 }

@@ -28,7 +28,7 @@ static const keymap_entry table[] = {
     {'T', REQ_TOGGLE_LAYER, N, "T", "toggle the whole layer", "T:layer"},
     {'L', REQ_TOGGLE_LAYER, N, "L", NULL, NULL},
     {'f', REQ_FILL, N, "f", "fill the layer: then 0-9 = that many SWA KV heads", "f:fill"},
-    {'v', REQ_HELDOUT, N, "v", "score the mask on held-out probes", "v:eval"},
+    {'v', REQ_HELDOUT, N, "v", "held-out score of the mask / its per-layer projection", "v:eval"},
     {'a', REQ_ASK, N | KM(UI_ASK), "a", "ask the model a held-out question with this mask", "a:ask"},
     {'x', REQ_EXPORT_MENU, N | KM(UI_CONFIRM_QUIT), "x",
      "export, then m t l d h r (duo hf trtllm too) / load", "x:export"},
@@ -55,8 +55,10 @@ static const keymap_entry table[] = {
     {KEY_HOME, REQ_FIRST_LAYER, N, "Home", NULL, NULL},
     {KEY_END, REQ_LAST_LAYER, N, "End", NULL, NULL},
     {CTRL('l'), REQ_REDRAW, N, "Ctrl-L", NULL, NULL},
+    {'A', REQ_ATTN, N, "A", "attention view of the head / save the workspace", NULL},
+    {'W', REQ_WORKSPACE_SAVE, N, "W", NULL, NULL},
     /* last in the footer: it is cut first on a narrow terminal */
-    {'V', REQ_HELDOUT_SERVABLE, N, "V", "held-out score of the mask's per-layer projection", "V:layer-eval"},
+    {'V', REQ_HELDOUT_SERVABLE, N, "V", NULL, "V:layer-eval"},
     /* the fill dialog */
     {'0', REQ_FILL_COUNT, KM(UI_FILL), "0-9", NULL, "fill layer: 0-9 = SWA KV heads"},
     {'1', REQ_FILL_COUNT, KM(UI_FILL), "1", NULL, NULL},
@@ -126,6 +128,24 @@ static const keymap_entry table[] = {
     {'\r', REQ_CMP_SHOW_DIFF, KM(UI_COMPARE), "Enter", NULL, NULL},
     {KEY_ENTER, REQ_CMP_SHOW_DIFF, KM(UI_COMPARE), "Enter", NULL, NULL},
     {'L', REQ_CMP_LOAD, KM(UI_COMPARE), "L", NULL, NULL},
+    /* the attention view: the cursor keys move to another head, recomputing the view */
+    {'\t', REQ_ATTN_SPLIT, KM(UI_ATTN), "Tab", NULL, "Tab calib/held-out"},
+    {'s', REQ_ATTN_SPLIT, KM(UI_ATTN), "s", NULL, NULL},
+    {'n', REQ_ATTN_NEXT, KM(UI_ATTN), "n", NULL, "n/p sample"},
+    {']', REQ_ATTN_NEXT, KM(UI_ATTN), "]", NULL, NULL},
+    {'p', REQ_ATTN_PREV, KM(UI_ATTN), "p", NULL, NULL},
+    {'[', REQ_ATTN_PREV, KM(UI_ATTN), "[", NULL, NULL},
+    {KEY_UP, REQ_MOVE_UP, KM(UI_ATTN), "Up", NULL, "arrows head"},
+    {KEY_DOWN, REQ_MOVE_DOWN, KM(UI_ATTN), "Down", NULL, NULL},
+    {KEY_LEFT, REQ_MOVE_LEFT, KM(UI_ATTN), "Left", NULL, NULL},
+    {KEY_RIGHT, REQ_MOVE_RIGHT, KM(UI_ATTN), "Right", NULL, NULL},
+    {'k', REQ_MOVE_UP, KM(UI_ATTN), "k", NULL, NULL},
+    {'j', REQ_MOVE_DOWN, KM(UI_ATTN), "j", NULL, NULL},
+    {'h', REQ_MOVE_LEFT, KM(UI_ATTN), "h", NULL, NULL},
+    {'l', REQ_MOVE_RIGHT, KM(UI_ATTN), "l", NULL, NULL},
+    {ESC, REQ_CLOSE, KM(UI_ATTN), "Esc", NULL, "Esc close"},
+    {'q', REQ_CLOSE, KM(UI_ATTN), "q", NULL, NULL},
+    {'A', REQ_CLOSE, KM(UI_ATTN), "A", NULL, NULL},
 };
 #define N_TABLE ((int)(sizeof table / sizeof table[0]))
 
@@ -191,6 +211,9 @@ static const struct {
     {REQ_REDRAW, "redraw"},
     {REQ_JUMP, "jump"},
     {REQ_COMMAND, "command"},
+    {REQ_HELDOUT_SERVABLE, "eval_servable"},
+    {REQ_ATTN, "attention"},
+    {REQ_WORKSPACE_SAVE, "workspace"},
 };
 #define N_REQUEST_NAMES ((int)(sizeof request_names / sizeof request_names[0]))
 

@@ -42,6 +42,8 @@ typedef enum {
     REQ_JUMP,    /* '/': the layer prompt */
     REQ_COMMAND, /* ':': the command line (cmdline.h) */
     REQ_MOUSE,   /* KEY_MOUSE: a click or the wheel (ui_apply_mouse) */
+    REQ_ATTN,           /* the attention view of the head under the cursor */
+    REQ_WORKSPACE_SAVE, /* save the workspace: the folder prompt */
     /* dialogs */
     REQ_CLOSE,          /* Esc, or any other key where a dialog closes on it */
     REQ_EXPORT_MASK,    /* UI_EXPORT */
@@ -67,6 +69,9 @@ typedef enum {
     REQ_CMP_DOWN,
     REQ_CMP_SHOW_DIFF, /* UI_COMPARE: the selected method's mask as a diff in the grid */
     REQ_CMP_LOAD,      /* UI_COMPARE: the selected method's mask as the working mask */
+    REQ_ATTN_SPLIT,    /* UI_ATTN: calibration <-> held-out */
+    REQ_ATTN_NEXT,     /* UI_ATTN: the next sample */
+    REQ_ATTN_PREV,     /* UI_ATTN: the previous sample */
     REQ_N
 } ui_request;
 

@@ -1,6 +1,7 @@
-/* ui_form.c — the start-a-search form (UI_START): ratio, preset, window and granularity (single KV
- * heads, or whole layers as `bosch search --granularity layer`) of a new search, as a pure function
- * of the UI state (ui_request.h). Drawn by draw_dialogs.c. */
+/* ui_form.c — the start-a-search form (UI_START): ratio, preset, window, method (any method of
+ * `bosch compare`: BOSCH, its variants and the baselines, search_variant_name) and granularity
+ * (single KV heads, or whole layers as `bosch search --granularity layer`) of a new search, as a
+ * pure function of the UI state (ui_request.h). Drawn by draw_dialogs.c. */
 #define _GNU_SOURCE
 #include <stdio.h>
 
@@ -14,8 +15,19 @@ const int ui_n_ratios = 4;
 const char *const ui_presets[] = {"tiny", "default", "paper"};
 const int ui_n_presets = 3;
 
-#define FORM_FIELDS 4                          /* ratio, preset, window, granularity */
+#define FORM_FIELDS 5                          /* ratio, preset, window, method, granularity */
 #define FORM_MAX_WINDOW SEARCH_OPTS_MAX_TOKENS /* typing stops there; the table checks the range */
+
+static int n_methods(void) {
+    int n = 0;
+    while (search_variant_name(n)) n++;
+    return n;
+}
+
+const char *ui_form_method(const ui_state *u) {
+    const char *m = search_variant_name(u->form_method_i);
+    return m ? m : "bosch";
+}
 
 /* The window of preset i for the model (the probes' default when it cannot be applied). */
 static int preset_window(const ui_state *u, int preset_i) {
@@ -57,19 +69,22 @@ static void form_step(ui_state *u, int d) {
         long w = d > 0 ? (long)u->form_window * 2 : u->form_window / 2;
         if (w >= 1 && w <= FORM_MAX_WINDOW) u->form_window = (int)w;
     }
-    if (u->form_field == 3) u->form_granularity = !u->form_granularity; /* two values: heads, layers */
+    if (u->form_field == 3) u->form_method_i = (u->form_method_i + d + n_methods()) % n_methods();
+    if (u->form_field == 4) u->form_granularity = !u->form_granularity; /* two values: heads, layers */
 }
 
 /* The form's fields as `bosch search` options, parsed by the same table (search_options.h). */
 static ui_cmd form_accept(ui_state *u) {
     ui_cmd c = {.kind = UI_CMD_NONE};
-    char text[4][32], err[256];
-    const search_opt_id ids[4] = {SOPT_RATIO, SOPT_PRESET, SOPT_WINDOW, SOPT_GRANULARITY};
+    char text[FORM_FIELDS][32], err[256];
+    const search_opt_id ids[FORM_FIELDS] = {SOPT_RATIO, SOPT_PRESET, SOPT_WINDOW, SOPT_METHOD,
+                                            SOPT_GRANULARITY};
     snprintf(text[0], sizeof text[0], "%.17g", u->form_ratio);
     snprintf(text[1], sizeof text[1], "%s", ui_presets[u->form_preset_i]);
     snprintf(text[2], sizeof text[2], "%d", u->form_window);
-    snprintf(text[3], sizeof text[3], "%s", u->form_granularity ? "layer" : "head");
-    for (int i = 0; i < 4; i++)
+    snprintf(text[3], sizeof text[3], "%s", ui_form_method(u));
+    snprintf(text[4], sizeof text[4], "%s", u->form_granularity ? "layer" : "head");
+    for (int i = 0; i < FORM_FIELDS; i++)
         if (search_opts_set(&c.req.opts, ids[i], text[i], err, sizeof err)) {
             ui_message(u, "%s: %s", search_opts_name(ids[i]), err);
             return c;

@@ -119,7 +119,7 @@ void ui_move_cursor(ui_state *u, int dl, int dh) {
 }
 
 /* The cursor requests (REQ_MOVE_* .. REQ_LAST_LAYER). */
-static void cursor_request(ui_state *u, ui_request req) {
+void ui_cursor_request(ui_state *u, ui_request req) {
     int page = u->lay.visible_layers > 1 ? u->lay.visible_layers - 1 : 1;
     switch (req) {
     case REQ_MOVE_UP:
@@ -162,10 +162,12 @@ void ui_file_prompt(ui_state *u, prompt_kind k) {
                                         [PROMPT_EXPORT_DUO] = "bosch-duo",
                                         [PROMPT_EXPORT_HF] = "bosch-hf-config.json",
                                         [PROMPT_EXPORT_TRTLLM] = "bosch-trtllm.json",
+                                        [PROMPT_WORKSPACE] = "bosch-workspace",
                                         [PROMPT_COMMAND] = "",
                                         [PROMPT_JUMP] = ""};
     const char *p = k == PROMPT_LOAD_MASK && u->last_path[0]   ? u->last_path
                     : k == PROMPT_COMPARE_DIR && u->cmp_dir[0] ? u->cmp_dir
+                    : k == PROMPT_WORKSPACE && u->ws_dir[0]    ? u->ws_dir
                                                                : names[k];
     snprintf(u->input, sizeof u->input, "%s", p);
     u->input_len = (int)strlen(u->input);
@@ -189,6 +191,7 @@ static ui_cmd run_prompt(ui_state *u) {
         double want = u->snap.have_search ? u->snap.target_ratio : mask_ratio(&am);
         return (ui_cmd){.kind = UI_CMD_COMPARE_OPEN, .path = u->input, .ratio = want};
     }
+    if (u->prompt == PROMPT_WORKSPACE) return (ui_cmd){.kind = UI_CMD_WORKSPACE, .path = u->input};
     static const ex_io_kind kinds[] = {
         [PROMPT_EXPORT_MASK] = EX_IO_EXPORT_MASK,     [PROMPT_EXPORT_TRACE] = EX_IO_EXPORT_TRACE,
         [PROMPT_EXPORT_LAYERS] = EX_IO_EXPORT_LAYERS, [PROMPT_LOAD_MASK] = EX_IO_LOAD_MASK,
@@ -337,8 +340,13 @@ static ui_cmd model_request(ui_state *u, ui_request req) {
     case REQ_JUMP:
         ui_line_prompt(u, PROMPT_JUMP);
         break;
+    case REQ_ATTN:
+        return ui_attn_open(u);
+    case REQ_WORKSPACE_SAVE:
+        ui_file_prompt(u, PROMPT_WORKSPACE);
+        break;
     default:
-        cursor_request(u, req);
+        ui_cursor_request(u, req);
         break;
     }
     return no_cmd;
@@ -431,6 +439,8 @@ ui_cmd ui_apply(ui_state *u, ui_request req, int ch) {
         return req == REQ_ASK ? normal_request(u, req) : no_cmd;
     case UI_COMPARE:
         return compare_request(u, req);
+    case UI_ATTN:
+        return ui_attn_apply(u, req);
     default:
         return normal_request(u, req);
     }
@@ -442,8 +452,8 @@ void ui_cmd_done(ui_state *u, const ui_cmd *c, int rc) {
     case UI_CMD_START_SEARCH:
         follow_again(u);
         u->saved_evals = -1;
-        ui_message(u, "starting: ratio %.3f, preset %s, window %ld", c->req.opts.ratio,
-                   c->req.opts.name[SOPT_PRESET], c->req.opts.num[SOPT_WINDOW]);
+        ui_message(u, "starting %s: ratio %.3f, preset %s, window %ld", c->req.opts.name[SOPT_METHOD],
+                   c->req.opts.ratio, c->req.opts.name[SOPT_PRESET], c->req.opts.num[SOPT_WINDOW]);
         break;
     case UI_CMD_HELDOUT:
         ui_message(u, c->servable ? "evaluating the servable (per-layer) projection on held-out probes..."
@@ -458,6 +468,14 @@ void ui_cmd_done(ui_state *u, const ui_cmd *c, int rc) {
         break;
     case UI_CMD_COMPARE_OPEN:
         ui_message(u, "reading %s...", c->path);
+        break;
+    case UI_CMD_WORKSPACE:
+        u->io_req_evals = u->snap.n_evals;
+        ui_message(u, "saving the workspace to %s...", c->path);
+        break;
+    case UI_CMD_ATTN:
+        ui_message(u, "attention of L%d kv%d on the %s split...", c->layer, c->kv_head,
+                   c->split ? "held-out" : "calibration");
         break;
     default:
         break;
@@ -505,6 +523,18 @@ static void on_io_result(ui_state *u) {
         return;
     }
     ui_message(u, "%s", r->msg);
+    if (r->kind == EX_IO_WORKSPACE_SAVE || r->kind == EX_IO_WORKSPACE_OPEN) {
+        if (r->ok) snprintf(u->ws_dir, sizeof u->ws_dir, "%s", r->path);
+        if (r->ok && r->kind == EX_IO_WORKSPACE_SAVE) u->saved_evals = u->io_req_evals;
+        if (!r->ok && r->path_refused && u->mode == UI_NORMAL) {
+            u->prompt = PROMPT_WORKSPACE;
+            snprintf(u->input, sizeof u->input, "%s", r->path);
+            u->input_len = (int)strlen(u->input);
+            u->mode = UI_PROMPT;
+            u->prompt_refused = 1;
+        }
+        return; /* an opened workspace's state: ui_workspace_opened */
+    }
     if (r->ok) {
         snprintf(u->last_path, sizeof u->last_path, "%s", r->path);
         if (r->kind == EX_IO_LOAD_MASK) {

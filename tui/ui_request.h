@@ -20,6 +20,8 @@ typedef enum {
     UI_CMD_COMPARE_OPEN, /* worker_compare_open(path, ratio) */
     UI_CMD_COMPARE_MASK, /* worker_compare_mask(row) */
     UI_CMD_REDRAW,       /* repaint the whole screen (curses' clearok) */
+    UI_CMD_ATTN,         /* worker_attn(mask, layer, kv_head, split, sample) */
+    UI_CMD_WORKSPACE,    /* worker_workspace_save(path, the UI's state) */
 } ui_cmd_kind;
 
 /* What to ask the worker for. Pointers point into the ui_state (valid until its next change). */
@@ -28,11 +30,13 @@ typedef struct {
     worker_search_req req; /* UI_CMD_START_SEARCH */
     const ex_mask *mask;   /* UI_CMD_HELDOUT, UI_CMD_ASK, UI_CMD_IO (NULL unless an export of the mask) */
     int sample;            /* UI_CMD_ASK */
-    int servable;     /* UI_CMD_HELDOUT: score the mask's servable projection (worker_heldout_servable) */
-    ex_io_kind io;    /* UI_CMD_IO */
-    const char *path; /* UI_CMD_IO, UI_CMD_COMPARE_OPEN (the folder) */
-    double ratio;     /* UI_CMD_COMPARE_OPEN: the ratio wanted */
-    int row;          /* UI_CMD_COMPARE_MASK */
+    int servable;       /* UI_CMD_HELDOUT: score the mask's servable projection (worker_heldout_servable) */
+    ex_io_kind io;      /* UI_CMD_IO */
+    const char *path;   /* UI_CMD_IO, UI_CMD_COMPARE_OPEN (the folder) */
+    double ratio;       /* UI_CMD_COMPARE_OPEN: the ratio wanted */
+    int row;            /* UI_CMD_COMPARE_MASK */
+    int layer, kv_head; /* UI_CMD_ATTN; sample too */
+    int split;          /* UI_CMD_ATTN: 0 calibration, 1 held-out */
 } ui_cmd;
 
 /* Apply request `req` of key `ch` (the key matters for REQ_FILL_COUNT, REQ_FORM_DIGIT and
@@ -78,5 +82,17 @@ extern const int ui_n_presets;
 void ui_form_open(ui_state *u);
 /* A request of the form: field / value changes; REQ_FORM_ACCEPT returns UI_CMD_START_SEARCH. */
 ui_cmd ui_form_apply(ui_state *u, ui_request req, int ch);
+/* The method of the form (search_variant_name(u->form_method_i)). */
+const char *ui_form_method(const ui_state *u);
+
+/* The attention view (ui_attn.c): open it on the head under the cursor (UI_ATTN, UI_CMD_ATTN);
+ * its requests (split, sample, cursor: each recomputes, UI_CMD_ATTN; close). */
+ui_cmd ui_attn_open(ui_state *u);
+ui_cmd ui_attn_apply(ui_state *u, ui_request req);
+/* The cursor moves (REQ_MOVE_*, REQ_PAGE_*, REQ_FIRST_LAYER, REQ_LAST_LAYER; ui_request.c). */
+void ui_cursor_request(ui_state *u, ui_request req);
+/* A workspace was opened (snapshot io EX_IO_WORKSPACE_OPEN, ok): its mask, cursor, follow/edited;
+ * undo[n_undo] (oldest first, copied from the worker by the caller) becomes the undo ring. */
+void ui_workspace_opened(ui_state *u, const ex_mask *undo, int n_undo);
 
 #endif

@@ -24,6 +24,7 @@ typedef enum {
     UI_CONFIRM_QUIT, /* unsaved search: y / n */
     UI_ASK,          /* ask-the-model result */
     UI_COMPARE,      /* comparison view: each method's held-out accuracy at the ratio, load / diff */
+    UI_ATTN,         /* attention view of the head under the cursor (draw_attn.c, ui_attn.c) */
 } ui_mode;
 
 typedef enum {
@@ -35,8 +36,9 @@ typedef enum {
     PROMPT_EXPORT_DUO,
     PROMPT_EXPORT_HF,
     PROMPT_EXPORT_TRTLLM,
-    PROMPT_COMMAND, /* ':' the command line (cmdline.h), drawn on the footer row */
-    PROMPT_JUMP,    /* '/' a layer number, drawn on the footer row */
+    PROMPT_WORKSPACE, /* a folder to save the workspace to */
+    PROMPT_COMMAND,   /* ':' the command line (cmdline.h), drawn on the footer row */
+    PROMPT_JUMP,      /* '/' a layer number, drawn on the footer row */
 } prompt_kind;
 
 typedef struct {
@@ -89,6 +91,14 @@ typedef struct {
     ex_mask cmp_mask;  /* a method's mask, diffed against the working mask in the grid */
     int have_cmp;      /* cmp_mask is shown as a diff */
     char cmp_name[32]; /* its method */
+
+    /* the start form's method (ui_form.c): index in search_variant_name */
+    int form_method_i;
+    /* attention view (ui_attn.c) */
+    int attn_split;  /* 0 calibration, 1 held-out */
+    int attn_sample; /* the sample asked for */
+    /* workspaces */
+    char ws_dir[256]; /* the folder last opened or saved ("" none) */
 } ui_state;
 
 #endif

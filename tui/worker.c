@@ -108,15 +108,32 @@ static void handle(worker *w, const wcmd *c) {
     case WCMD_COMPARE:
         worker_job_compare(w, c);
         break;
+    case WCMD_ATTN:
+        worker_job_attn(w, c);
+        break;
+    case WCMD_WORKSPACE:
+        worker_job_workspace(w, c);
+        break;
     }
 }
 
 static void *worker_main(void *arg) {
     worker *w = arg;
     int loaded = worker_job_load(w) == 0;
+    if (loaded && w->opts.workspace_dir) { /* `bosch --workspace DIR` */
+        wcmd *c = calloc(1, sizeof *c);
+        if (c) {
+            c->kind = WCMD_WORKSPACE;
+            c->io = EX_IO_WORKSPACE_OPEN;
+            snprintf(c->path, sizeof c->path, "%s", w->opts.workspace_dir);
+            worker_job_workspace(w, c);
+            free(c);
+        }
+    }
     for (;;) {
         pthread_mutex_lock(&w->mu);
-        while (!w->quit && w->q_n == 0 && !(loaded && w->search && w->stepping && !w->search_done))
+        while (!w->quit && w->q_n == 0 && !(loaded && w->search && w->stepping && !w->search_done) &&
+               !(loaded && worker_attn_rank_pending(w)))
             pthread_cond_wait(&w->cv, &w->mu);
         if (w->quit) { /* exports asked for before the quit are still written: they are the user's */
             while (w->q_n > 0) {
@@ -143,6 +160,11 @@ static void *worker_main(void *arg) {
         if (have) {
             if (loaded) handle(w, &c);
             continue; /* commands first: a pause queued during a step wins over the next step */
+        }
+        int searching = w->search && w->stepping && !w->search_done;
+        if (worker_attn_rank_pending(w) && (!searching || (w->rk_turn = !w->rk_turn))) {
+            worker_attn_rank_step(w); /* the attention view's rankings share the thread with the search */
+            continue;
         }
         char err[512] = "";
         int rc = search_step(w->search, err, sizeof err);
@@ -216,6 +238,9 @@ void worker_stop(worker *w) {
     if (w->thread_started) pthread_join(w->thread, NULL); /* at most one layer of work, see worker.h */
     trace_rows_free(&w->trace);
     free(w->cmp_rows);
+    workspace_info_free(&w->ws_ui);
+    workspace_info_free(&w->ws_info);
+    workspace_info_free(&w->ws_save);
     close(w->pipe_r);
     close(w->pipe_w);
     pthread_mutex_destroy(&w->mu);
@@ -246,7 +271,7 @@ long worker_seq(worker *w) {
     return s;
 }
 
-static int enqueue(worker *w, const wcmd *c) {
+int worker_enqueue(worker *w, const wcmd *c) {
     pthread_mutex_lock(&w->mu);
     int rc = -1;
     if (w->q_n < WORKER_QUEUE) {
@@ -264,16 +289,16 @@ static int enqueue(worker *w, const wcmd *c) {
 
 int worker_start_search(worker *w, const worker_search_req *req) {
     wcmd c = {.kind = WCMD_START, .req = *req};
-    return enqueue(w, &c);
+    return worker_enqueue(w, &c);
 }
 int worker_pause(worker *w) {
-    return enqueue(w, &(wcmd){.kind = WCMD_PAUSE});
+    return worker_enqueue(w, &(wcmd){.kind = WCMD_PAUSE});
 }
 int worker_resume(worker *w) {
-    return enqueue(w, &(wcmd){.kind = WCMD_RESUME});
+    return worker_enqueue(w, &(wcmd){.kind = WCMD_RESUME});
 }
 int worker_step(worker *w) {
-    return enqueue(w, &(wcmd){.kind = WCMD_STEP});
+    return worker_enqueue(w, &(wcmd){.kind = WCMD_STEP});
 }
 
 /* The UI thread's command scratch, cleared (UI thread only: one caller at a time). */
@@ -287,21 +312,21 @@ static wcmd *scratch(worker *w, wcmd_kind kind) {
 int worker_heldout(worker *w, const ex_mask *m) {
     wcmd *c = scratch(w, WCMD_HELDOUT);
     c->mask = *m;
-    return enqueue(w, c);
+    return worker_enqueue(w, c);
 }
 
 int worker_heldout_servable(worker *w, const ex_mask *m) {
     wcmd *c = scratch(w, WCMD_HELDOUT);
     c->mask = *m;
     c->servable = 1;
-    return enqueue(w, c);
+    return worker_enqueue(w, c);
 }
 
 int worker_ask(worker *w, const ex_mask *m, int sample) {
     wcmd *c = scratch(w, WCMD_ASK);
     c->mask = *m;
     c->sample = sample;
-    return enqueue(w, c);
+    return worker_enqueue(w, c);
 }
 
 int worker_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m) {
@@ -309,7 +334,7 @@ int worker_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m) {
     c->io = kind;
     snprintf(c->path, sizeof c->path, "%s", path);
     if (m) c->mask = *m;
-    return enqueue(w, c);
+    return worker_enqueue(w, c);
 }
 
 int worker_compare_open(worker *w, const char *dir, double ratio) {
@@ -317,14 +342,21 @@ int worker_compare_open(worker *w, const char *dir, double ratio) {
     c->io = EX_IO_COMPARE_OPEN;
     snprintf(c->path, sizeof c->path, "%s", dir);
     c->ratio = ratio;
-    return enqueue(w, c);
+    return worker_enqueue(w, c);
 }
 
 int worker_compare_mask(worker *w, int row) {
     wcmd *c = scratch(w, WCMD_COMPARE);
     c->io = EX_IO_COMPARE_MASK;
     c->row = row;
-    return enqueue(w, c);
+    return worker_enqueue(w, c);
+}
+
+int worker_attn(worker *w, const ex_mask *m, int layer, int kv_head, int split, int sample) {
+    wcmd *c = scratch(w, WCMD_ATTN);
+    c->mask = *m;
+    c->layer = layer, c->kv_head = kv_head, c->split = split, c->sample = sample;
+    return worker_enqueue(w, c);
 }
 
 int worker_compare_rows(worker *w, compare_row *dst, int cap) {

@@ -53,6 +53,11 @@ int worker_heldout(worker *w, const ex_mask *m); /* score m on the held-out prob
  * snap.heldout_servable */
 int worker_heldout_servable(worker *w, const ex_mask *m);
 int worker_ask(worker *w, const ex_mask *m, int sample); /* generate the answer to held-out sample */
+/* The attention view of KV head (layer, kv_head) on sample `sample` (taken modulo the split's size)
+ * of split 0 (calibration: the search's, else the tiny preset's) or 1 (held-out), the working mask
+ * m: the result arrives in snap.attn (ex_attn); the static rankings follow in the background
+ * (snap.attn's rank_*). 0 when queued, -1 when the queue is full. */
+int worker_attn(worker *w, const ex_mask *m, int layer, int kv_head, int split, int sample);
 
 /* File jobs, run on the worker thread (the UI never blocks on a file). The path is checked first
  * (an export: not a directory, its folder exists and is writable; a load: a readable regular
@@ -73,6 +78,25 @@ int worker_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m);
  * the queue is full. */
 int worker_compare_open(worker *w, const char *dir, double ratio);
 int worker_compare_mask(worker *w, int row);
+/* Workspaces (worker_workspace.c; the folder's files there). worker_workspace_save stages what
+ * only the UI has (the working mask, the undo history oldest first, the cursor, follow / edited)
+ * and queues the save of folder `dir` (made if missing): the search state, mask.csv, trace.csv,
+ * workspace.txt, each atomically; the result arrives in io (EX_IO_WORKSPACE_SAVE, n_evals: the
+ * evaluations saved). worker_workspace_open queues the opening of a workspace or of a `bosch
+ * search --out` folder: its search replayed from DIR/state and paused (or finished), its mask, and
+ * (a workspace) the UI state in io.ws (EX_IO_WORKSPACE_OPEN); worker_workspace_undo then copies
+ * its undo masks (oldest first) into dst[0..cap) and returns how many. 0 when queued, -1 when the
+ * queue is full or out of memory. */
+typedef struct {
+    const ex_mask *mask;
+    const ex_mask *const *undo; /* [n_undo], oldest first */
+    int n_undo;
+    int cur_layer, cur_head, follow, edited;
+} worker_ws_ui;
+int worker_workspace_save(worker *w, const char *dir, const worker_ws_ui *ui);
+int worker_workspace_open(worker *w, const char *dir);
+int worker_workspace_undo(worker *w, ex_mask *dst, int cap);
+
 /* Copy the rows of the latest successful worker_compare_open into dst[0..cap); returns how many. */
 int worker_compare_rows(worker *w, compare_row *dst, int cap);
 

@@ -48,7 +48,7 @@ void worker_reset_search_snapshot_locked(worker *w) {
 }
 
 /* Per-layer statistics and global counters straight from the search's queries. */
-static void refresh_from_state_locked(worker *w) {
+void worker_refresh_search_locked(worker *w) {
     ex_snapshot *s = &w->snap;
     const search_state *st = w->search;
     if (!st) return;
@@ -189,7 +189,7 @@ void worker_on_event(const search_event *ev, void *user) {
         worker_log_locked(w, "error: %s", msg ? msg : "(no message)");
         break;
     }
-    refresh_from_state_locked(w);
+    worker_refresh_search_locked(w);
     if (ev->kind == SEARCH_EV_DONE && ev->mask) {
         ex_mask_from(&s->result_mask, ev->mask);
         s->result_hash = mask_hash(ev->mask);

@@ -13,6 +13,7 @@
 #include "search.h"
 #include "search_rows.h"
 #include "worker.h"
+#include "workspace.h"
 
 typedef enum {
     WCMD_START,
@@ -22,7 +23,9 @@ typedef enum {
     WCMD_HELDOUT,
     WCMD_ASK,
     WCMD_IO,
-    WCMD_COMPARE
+    WCMD_COMPARE,
+    WCMD_ATTN,
+    WCMD_WORKSPACE
 } wcmd_kind;
 
 typedef struct {
@@ -35,6 +38,8 @@ typedef struct {
     char path[256];        /* WCMD_IO, WCMD_COMPARE (EX_IO_COMPARE_OPEN: the folder) */
     double ratio;          /* WCMD_COMPARE (EX_IO_COMPARE_OPEN): the ratio wanted */
     int row;               /* WCMD_COMPARE (EX_IO_COMPARE_MASK): the row whose mask to read */
+    int layer, kv_head;    /* WCMD_ATTN: the head; sample and split */
+    int split;             /* WCMD_ATTN: 0 calibration, 1 held-out */
 } wcmd;
 
 #define WORKER_QUEUE 8
@@ -74,6 +79,27 @@ struct worker {
     evaluator *heldout_ev;
     int heldout_len;
     ex_io io_res; /* the comparison read's result being built (holds a mask: too large for the stack) */
+
+    /* the attention view's static rankings (worker_attn.c), cached per session */
+    ex_attn attn_res;     /* the view being built (too large for the stack) */
+    search_config rk_cfg; /* the configuration they are computed with (method set per ranking) */
+    int rk_have_cfg;
+    calib_set *rk_cs; /* their calibration split and objective (their own: a new search frees
+                         the search's while they run) */
+    search_objective rk_obj;
+    int rk_have_obj;
+    search_state *rk_st;      /* the ranking being computed (a baseline search), NULL between */
+    int rk_next;              /* index of the ranking being or next to be computed; EX_RANKS: all */
+    double *rk_imp[EX_RANKS]; /* [n_layer * n_head_kv] importances once computed */
+    int rk_state[EX_RANKS];   /* ex_rank_state */
+    int rk_turn;              /* alternates the background ranking steps with the search's */
+
+    /* workspaces (worker_workspace.c) */
+    workspace_info ws_ui;   /* guarded by mu: what the UI staged for the next save */
+    ex_mask ws_ui_mask;     /* guarded by mu: its working mask */
+    workspace_info ws_info; /* guarded by mu: the workspace.txt of the last open (undo for the UI) */
+    workspace_info ws_save; /* worker thread: the save in progress */
+    ex_mask ws_mask;        /* worker thread: its working mask */
 };
 
 /* Publish: bump seq and write a wake byte. Call with mu held (worker thread). */
@@ -85,12 +111,18 @@ void worker_log(worker *w, const char *fmt, ...) __attribute__((format(printf, 2
 
 /* search_listener for the worker's search (worker_events.c). user = worker. */
 void worker_on_event(const search_event *ev, void *user);
+/* The snapshot's per-layer statistics and counters from the search's queries (mu held). */
+void worker_refresh_search_locked(worker *w);
 /* Reset the search part of the snapshot (mu held). */
 void worker_reset_search_snapshot_locked(worker *w);
 
 /* Engine jobs (worker_jobs.c), worker thread, mu NOT held on entry. */
 int worker_job_load(worker *w);
 int worker_job_prepare_search(worker *w, const worker_search_req *req);
+/* Make the search of cfg (state_path NULL) or load the one saved in state_path (search_load: its
+ * log is replayed through the listener, so the snapshot and the trace are rebuilt), with the
+ * calibration split and objective of its config; the snapshot names `method`. 0, or -1 (logged). */
+int worker_search_setup(worker *w, const search_config *cfg, const char *state_path, const char *method);
 void worker_job_free_search(worker *w);
 /* Score m (servable 0) or its servable projection (1) on the held-out probes: snap.heldout or
  * snap.heldout_servable. */
@@ -104,5 +136,24 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
 void worker_io_publish(worker *w, ex_io *res, const char *log);
 /* The comparison view's reads (worker_compare.c): EX_IO_COMPARE_OPEN, EX_IO_COMPARE_MASK. */
 void worker_job_compare(worker *w, const wcmd *c);
+/* The busy line of the snapshot: what (NULL: not busy). mu NOT held. */
+void worker_set_busy(worker *w, const char *what);
+/* The held-out split of the explorer (made once per length: the search's calibration length,
+ * else the tiny preset's). 0, or -1 with a message. */
+int worker_ensure_heldout(worker *w, char *err, size_t errlen);
+/* The attention view (worker_attn.c): compute it for c (layer, kv_head, split, sample, mask) into
+ * snap.attn, and start the static rankings in the background when they are not cached. */
+void worker_job_attn(worker *w, const wcmd *c);
+/* 1 while a static ranking remains to be computed (worker thread; the loop's wait predicate). */
+int worker_attn_rank_pending(const worker *w);
+/* One step of the background rankings (one evaluation, or one attention-statistics pass). */
+void worker_attn_rank_step(worker *w);
+/* Workspaces (worker_workspace.c): EX_IO_WORKSPACE_SAVE, EX_IO_WORKSPACE_OPEN; the result goes to
+ * snap.io. */
+void worker_job_workspace(worker *w, const wcmd *c);
+/* Queue c (worker.c). 0, or -1 when the queue is full (logged). UI thread. */
+int worker_enqueue(worker *w, const wcmd *c);
+/* Free the rankings and their objective. */
+void worker_attn_free(worker *w);
 
 #endif

@@ -191,7 +191,9 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
             rc = export_interop(w, kind, path, m, res, err, sizeof err);
             break;
         case EX_IO_COMPARE_OPEN:
-        case EX_IO_COMPARE_MASK: /* worker_job_compare's */
+        case EX_IO_COMPARE_MASK:   /* worker_job_compare's */
+        case EX_IO_WORKSPACE_SAVE: /* worker_job_workspace's */
+        case EX_IO_WORKSPACE_OPEN:
             snprintf(err, sizeof err, "%s: not a file job", path);
             rc = -1;
             break;

@@ -16,7 +16,7 @@
 
 #define HELDOUT_SAMPLES 8
 
-static void set_busy(worker *w, const char *what) {
+void worker_set_busy(worker *w, const char *what) {
     pthread_mutex_lock(&w->mu);
     w->snap.busy = what != NULL;
     snprintf(w->snap.busy_what, sizeof w->snap.busy_what, "%s", what ? what : "");
@@ -80,32 +80,33 @@ void worker_job_free_search(worker *w) {
     w->cs = NULL;
 }
 
-int worker_job_prepare_search(worker *w, const worker_search_req *req) {
+int worker_search_setup(worker *w, const search_config *cfg_in, const char *state_path, const char *method) {
     char err[512] = "";
+    search_config cfg = *cfg_in;
     worker_job_free_search(w);
     pthread_mutex_lock(&w->mu);
     worker_reset_search_snapshot_locked(w);
     w->snap.phase = EX_PREPARING;
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
-    set_busy(w, "preparing the search: calibration probes and evaluator");
-
-    search_config cfg;
-    int rc = search_opts_config(&req->opts, w->m->hp.n_ctx_train, &cfg, err, sizeof err);
+    worker_set_busy(w, state_path ? "resuming the search: calibration probes, evaluator, replay"
+                                  : "preparing the search: calibration probes and evaluator");
     /* the same calibration split as `bosch search` with this config, so masks match the CLI's */
-    if (rc == 0) rc = search_calib_generate(&w->cs, w->m, &cfg, err, sizeof err);
+    int rc = search_calib_generate(&w->cs, w->m, &cfg, err, sizeof err);
     if (rc == 0) {
         rc = search_objective_calib_on(&w->obj, w->m, w->dev, w->cs, err, sizeof err);
         w->have_obj = rc == 0;
         if (rc == 0) search_objective_set_cancel(&w->obj, &w->cancel);
     }
-    if (rc == 0)
-        rc = search_create(&w->search, &cfg, w->m->hp.n_layer, w->m->hp.n_head_kv, &w->obj, w->m,
-                           worker_on_event, w, err, sizeof err);
-    set_busy(w, NULL);
+    const int L = w->m->hp.n_layer, H = w->m->hp.n_head_kv;
+    if (rc == 0 && state_path) /* replays the log: the events rebuild the snapshot and the trace */
+        rc = search_load(&w->search, state_path, L, H, &w->obj, w->m, worker_on_event, w, err, sizeof err);
+    else if (rc == 0)
+        rc = search_create(&w->search, &cfg, L, H, &w->obj, w->m, worker_on_event, w, err, sizeof err);
+    worker_set_busy(w, NULL);
     pthread_mutex_lock(&w->mu);
     if (rc != 0) {
-        worker_log_locked(w, "cannot start the search: %s", err);
+        worker_log_locked(w, "cannot %s the search: %s", state_path ? "resume" : "start", err);
         worker_publish_locked(w);
         pthread_mutex_unlock(&w->mu);
         worker_job_free_search(w);
@@ -116,20 +117,31 @@ int worker_job_prepare_search(worker *w, const worker_search_req *req) {
     w->snap.granularity = cfg.granularity;
     w->snap.target_ratio = cfg.ratio;
     snprintf(w->snap.preset, sizeof w->snap.preset, "%s", cfg.preset);
+    snprintf(w->snap.method, sizeof w->snap.method, "%s", method);
     w->snap.window = cfg.window;
     w->snap.sinks = cfg.sinks;
     w->snap.eval_budget = search_eval_budget(w->search);
-    worker_log_locked(
-        w, "search: BOSCH by %s, ratio %.3f, preset %s, window %d, %d x %d-token calibration probes",
-        cfg.granularity ? "layers" : "heads", cfg.ratio, w->snap.preset, cfg.window, cfg.calib_samples,
-        cfg.calib_tokens);
+    worker_log_locked(w, "search: %s%s, ratio %.3f, preset %s, window %d, %d x %d-token calibration probes%s",
+                      method, cfg.granularity ? " by layers" : "", cfg.ratio, w->snap.preset, cfg.window,
+                      cfg.calib_samples, cfg.calib_tokens, state_path ? " (resumed from its state)" : "");
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
     return 0;
 }
 
+int worker_job_prepare_search(worker *w, const worker_search_req *req) {
+    char err[512] = "";
+    search_config cfg;
+    const int has_method = (req->opts.given & SOPT_BIT(SOPT_METHOD)) != 0;
+    if (search_opts_config(&req->opts, w->m->hp.n_ctx_train, &cfg, err, sizeof err)) {
+        worker_log(w, "cannot start the search: %s", err);
+        return -1;
+    }
+    return worker_search_setup(w, &cfg, NULL, has_method ? req->opts.name[SOPT_METHOD] : "bosch");
+}
+
 /* Held-out split, made once per length (the current search's calibration length, else tiny's). */
-static int ensure_heldout(worker *w, char *err, size_t errlen) {
+int worker_ensure_heldout(worker *w, char *err, size_t errlen) {
     int len = w->search ? w->cfg.calib_tokens : 0;
     if (len <= 0) {
         search_config c;
@@ -153,9 +165,9 @@ static int ensure_heldout(worker *w, char *err, size_t errlen) {
 
 void worker_job_heldout(worker *w, const ex_mask *em, int servable) {
     char err[512] = "";
-    set_busy(w, servable ? "evaluating the servable projection on held-out probes"
-                         : "evaluating the mask on held-out probes");
-    int rc = ensure_heldout(w, err, sizeof err);
+    worker_set_busy(w, servable ? "evaluating the servable projection on held-out probes"
+                                : "evaluating the mask on held-out probes");
+    int rc = worker_ensure_heldout(w, err, sizeof err);
     if (rc == 0 && !w->heldout_ev) {
         eval_sample *es = calloc((size_t)w->heldout.n, sizeof *es);
         if (!es) {
@@ -181,7 +193,7 @@ void worker_job_heldout(worker *w, const ex_mask *em, int servable) {
     }
     eval_result r = {0};
     if (rc == 0) rc = evaluator_score(w->heldout_ev, &am, &r, NULL, err, sizeof err);
-    set_busy(w, NULL);
+    worker_set_busy(w, NULL);
     if (rc == EVAL_CANCELLED) return; /* quitting: no result, nothing to show */
     pthread_mutex_lock(&w->mu);
     if (rc != 0) {
@@ -263,9 +275,9 @@ static int generate(const model *m, const attn_mask *mask, const int32_t *prompt
 
 void worker_job_ask(worker *w, const ex_mask *em, int sample) {
     char err[512] = "";
-    set_busy(w, "asking the model (greedy generation with the current mask)");
+    worker_set_busy(w, "asking the model (greedy generation with the current mask)");
     double t0 = base_now_s();
-    int rc = ensure_heldout(w, err, sizeof err);
+    int rc = worker_ensure_heldout(w, err, sizeof err);
     ex_mask local = *em;
     attn_mask am;
     ex_mask_view(&local, &am);
@@ -291,7 +303,7 @@ void worker_job_ask(worker *w, const ex_mask *em, int sample) {
         free(gen);
     }
     a.seconds = base_now_s() - t0;
-    set_busy(w, NULL);
+    worker_set_busy(w, NULL);
     if (rc == FORWARD_CANCELLED) return; /* quitting */
     pthread_mutex_lock(&w->mu);
     if (rc != 0) {
@@ -307,6 +319,7 @@ void worker_job_ask(worker *w, const ex_mask *em, int sample) {
 }
 
 void worker_job_free_all(worker *w) {
+    worker_attn_free(w);
     worker_job_free_search(w);
     evaluator_free(w->heldout_ev);
     w->heldout_ev = NULL;

@@ -1,0 +1,68 @@
+/* ui_attn.c — the attention view's requests (UI_ATTN) and the opening of a workspace, as pure
+ * functions of the UI state (ui_request.h): what to ask the worker for comes back as a ui_cmd. The
+ * view is drawn by draw_attn.c from the snapshot's attn (worker_attn.c). */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "ui_request.h"
+
+/* The view of the head under the cursor, for the split and sample asked for. */
+static ui_cmd attn_cmd(ui_state *u) {
+    return (ui_cmd){.kind = UI_CMD_ATTN,
+                    .mask = &u->mask,
+                    .layer = u->cur_layer,
+                    .kv_head = u->cur_head,
+                    .split = u->attn_split,
+                    .sample = u->attn_sample};
+}
+
+ui_cmd ui_attn_open(ui_state *u) {
+    if (!u->have_model) return (ui_cmd){.kind = UI_CMD_NONE};
+    u->mode = UI_ATTN;
+    return attn_cmd(u);
+}
+
+ui_cmd ui_attn_apply(ui_state *u, ui_request req) {
+    switch (req) {
+    case REQ_CLOSE:
+        u->mode = UI_NORMAL;
+        return (ui_cmd){.kind = UI_CMD_NONE};
+    case REQ_ATTN_SPLIT:
+        u->attn_split = !u->attn_split;
+        u->attn_sample = 0;
+        break;
+    case REQ_ATTN_NEXT:
+    case REQ_ATTN_PREV: /* the worker takes the sample modulo the split's size */
+        u->attn_sample += req == REQ_ATTN_NEXT ? 1 : -1;
+        break;
+    case REQ_MOVE_UP:
+    case REQ_MOVE_DOWN:
+    case REQ_MOVE_LEFT:
+    case REQ_MOVE_RIGHT:
+        ui_cursor_request(u, req);
+        break;
+    default:
+        return (ui_cmd){.kind = UI_CMD_NONE};
+    }
+    return attn_cmd(u);
+}
+
+void ui_workspace_opened(ui_state *u, const ex_mask *undo, int n_undo) {
+    const ex_io *r = &u->snap.io;
+    const ex_workspace *ws = &r->ws;
+    u->mask = r->mask;
+    u->follow = ws->have_ui ? ws->follow : 1;
+    u->edited = ws->have_ui ? ws->edited : 0;
+    if (ws->have_ui && ws->cur_layer < u->mask.n_layer && ws->cur_head < u->mask.n_head_kv)
+        u->cur_layer = ws->cur_layer, u->cur_head = ws->cur_head;
+    u->undo_n = u->undo_head = 0;
+    for (int i = 0; i < n_undo; i++) {
+        ex_mask keep = u->mask;
+        u->mask = undo[i];
+        ui_push_undo(u);
+        u->mask = keep;
+    }
+    u->saved_evals = u->snap.n_evals; /* just opened: nothing unsaved */
+    snprintf(u->ws_dir, sizeof u->ws_dir, "%s", r->path);
+}
