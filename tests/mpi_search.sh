@@ -19,6 +19,9 @@ if ! command -v mpirun >/dev/null; then echo "skip: no mpirun"; exit 77; fi
 WORK=$(mktemp -d /tmp/mpi_search.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 MPI=(mpirun --oversubscribe --allow-run-as-root)
+# under scripts/sanitize: Open MPI's components have no frame pointers, so LeakSanitizer needs the
+# full unwinder to see that a leak is Open MPI's (tests/sanitize/lsan.supp)
+[[ -n "${ASAN_OPTIONS:-}" ]] && export ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0"
 ARGS=(--preset tiny --samples 1 --length 256 --ratio 0.5 --budget1 1 --budget3 2 --restarts 0 --device cpu)
 fails=0
 pass() { echo "ok: $*"; }
