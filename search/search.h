@@ -229,8 +229,8 @@ int search_step(search_state *st, char *err, size_t errlen);
  * -1 error, SEARCH_CANCELLED. */
 int search_run(search_state *st, volatile sig_atomic_t *stop, char *err, size_t errlen);
 /* Batched evaluation (docs/distributed.md): with batch > 1, an evaluation the search needs is
- * scored (score_batch, else score() one after the other) together with the next batch - 1 candidates its sub-search
- * would ask if none of them improved (opt_peek, swap_peek; the next singles or baseline masks).
+ * scored (score_batch, else score() one after the other) together with the next batch - 1 candidates its
+ * sub-search would ask if none of them improved (opt_peek, swap_peek; the next singles or baseline masks).
  * The search then takes the answers in its usual order: a candidate already scored by the batch is
  * answered from it without an objective call, and the answers after an accepted (improving)
  * candidate are not used unless the new path asks the same mask. So the evaluations, the log, the

@@ -127,13 +127,13 @@ struct search_state {
     int cancelled; /* the objective's last call returned SEARCH_CANCELLED (search_step reports it) */
 
     /* batched evaluation (search_batch.c): the answers of the last batch, by mask hash */
-    int batch;                 /* look-ahead size (1: none) */
-    int n_batch;               /* answers held */
-    uint64_t *batch_hash;      /* [batch] */
-    search_eval *batch_eval;   /* [batch]; sample_nll points into batch_nll */
-    double *batch_nll;         /* [batch][batch_nll_n] */
-    int batch_nll_n;           /* samples per answer the buffer holds */
-    uint8_t *batch_bodies;     /* [batch][L*H] scratch: the candidates' mask bodies */
+    int batch;                     /* look-ahead size (1: none) */
+    int n_batch;                   /* answers held */
+    uint64_t *batch_hash;          /* [batch] */
+    search_eval *batch_eval;       /* [batch]; sample_nll points into batch_nll */
+    double *batch_nll;             /* [batch][batch_nll_n] */
+    int batch_nll_n;               /* samples per answer the buffer holds */
+    uint8_t *batch_bodies;         /* [batch][L*H] scratch: the candidates' mask bodies */
     long batch_scored, batch_used; /* answers received / taken by the search */
 };
 
