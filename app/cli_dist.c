@@ -110,6 +110,14 @@ int cli_dist_worker_run(const char *cmd, int rc, const char *desc, const char *m
 
 int cli_dist_init(int *argc, char ***argv) {
     (void)argc, (void)argv;
+    const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+    if (n && atoi(n) > 1) { /* N copies would each run the whole command on the same files */
+        fprintf(stderr,
+                "bosch: started by mpirun with %s ranks, but this bosch was built without MPI "
+                "(install libopenmpi-dev and rebuild; docs/distributed.md)\n",
+                n);
+        return 1;
+    }
     return 0;
 }
 int cli_dist_active(void) {

@@ -9,7 +9,8 @@
 #include "search.h"
 
 /* MPI_Init when the program was started by mpirun (OMPI_COMM_WORLD_SIZE or PMIX_RANK is set)
- * and built with MPI. 0, or 1 (message printed). */
+ * and built with MPI. Built without MPI, more than one rank is refused (each would run the whole
+ * command on the same files). 0, or 1 (message printed). */
 int cli_dist_init(int *argc, char ***argv);
 /* 1 when running under mpirun with the MPI mode (even with one rank). */
 int cli_dist_active(void);
