@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "cli_backend.h"
+#include "cli_dist.h"
 
 int cmd_need_value(const cmd_env *e, const char *opt) {
     fprintf(stderr, "bosch %s: option %s needs a value\n", e->name, opt);
@@ -67,12 +68,13 @@ static int load_and_run(const command *c, cmd_env *e, void *opts) {
     if ((c->flags & CMD_LOAD) && cli_load_model(e->name, e->model_path, &e->mo, &e->m)) return 1;
     if (c->flags & CMD_BACKEND) {
         backend_options bo = cli_backend_options(e->device, 0);
+        bo.gpu = cli_dist_local_rank(); /* under mpirun: one GPU per rank of a host */
         if (backend_create(&e->be, &bo, e->m, err, sizeof err)) {
             fprintf(stderr, "bosch %s: %s\n", e->name, err);
             goto out;
         }
     }
-    rc = c->run(e, opts);
+    rc = cli_dist_rank() > 0 ? c->worker(e, opts) : c->run(e, opts);
 out:
     backend_free(e->be);
     model_free(e->m);
@@ -102,7 +104,12 @@ int command_run(const command *c, int argc, char **argv) {
         }
     }
     if ((c->flags & CMD_MODEL) && !e.model_path) e.model_path = cli_default_model();
-    rc = c->check ? c->check(&e, opts) : 0;
+    const int worker = cli_dist_rank() > 0;
+    if (worker && !c->worker) { /* under mpirun, a command without workers runs on rank 0 only */
+        free(opts);
+        return 0;
+    }
+    rc = c->check && !worker ? c->check(&e, opts) : 0;
     if (rc == 0) {
         if (c->flags & CMD_STOP) cli_catch_stop_signals(e.old_sa);
         rc = load_and_run(c, &e, opts);

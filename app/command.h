@@ -61,6 +61,10 @@ typedef struct {
     int (*option)(cmd_env *e, void *opts, const char *opt, const char *val);
     int (*check)(cmd_env *e, void *opts); /* 0, or the exit status (may be NULL) */
     int (*run)(cmd_env *e, void *opts);   /* the exit status */
+    /* Under mpirun (app/cli_dist.h), ranks > 0 run this instead of check and run, after the model
+     * load and the backend (on the GPU of the rank's local index): a worker serving rank 0's
+     * evaluations. NULL: such ranks do nothing (exit 0). */
+    int (*worker)(cmd_env *e, void *opts);
     void (*usage)(FILE *f);
 } command;
 

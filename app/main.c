@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_dist.h"
 #include "commands.h"
 
 /* The subcommands, in the order `bosch --help` lists them. */
@@ -41,8 +42,16 @@ static void passive_openmp(char **argv) {
     unsetenv("BOSCH_REEXEC");
 }
 
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv) {
     passive_openmp(argv);
+    if (cli_dist_init(&argc, &argv)) return 1;
+    return cli_dist_end(dispatch(argc, argv));
+}
+
+/* The subcommand named by argv[1], or the explorer. The exit status. */
+static int dispatch(int argc, char **argv) {
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))) {
         usage(stdout);
         return 0;

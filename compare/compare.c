@@ -480,7 +480,7 @@ static int run_steps(compare_result *r, const model *m, const backend *be, searc
                      size_t errlen) {
     const compare_plan *p = &r->plan;
     memo mo = {calib, &r->cache, stop, 0};
-    search_objective memo_obj = {memo_score, NULL, &mo, calib->samples, calib->n_samples};
+    search_objective memo_obj = {memo_score, NULL, &mo, calib->samples, calib->n_samples, NULL};
     /* 1. masks from the calibration split */
     for (int mi = 0; mi < p->n_methods; mi++) {
         say(progress, user, "%s (%.0f s, %ld new calibration evaluations so far)", p->methods[mi],

@@ -81,7 +81,7 @@ int search_objective_calib_on(search_objective *obj, const model *m, const backe
         calib_destroy(o);
         return -1;
     }
-    *obj = (search_objective){calib_score, calib_destroy, o, o->samples, n};
+    *obj = (search_objective){calib_score, calib_destroy, o, o->samples, n, NULL};
     return 0;
 }
 

@@ -306,6 +306,45 @@ int opt_ask(optimizer *o, uint64_t *sol) {
     return o->exhaustive ? ask_exhaustive(o, sol) : ask_local(o, sol);
 }
 
+/* opt_peek for exhaustive enumeration: the mixed-radix counter advanced on a copy. */
+static int peek_exhaustive(const optimizer *o, uint64_t *sols, int max) {
+    if (o->enum_done) return 0;
+    long idx[64];
+    const int m = o->m;
+    if (m > 64) return 0; /* enumeration of more than 64 layers never fits a budget */
+    memcpy(idx, o->idx, sizeof(long) * (size_t)m);
+    int n = 0;
+    while (n < max && o->n_evals + 1 + n < o->budget) {
+        for (int i = 0; i < m; i++) sols[(size_t)n * m + i] = o->combos[i][idx[i]];
+        n++;
+        int i = m - 1;
+        while (i >= 0 && ++idx[i] == o->n_combos[i]) idx[i--] = 0;
+        if (i < 0) break;
+    }
+    return n;
+}
+
+int opt_peek(const optimizer *o, uint64_t *sols, int max) {
+    if (o->pending == PEND_NONE || max < 1) return 0;
+    if (o->exhaustive) return peek_exhaustive(o, sols, max);
+    if (o->pending != PEND_MOVE) return 0; /* a start: its move list is drawn after its score */
+    int n = 0;
+    for (long p = o->move_pos; p < o->n_moves && n < max && o->n_evals + 1 + n < o->budget; p++) {
+        uint64_t *c = sols + (size_t)n * o->m;
+        opt_move mv = o->moves[p];
+        memcpy(c, o->cur, sizeof(uint64_t) * o->m);
+        c[mv.layer] ^= (1ull << mv.a) | (1ull << mv.b);
+        double s;
+        if (cache_get(o, c, &s)) {
+            if (s > o->cur_score) break; /* accepted without an evaluation: the path turns here */
+            continue;
+        }
+        /* a solution twice in the look-ahead is impossible: moves from one solution differ */
+        n++;
+    }
+    return n;
+}
+
 void opt_tell(optimizer *o, double score) {
     if (o->pending == PEND_NONE) return;
     o->n_evals++;

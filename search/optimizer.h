@@ -37,6 +37,14 @@ int opt_ask(optimizer *o, uint64_t *sol);
 /* Score of the solution returned by the last opt_ask (higher is better). */
 void opt_tell(optimizer *o, double score);
 
+/* Look-ahead for batched evaluation: the solutions opt_ask would return after the pending one (the
+ * last opt_ask's, not yet told), assuming the pending one and each of these does NOT improve on the
+ * current solution; in that case the following asks return exactly these, in this order. Stops at
+ * the budget, at the end of the current move list or enumeration, before a restart, and before a
+ * remembered solution that would be accepted without an evaluation. Writes up to max solutions
+ * into sols[max][n_layers]; returns how many (0 when nothing is pending). Changes nothing. */
+int opt_peek(const optimizer *o, uint64_t *sols, int max);
+
 /* Best solution so far ([n_layers]; NULL before any tell) and its score (-INFINITY before). */
 const uint64_t *opt_best(const optimizer *o);
 double opt_best_score(const optimizer *o);

@@ -91,6 +91,7 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
         st->n_swa[l] = st->bucket[l] = -1;
     }
     st->phase = PH_START;
+    st->batch = 1;
     *out = st;
     return 0;
 oom:
@@ -127,6 +128,7 @@ void search_free(search_state *st) {
     free(st->sample_nll_full);
     search_log_free(st->log, st->n_log);
     search_log_free(st->replay, st->n_replay);
+    search_batch_free(st);
     free(st);
 }
 

@@ -205,6 +205,13 @@ typedef struct {
      * measures attention on them). NULL / 0 when unknown. Owned by ctx. */
     const eval_sample *samples;
     int n_samples;
+    /* Optional (NULL: the search calls score() one mask at a time): score masks[0..n) at once, e.g.
+     * spread over MPI ranks (dist/dist.h). make_base[i] is score()'s hint for masks[i]; out[i] as
+     * score() fills it, its sample_nll valid until the next call. Every out[i] must equal what
+     * score() returns for masks[i] alone (the search's trace must not depend on the batch). 0,
+     * SEARCH_CANCELLED, or -1 with a message (no out[i] is then valid). */
+    int (*score_batch)(void *ctx, const attn_mask *const *masks, const int *make_base, int n,
+                       search_eval *out, char *err, size_t errlen);
 } search_objective;
 
 void search_objective_free(search_objective *obj);
@@ -255,6 +262,20 @@ int search_step(search_state *st, char *err, size_t errlen);
 /* Step until done or *stop != 0 (checked before each step; stop may be NULL). 1 done, 0 stopped,
  * -1 error, SEARCH_CANCELLED. */
 int search_run(search_state *st, volatile sig_atomic_t *stop, char *err, size_t errlen);
+/* Batched evaluation (docs/distributed.md): with batch > 1, an evaluation the search needs is
+ * scored (score_batch, else score() one after the other) together with the next batch - 1 candidates its
+ * sub-search would ask if none of them improved (opt_peek, swap_peek; the next singles or baseline masks).
+ * The search then takes the answers in its usual order: a candidate already scored by the batch is
+ * answered from it without an objective call, and the answers after an accepted (improving)
+ * candidate are not used unless the new path asks the same mask. So the evaluations, the log, the
+ * trace and the final mask are exactly those of batch 1, whatever the batch and however the
+ * objective spreads it; only the work done and the wall time change. batch is a property of the
+ * run (not saved in the state). 1 (the default) = one mask at a time. 0, or -1 (batch < 1, OOM). */
+int search_set_batch(search_state *st, int batch);
+/* Evaluations the objective made that the search did not use (the look-ahead past an accepted
+ * candidate, or not yet used); with batch 1 always 0. */
+long search_batch_wasted(const search_state *st);
+
 /* Tell listeners the driver paused (1) or resumed (0): emits SEARCH_EV_PAUSED/RESUMED. */
 void search_notify_paused(search_state *st, int paused);
 

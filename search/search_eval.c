@@ -95,7 +95,7 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
         *out = (search_eval){le->score, le->accuracy, le->nll, le->seconds, le->n_samples, le->sample_nll};
         st->replay_pos++;
     } else {
-        int rc = st->obj->score(st->obj->ctx, &st->cand, make_base, out, err, errlen);
+        int rc = search_batch_score(st, make_base, out, err, errlen);
         if (rc) {
             st->cancelled = rc == SEARCH_CANCELLED;
             return -1;

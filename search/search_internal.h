@@ -126,7 +126,22 @@ struct search_state {
     long n_replay, replay_pos;
     int replaying;
     int cancelled; /* the objective's last call returned SEARCH_CANCELLED (search_step reports it) */
+
+    /* batched evaluation (search_batch.c): the answers of the last batch, by mask hash */
+    int batch;                     /* look-ahead size (1: none) */
+    int n_batch;                   /* answers held */
+    uint64_t *batch_hash;          /* [batch] */
+    search_eval *batch_eval;       /* [batch]; sample_nll points into batch_nll */
+    double *batch_nll;             /* [batch][batch_nll_n] */
+    int batch_nll_n;               /* samples per answer the buffer holds */
+    uint8_t *batch_bodies;         /* [batch][L*H] scratch: the candidates' mask bodies */
+    long batch_scored, batch_used; /* answers received / taken by the search */
 };
+
+/* The objective's answer for st->cand (search_batch.c): from the last batch when it holds it, else
+ * the batch of st->cand and its look-ahead (score_batch), else score(). Same contract as score(). */
+int search_batch_score(search_state *st, int make_base, search_eval *out, char *err, size_t errlen);
+void search_batch_free(search_state *st);
 
 /* Append to the log (copies sample_nll). 0 or -1 (OOM). */
 int search_log_append(search_state *st, const search_eval *e, uint64_t hash);

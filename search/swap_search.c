@@ -166,6 +166,18 @@ int swap_ask(swap_search *s, uint8_t *sol) {
     }
 }
 
+int swap_peek(const swap_search *s, uint8_t *sols, int max) {
+    if (!s->pending || !s->started || max < 1) return 0;
+    int n = 0;
+    for (long p = s->pos; p < s->n_moves && n < max && s->n_evals + 1 + n < s->budget; p++) {
+        uint8_t *c = sols + (size_t)n * s->n;
+        memcpy(c, s->cur, (size_t)s->n);
+        c[s->moves[p].a] = 0, c[s->moves[p].b] = 1;
+        if (!seen_has(s, sol_hash(c, s->n))) n++;
+    }
+    return n;
+}
+
 void swap_tell(swap_search *s, double score) {
     if (!s->pending) return;
     s->pending = 0;

@@ -35,6 +35,13 @@ int swap_ask(swap_search *s, uint8_t *sol);
 /* Score of the solution of the last swap_ask (higher is better). */
 void swap_tell(swap_search *s, double score);
 
+/* Look-ahead for batched evaluation (as opt_peek): the solutions swap_ask would return after the
+ * pending one, assuming neither it nor any of these improves; stops at the budget and at the end
+ * of the current move list; 0 when nothing is pending or the pending one is init (its moves are
+ * built after its score). Writes up to max solutions into sols[max][n_units]; returns how many.
+ * Changes nothing. */
+int swap_peek(const swap_search *s, uint8_t *sols, int max);
+
 const uint8_t *swap_best(const swap_search *s); /* [n_units]; init before any tell */
 double swap_best_score(const swap_search *s);   /* -INFINITY before any tell */
 long swap_n_evals(const swap_search *s);

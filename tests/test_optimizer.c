@@ -159,11 +159,59 @@ static void test_budget_respected(void **state) {
     opt_free(o);
 }
 
+/* opt_peek (the look-ahead of batched evaluation, search.h search_set_batch): with scores that
+ * only ever fall, no move is ever accepted, so after every ask the peeked solutions must be
+ * exactly the next asks, in order (restarts and remembered solutions included), and a peek made
+ * one ask later must continue the same list. Local search (restarts that revisit remembered
+ * solutions of higher score, which end a peek) and exhaustive enumeration. */
+static void check_peek_run(optimizer *o, int m) {
+    uint64_t sol[MAXM], peek[6][MAXM], prev[6][MAXM];
+    int n_prev = 0;
+    long asks = 0, checked = 0;
+    double score = 0;
+    while (opt_ask(o, sol)) {
+        if (n_prev > 0) { /* the last peek's first solution is this ask */
+            assert_memory_equal(prev[0], sol, sizeof(uint64_t) * (size_t)m);
+            checked++;
+        }
+        int n = opt_peek(o, &peek[0][0], 6);
+        assert_true(n >= 0 && n <= 6);
+        const uint64_t *flat = &peek[0][0]; /* n solutions of m words, packed */
+        for (int j = 0; j < n; j++)         /* valid solutions: each layer keeps its popcount */
+            for (int i = 0; i < m; i++)
+                assert_int_equal(__builtin_popcountll(flat[(size_t)j * m + i]), __builtin_popcountll(sol[i]));
+        for (int j = 1; j < n_prev && j - 1 < n; j++) /* the lists agree where both reach */
+            assert_memory_equal(prev[j], flat + (size_t)(j - 1) * m, sizeof(uint64_t) * (size_t)m);
+        for (int j = 0; j < n; j++) memcpy(prev[j], flat + (size_t)j * m, sizeof(uint64_t) * (size_t)m);
+        n_prev = n;
+        opt_tell(o, score -= 1.0);
+        asks++;
+    }
+    assert_true(asks > 10);
+    assert_true(checked > asks / 2); /* the look-ahead is not empty most of the time */
+}
+
+static void test_peek_is_the_next_asks(void **state) {
+    (void)state;
+    int k[4] = {2, 1, 3, 2};
+    optimizer *o = opt_create(4, k, 5, NULL, 300, 3, 11);
+    assert_non_null(o);
+    assert_false(opt_is_exhaustive(o));
+    check_peek_run(o, 4);
+    opt_free(o);
+    int k2[2] = {2, 1};
+    o = opt_create(2, k2, 4, NULL, 1000, 0, 5);
+    assert_non_null(o);
+    assert_true(opt_is_exhaustive(o));
+    check_peek_run(o, 2);
+    opt_free(o);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_planted_optimum_found),    cmocka_unit_test(test_exhaustive_small_space),
         cmocka_unit_test(test_deterministic_given_seed), cmocka_unit_test(test_init_and_repeat_ask),
-        cmocka_unit_test(test_budget_respected),
+        cmocka_unit_test(test_budget_respected),         cmocka_unit_test(test_peek_is_the_next_asks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

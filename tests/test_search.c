@@ -58,7 +58,7 @@ static void synth_init(synth *s, search_objective *obj) {
             /* later layers are cheaper on average, so stage 2 has something to find */
             s->a[l][h] = (0.05 + (double)(x >> 40) / (double)(1 << 24)) * (1.0 + (L - l) * 0.3);
         }
-    *obj = (search_objective){synth_score, NULL, s, NULL, 0};
+    *obj = (search_objective){synth_score, NULL, s, NULL, 0, NULL};
 }
 
 /* k smallest a of layer l: their sum and bit set */
@@ -758,6 +758,84 @@ static void test_state_v1_and_v2(void **state) {
     assert_non_null(strstr(err, "short: line 15: missing eval record 2 of 2"));
 }
 
+/* ---- batched evaluation (search_set_batch) ---- */
+
+static long batch_calls; /* score_batch calls of the current run */
+
+/* A score_batch over synth_score that scores the masks last to first (an objective may score a
+ * batch in any order and on any rank; the answers must not depend on it). */
+static int synth_batch(void *ctx, const attn_mask *const *masks, const int *make_base, int n,
+                       search_eval *out, char *err, size_t errlen) {
+    batch_calls++;
+    for (int j = n - 1; j >= 0; j--)
+        if (synth_score(ctx, masks[j], make_base[j], &out[j], err, errlen)) return -1;
+    return 0;
+}
+
+typedef struct {
+    long n, calls, wasted, batch_calls;
+    uint64_t hash[1024];
+    double score[1024];
+    uint8_t mask[L * H];
+} batch_run;
+
+static void run_batched(const search_config *cfg, int batch, int with_fn, batch_run *out) {
+    synth s;
+    search_objective obj;
+    search_state *st;
+    char err[256];
+    synth_init(&s, &obj);
+    s.pair[0] = 2 * H, s.pair[1] = 5 * H + 1, s.penalty = 0.8; /* first improvement has moves to take */
+    if (with_fn) obj.score_batch = synth_batch;
+    batch_calls = 0;
+    assert_int_equal(search_create(&st, cfg, L, H, &obj, NULL, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_set_batch(st, batch), 0);
+    assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
+    out->n = st->n_log;
+    assert_true(out->n <= 1024);
+    for (long i = 0; i < out->n; i++) out->hash[i] = st->log[i].hash, out->score[i] = st->log[i].score;
+    memcpy(out->mask, search_result_mask(st)->z, L * H);
+    out->calls = s.calls, out->wasted = search_batch_wasted(st), out->batch_calls = batch_calls;
+    search_free(st);
+}
+
+/* The log (masks and scores in order) and the final mask are those of batch 1 for every batch,
+ * with score_batch or the sequential default, in every phase that looks ahead (stage 1 probes,
+ * stage 3 with the optimizer, the singles pass, stage 3 and the refinement as swap searches, the
+ * baselines' single-head and single-layer masks). The objective's extra work is exactly the
+ * unused look-ahead, and the look-ahead is really used (fewer batches than evaluations). */
+static void test_batch_same_trace(void **state) {
+    (void)state;
+    search_config cfgs[4];
+    config(&cfgs[0], 0.45); /* the paper's options, stage 3 by local search (space > budget) */
+    cfgs[0].stage3_budget_per_group = 6;
+    heads_config(&cfgs[1], 0.5, 1);
+    config(&cfgs[2], 0.4);
+    cfgs[2].method = SEARCH_METHOD_ABLATION;
+    config(&cfgs[3], 0.4);
+    cfgs[3].method = SEARCH_METHOD_NLL;
+    const int batches[] = {2, 3, 7};
+    static batch_run ref, got;
+    for (int c = 0; c < 4; c++) {
+        run_batched(&cfgs[c], 1, 1, &ref);
+        assert_int_equal(ref.wasted, 0);
+        assert_int_equal(ref.batch_calls, 0); /* batch 1 never calls score_batch */
+        long wasted_any = 0;
+        for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++)
+            for (int with_fn = 0; with_fn < 2; with_fn++) {
+                run_batched(&cfgs[c], batches[b], with_fn, &got);
+                assert_int_equal(got.n, ref.n);
+                assert_memory_equal(got.hash, ref.hash, sizeof(uint64_t) * (size_t)ref.n);
+                assert_memory_equal(got.score, ref.score, sizeof(double) * (size_t)ref.n);
+                assert_memory_equal(got.mask, ref.mask, L * H);
+                assert_int_equal(got.calls, ref.calls + got.wasted);
+                if (with_fn) assert_true(got.batch_calls > 0 && got.batch_calls < ref.calls);
+                wasted_any += got.wasted;
+            }
+        if (c == 1) assert_true(wasted_any > 0); /* an accepted swap dropped look-ahead answers */
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_event_order_and_optimum),
@@ -773,6 +851,7 @@ int main(void) {
         cmocka_unit_test(test_cancel_not_recorded),
         cmocka_unit_test(test_state_log_append),
         cmocka_unit_test(test_state_v1_and_v2),
+        cmocka_unit_test(test_batch_same_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

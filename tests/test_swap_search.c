@@ -91,8 +91,39 @@ static void test_deterministic(void **state) {
     assert_memory_equal(b1, b2, N);
 }
 
+/* swap_peek (batched evaluation's look-ahead): with falling scores no move is accepted after the
+ * init, so every peek must be exactly the next asks, and consecutive peeks must agree. */
+static void test_peek_is_the_next_asks(void **state) {
+    (void)state;
+    int block[N];
+    uint8_t init[N];
+    double prio[N];
+    for (int i = 0; i < N; i++) block[i] = i % 3, init[i] = i % 2, prio[i] = (double)((i * 7) % 11);
+    for (int guided = 0; guided < 2; guided++) {
+        swap_search *s = swap_create(N, block, init, guided ? prio : NULL, 60, 3);
+        assert_non_null(s);
+        uint8_t sol[N], peek[5][N], prev[5][N];
+        int n_prev = 0;
+        long asks = 0, checked = 0;
+        double score = 0;
+        while (swap_ask(s, sol)) {
+            if (n_prev > 0) assert_memory_equal(prev[0], sol, N), checked++;
+            int n = swap_peek(s, &peek[0][0], 5);
+            for (int j = 1; j < n_prev && j - 1 < n; j++) assert_memory_equal(prev[j], peek[j - 1], N);
+            memcpy(prev, peek, sizeof peek);
+            n_prev = n;
+            swap_tell(s, score -= 1.0);
+            asks++;
+        }
+        assert_true(asks > 20 && asks <= 60);
+        assert_true(checked >= asks - 2); /* all but the init and the one after it */
+        swap_free(s);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_separable_optimum),
-                                       cmocka_unit_test(test_deterministic)};
+                                       cmocka_unit_test(test_deterministic),
+                                       cmocka_unit_test(test_peek_is_the_next_asks)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

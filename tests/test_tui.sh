@@ -237,8 +237,8 @@ screen nomodel | grep -q 'missing.gguf' && pass "load error printed after the te
 start layers 100 40 TERM=$TT
 if wait_for layers '\[ready\]' 180; then
     T send-keys -t layers s
-    wait_for layers 'Start a BOSCH search' 5 || fail "layers: start form"
-    T send-keys -t layers Tab Tab Tab Right Enter
+    wait_for layers 'Start a search' 5 || fail "layers: start form"
+    T send-keys -t layers Tab Tab Tab Tab Right Enter # the fifth field: granularity
     wait_for layers 'search: bosch by layers' 120 && pass "the explorer starts a layer-granularity search" ||
         fail "layers: no layer search in the log"
     wait_for layers 'Stage 1, whole layers: layer [0-9]+ goes SWA' 300 &&
