@@ -65,7 +65,7 @@ static void synth_init(synth *s, search_objective *obj) {
             x = x * 6364136223846793005ull + 1442695040888963407ull;
             s->a[l][h] = (0.05 + (double)(x >> 40) / (double)(1 << 24)) * (1.0 + (L - l) * 0.2);
         }
-    *obj = (search_objective){synth_score, NULL, s, NULL, 0};
+    *obj = (search_objective){.score = synth_score, .ctx = s};
 }
 
 /* Brute force: the least cost over every set of exactly n SWA layers. */
