@@ -110,7 +110,7 @@ static void say_ranking(void *user, const char *ranking) {
 
 /* --format scores: compute the rankings with the mask's window and sinks and write them. */
 static int export_scores(cmd_env *e, const export_opts *o, const model *m, const attn_mask *mask) {
-    char err[1024], path[4096];
+    char err[1024];
     backend *dev = NULL;
     backend_options bo = cli_backend_options(e->device, 0);
     if (backend_create(&dev, &bo, m, err, sizeof err)) {
@@ -126,12 +126,7 @@ static int export_scores(cmd_env *e, const export_opts *o, const model *m, const
         return 1;
     }
     const int L = m->hp.n_layer, H = m->hp.n_head_kv;
-    snprintf(path, sizeof path, "%s/scores.csv", o->out);
-    rc = scores_write_csv(path, L, H, (const double *const *)score, err, sizeof err);
-    for (int k = 0; k < SCORES_N && !rc; k++) {
-        snprintf(path, sizeof path, "%s/%s.json", o->out, scores_names[k]);
-        rc = scores_write_json(path, L, H, score[k], err, sizeof err);
-    }
+    rc = scores_write_folder(o->out, L, H, (const double *const *)score, err, sizeof err);
     for (int k = 0; k < SCORES_N; k++) free(score[k]);
     if (rc)
         fprintf(stderr, "bosch export: %s\n", err);

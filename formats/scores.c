@@ -1,8 +1,11 @@
 /* scores.c — the static rankings' per-head scores as CSV and Retrieval-Head JSON (see scores.h). */
 #include "scores.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "csvio.h"
 #include "jsonio.h"
@@ -66,4 +69,21 @@ int scores_write_json(const char *path, int n_layer, int n_head_kv, const double
             bad = json_object_object_add(o, key, json_number(score[(size_t)l * n_head_kv + h])) != 0;
         }
     return json_write_put(path, o, !bad, err, errlen);
+}
+
+int scores_write_folder(const char *dir, int n_layer, int n_head_kv, const double *const score[SCORES_N],
+                        char *err, size_t errlen) {
+    char path[4096];
+    if (mkdir(dir, 0777) && errno != EEXIST) {
+        snprintf(err, errlen, "%s: cannot create the folder: %s", dir, strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof path, "%s/scores.csv", dir);
+    int rc = scores_write_csv(path, n_layer, n_head_kv, score, err, errlen);
+    for (int k = 0; k < SCORES_N && !rc; k++) {
+        if (!score[k]) continue;
+        snprintf(path, sizeof path, "%s/%s.json", dir, scores_names[k]);
+        rc = scores_write_json(path, n_layer, n_head_kv, score[k], err, errlen);
+    }
+    return rc;
 }

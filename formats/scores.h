@@ -28,6 +28,12 @@ extern const char *const scores_names[SCORES_N];
 int scores_write_csv(const char *path, int n_layer, int n_head_kv, const double *const score[SCORES_N],
                      char *err, size_t errlen);
 
+/* The whole scores folder: DIR/scores.csv and DIR/<ranking>.json for each ranking (scores_names)
+ * computed (score[k] not NULL; the CSV leaves the others' cells empty), DIR created if missing
+ * (one level). 0, or -1 with a message naming the file. */
+int scores_write_folder(const char *dir, int n_layer, int n_head_kv, const double *const score[SCORES_N],
+                        char *err, size_t errlen);
+
 /* Write one ranking's scores [n_layer][n_head_kv] as Retrieval-Head JSON to path (atomic).
  * 0, or -1. */
 int scores_write_json(const char *path, int n_layer, int n_head_kv, const double *score, char *err,

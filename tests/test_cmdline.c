@@ -61,10 +61,10 @@ static void test_export_table(void **st) {
     (void)st;
     int n;
     const cmdline_export *e = cmdline_exports(&n);
-    assert_int_equal(n, 6);
-    const char *names[] = {"mask", "trace", "layers", "duo", "hf", "trtllm"};
-    const ex_io_kind io[] = {EX_IO_EXPORT_MASK, EX_IO_EXPORT_TRACE, EX_IO_EXPORT_LAYERS,
-                             EX_IO_EXPORT_DUO,  EX_IO_EXPORT_HF,    EX_IO_EXPORT_TRTLLM};
+    assert_int_equal(n, 7);
+    const char *names[] = {"mask", "trace", "layers", "duo", "hf", "trtllm", "scores"};
+    const ex_io_kind io[] = {EX_IO_EXPORT_MASK, EX_IO_EXPORT_TRACE,  EX_IO_EXPORT_LAYERS, EX_IO_EXPORT_DUO,
+                             EX_IO_EXPORT_HF,   EX_IO_EXPORT_TRTLLM, EX_IO_EXPORT_SCORES};
     for (int i = 0; i < n; i++) {
         char line[64];
         snprintf(line, sizeof line, "export %s", names[i]);
@@ -96,8 +96,8 @@ static void test_refusals(void **st) {
     refused("window -3", "window: bad value '-3' (need tokens in [1, 16777216])");
     refused("window 16777217", "window: bad value '16777217' (need tokens in [1, 16777216])");
     refused("load", "load: give a file name (:load FILE)");
-    refused("export", "export: say what to export: mask, trace, layers, duo, hf or trtllm");
-    refused("export gguf", "export: unknown 'gguf' (mask, trace, layers, duo, hf or trtllm)");
+    refused("export", "export: say what to export: mask, trace, layers, duo, hf, trtllm or scores");
+    refused("export gguf", "export: unknown 'gguf' (mask, trace, layers, duo, hf, trtllm or scores)");
     refused("layer 30", "no layer 30 (the model has layers 0-29)");
     refused("40", "no layer 40 (the model has layers 0-29)");
     refused("layer x", "layer: bad value 'x' (need a layer number, 0-29)");

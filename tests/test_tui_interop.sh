@@ -5,6 +5,8 @@
 #   x h  writes the Hugging Face patch with layer 29 alone "sliding_attention" (the servable
 #        projection: layer 28 keeps a full head);
 #   x r  writes the TensorRT-LLM kv_cache_config with the window on layer 29 only;
+#   x s  writes the scores of the static rankings the attention view computed (A), checked against
+#        the mask of `bosch search --method locality`;
 #   o    loads a DuoAttention folder (a hand-written one with layer 0 all streaming) into the grid,
 #        and DIR@0.5 cuts a gate file at ratio 0.5 (ceil(0.5 * 89) = 45 SWA heads).
 # Env: BOSCH_BIN, BOSCH_MODEL (skip with 77 when absent); tmux (skip with 77 when absent).
@@ -54,6 +56,48 @@ T send-keys -t $S o C-u "$WORK/pat@0.5" Enter
 wait_for $S '45/90 KV heads SWA' 10 && pass "o DIR@0.5 cuts the gates at ratio 0.5" || fail "o DIR@0.5"
 T send-keys -t $S o C-u "$WORK/pat" Enter
 wait_for $S 'not all 0 or 1' 10 && pass "gates without a ratio are refused, naming why" || fail "o gates refusal"
+
+# x s: the static rankings the attention view computes (A starts them), as a scores folder. With
+# the working mask's window at tiny's 64 (no search: the rankings use tiny's calibration split), the
+# locality column cut at rho = 0.5 (the 45 lowest go SWA, ties by lower index) must be the mask
+# `bosch search --method locality --preset tiny --ratio 0.5` finds: the same ranking, measured apart.
+# (a fresh explorer: the mask loaded above has 2 sinks, tiny's search has none)
+T send-keys -t $S q
+wait_for $S 'quit|Quit|EXIT=' 5 >/dev/null; T send-keys -t $S y
+S=scores
+T new-session -d -s $S -x 100 -y 40 "cd '$WORK' && env TERM=$TT '$BIN' '$MODEL'; echo EXIT=\$?; sleep 600"
+wait_for $S 'KV heads SWA' 60 || fail "explorer (scores) did not start"
+T send-keys -t $S x s C-u "$WORK/early" Enter
+wait_for $S 'no static ranking is computed yet' 10 && pass "x s before any ranking: refused, naming why" ||
+    fail "x s refusal"
+T send-keys -t $S : C-u 'window 64' Enter
+wait_for $S 'W 64' 5 || fail ":window 64"
+T send-keys -t $S A
+wait_for $S 'locality +[-0-9.e]+ #[0-9]+' 240 && pass "the attention view computed the locality ranking" ||
+    fail "no locality ranking"
+T send-keys -t $S Escape
+T send-keys -t $S x s C-u "$WORK/scores" Enter
+wait_for $S "rankings' scores" 20 && pass "x s message" || fail "x s message"
+"$BIN" search "$MODEL" --ratio 0.5 --preset tiny --method locality --out "$WORK/loc" >"$WORK/loc.out" 2>&1 ||
+    fail "bosch search --method locality: $(tail -2 "$WORK/loc.out")"
+if python3 - "$WORK" <<'PY'
+import csv, json, sys
+w = sys.argv[1]
+rows = list(csv.DictReader(open(f"{w}/scores/scores.csv")))
+assert len(rows) == 90, len(rows)
+v = [float(r["locality"]) for r in rows]
+j = json.load(open(f"{w}/scores/locality.json"))
+assert all(abs(j[f"{r['layer']}-{r['kv_head']}"] - x) <= 1e-9 for r, x in zip(rows, v))
+swa = set(sorted(range(90), key=lambda i: (v[i], i))[:45])
+got = {int(r["layer"]) * 3 + int(r["kv_head"]) for r in csv.DictReader(open(f"{w}/loc/mask.csv"))
+       if r["attention"] == "swa"}
+assert got == swa, (sorted(got ^ swa))
+PY
+then
+    pass "exported locality scores cut at 0.5 = bosch search --method locality's mask"
+else
+    fail "exported locality scores do not give the search's mask"
+fi
 
 T send-keys -t $S q
 wait_for $S 'quit|Quit|EXIT=' 5 >/dev/null; T send-keys -t $S y

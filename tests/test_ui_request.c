@@ -185,6 +185,15 @@ static void test_export_prompt(void **st) {
     assert_string_equal(c.path, "ac");
     ui_cmd_done(u, &c, 0);
     assert_string_equal(u->msg, "writing ac...");
+    key(u, 'x'); /* s: the static rankings' scores, a folder */
+    key(u, 's');
+    assert_int_equal(u->mode, UI_PROMPT);
+    assert_int_equal(u->prompt, PROMPT_EXPORT_SCORES);
+    assert_string_equal(u->input, "bosch-scores");
+    c = key(u, '\r');
+    assert_int_equal(c.kind, UI_CMD_IO);
+    assert_int_equal(c.io, EX_IO_EXPORT_SCORES);
+    assert_string_equal(c.path, "bosch-scores");
     key(u, 'o');
     key(u, CTRL('u'));
     c = key(u, '\n');
@@ -476,7 +485,7 @@ static void test_footers(void **st) {
     keymap_footer(UI_FILL, f, sizeof f);
     assert_string_equal(f, " fill layer: 0-9 = SWA KV heads  Esc cancel");
     keymap_footer(UI_EXPORT, f, sizeof f);
-    assert_string_equal(f, " export: m mask  t trace  l layers  d duo  h hf  r trtllm  Esc cancel");
+    assert_string_equal(f, " export: m mask  t trace  l layers  d duo  h hf  r trtllm  s scores  Esc cancel");
     keymap_footer(UI_PROMPT, f, sizeof f);
     assert_string_equal(f, " Enter accept  Esc cancel  Ctrl-U clear");
     keymap_footer(UI_START, f, sizeof f);

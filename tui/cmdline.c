@@ -17,6 +17,8 @@ static const cmdline_export exports[] = {
     {"hf", EX_IO_EXPORT_HF, PROMPT_EXPORT_HF, 0,
      "its servable projection as a Hugging Face config.json patch"},
     {"trtllm", EX_IO_EXPORT_TRTLLM, PROMPT_EXPORT_TRTLLM, 0, "its servable projection as TensorRT-LLM JSON"},
+    {"scores", EX_IO_EXPORT_SCORES, PROMPT_EXPORT_SCORES, 0,
+     "the static rankings' per-head scores (A computes them)"},
 };
 #define N_EXPORTS ((int)(sizeof exports / sizeof exports[0]))
 
@@ -33,7 +35,7 @@ static const command commands[] = {
     {"export",
      NULL,
      CMDLINE_EXPORT,
-     {"export NAME [FILE]", "mask, trace, layers, duo, hf, trtllm (no FILE: ask)"}},
+     {"export NAME [FILE]", "NAME: mask trace layers duo hf trtllm scores"}},
     {"layer", NULL, CMDLINE_LAYER, {"layer N, N", "move to layer N (also / N)"}},
     {"quit", "q", CMDLINE_QUIT, {"q, quit, q!", "quit (q!: without asking about an unsaved search)"}},
     {"help", "h", CMDLINE_HELP, {"help", "this list"}},

@@ -161,11 +161,12 @@ static void draw_prompt(ui_state *u) {
                                          "Export for DuoAttention (folder)",
                                          "Export a Hugging Face config patch (servable layers)",
                                          "Export TensorRT-LLM kv_cache_config (servable layers)",
+                                         "Export the static rankings' scores (folder)",
                                          "Save the workspace (a folder)"};
     draw_box(&r, u, titles[u->prompt]);
     draw_text(r.y + 2, r.x + 2, r.w - 4, A_NORMAL,
               u->prompt == PROMPT_COMPARE_DIR || u->prompt == PROMPT_EXPORT_DUO ||
-                      u->prompt == PROMPT_WORKSPACE
+                      u->prompt == PROMPT_EXPORT_SCORES || u->prompt == PROMPT_WORKSPACE
                   ? "dir:  "
                   : "file: ");
     int fw = r.w - 4 - 6;

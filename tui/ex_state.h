@@ -107,6 +107,7 @@ typedef enum {
     EX_IO_EXPORT_DUO,     /* the working mask as a DuoAttention folder (formats/interop.h) */
     EX_IO_EXPORT_HF,      /* its servable projection as a Hugging Face config.json patch */
     EX_IO_EXPORT_TRTLLM,  /* its servable projection as TensorRT-LLM kv_cache_config JSON */
+    EX_IO_EXPORT_SCORES,  /* the static rankings' scores of the attention view (worker_attn_scores_write) */
     EX_IO_WORKSPACE_SAVE, /* save the explorer's state to a folder (worker_workspace_save) */
     EX_IO_WORKSPACE_OPEN, /* open a workspace or `bosch search --out` folder (worker_workspace_open) */
 } ex_io_kind;

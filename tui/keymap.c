@@ -77,6 +77,7 @@ static const keymap_entry table[] = {
     {'d', REQ_EXPORT_DUO, KM(UI_EXPORT), "d", NULL, "d duo"},
     {'h', REQ_EXPORT_HF, KM(UI_EXPORT), "h", NULL, "h hf"},
     {'r', REQ_EXPORT_TRTLLM, KM(UI_EXPORT), "r", NULL, "r trtllm"},
+    {'s', REQ_EXPORT_SCORES, KM(UI_EXPORT), "s", NULL, "s scores"},
     /* the start form */
     {KEY_UP, REQ_FORM_PREV, KM(UI_START), "Up", NULL, "Up/Down field"},
     {'k', REQ_FORM_PREV, KM(UI_START), "k", NULL, NULL},

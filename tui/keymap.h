@@ -39,19 +39,20 @@ typedef enum {
     REQ_FIRST_LAYER,
     REQ_LAST_LAYER,
     REQ_REDRAW,
-    REQ_JUMP,    /* '/': the layer prompt */
-    REQ_COMMAND, /* ':': the command line (cmdline.h) */
-    REQ_MOUSE,   /* KEY_MOUSE: a click or the wheel (ui_apply_mouse) */
+    REQ_JUMP,           /* '/': the layer prompt */
+    REQ_COMMAND,        /* ':': the command line (cmdline.h) */
+    REQ_MOUSE,          /* KEY_MOUSE: a click or the wheel (ui_apply_mouse) */
     REQ_ATTN,           /* the attention view of the head under the cursor */
     REQ_WORKSPACE_SAVE, /* save the workspace: the folder prompt */
     /* dialogs */
-    REQ_CLOSE,          /* Esc, or any other key where a dialog closes on it */
-    REQ_EXPORT_MASK,    /* UI_EXPORT */
-    REQ_EXPORT_TRACE,   /* UI_EXPORT */
-    REQ_EXPORT_LAYERS,  /* UI_EXPORT */
-    REQ_EXPORT_DUO,     /* UI_EXPORT: DuoAttention folder */
-    REQ_EXPORT_HF,      /* UI_EXPORT: Hugging Face config.json patch */
-    REQ_EXPORT_TRTLLM,  /* UI_EXPORT: TensorRT-LLM kv_cache_config */
+    REQ_CLOSE,         /* Esc, or any other key where a dialog closes on it */
+    REQ_EXPORT_MASK,   /* UI_EXPORT */
+    REQ_EXPORT_TRACE,  /* UI_EXPORT */
+    REQ_EXPORT_LAYERS, /* UI_EXPORT */
+    REQ_EXPORT_DUO,    /* UI_EXPORT: DuoAttention folder */
+    REQ_EXPORT_HF,     /* UI_EXPORT: Hugging Face config.json patch */
+    REQ_EXPORT_TRTLLM,
+    REQ_EXPORT_SCORES,  /* UI_EXPORT: TensorRT-LLM kv_cache_config */
     REQ_FILL_COUNT,     /* UI_FILL: the key's digit = SWA KV heads of the layer */
     REQ_CONFIRM_YES,    /* UI_CONFIRM_QUIT */
     REQ_FORM_PREV,      /* UI_START: previous field */

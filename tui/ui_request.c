@@ -162,6 +162,7 @@ void ui_file_prompt(ui_state *u, prompt_kind k) {
                                         [PROMPT_EXPORT_DUO] = "bosch-duo",
                                         [PROMPT_EXPORT_HF] = "bosch-hf-config.json",
                                         [PROMPT_EXPORT_TRTLLM] = "bosch-trtllm.json",
+                                        [PROMPT_EXPORT_SCORES] = "bosch-scores",
                                         [PROMPT_WORKSPACE] = "bosch-workspace",
                                         [PROMPT_COMMAND] = "",
                                         [PROMPT_JUMP] = ""};
@@ -196,7 +197,7 @@ static ui_cmd run_prompt(ui_state *u) {
         [PROMPT_EXPORT_MASK] = EX_IO_EXPORT_MASK,     [PROMPT_EXPORT_TRACE] = EX_IO_EXPORT_TRACE,
         [PROMPT_EXPORT_LAYERS] = EX_IO_EXPORT_LAYERS, [PROMPT_LOAD_MASK] = EX_IO_LOAD_MASK,
         [PROMPT_EXPORT_DUO] = EX_IO_EXPORT_DUO,       [PROMPT_EXPORT_HF] = EX_IO_EXPORT_HF,
-        [PROMPT_EXPORT_TRTLLM] = EX_IO_EXPORT_TRTLLM};
+        [PROMPT_EXPORT_TRTLLM] = EX_IO_EXPORT_TRTLLM, [PROMPT_EXPORT_SCORES] = EX_IO_EXPORT_SCORES};
     ex_io_kind k = kinds[u->prompt];
     int of_mask =
         k == EX_IO_EXPORT_MASK || k == EX_IO_EXPORT_DUO || k == EX_IO_EXPORT_HF || k == EX_IO_EXPORT_TRTLLM;
@@ -388,6 +389,7 @@ static void export_request(ui_state *u, ui_request req) {
     if (req == REQ_EXPORT_DUO) ui_file_prompt(u, PROMPT_EXPORT_DUO);
     if (req == REQ_EXPORT_HF) ui_file_prompt(u, PROMPT_EXPORT_HF);
     if (req == REQ_EXPORT_TRTLLM) ui_file_prompt(u, PROMPT_EXPORT_TRTLLM);
+    if (req == REQ_EXPORT_SCORES) ui_file_prompt(u, PROMPT_EXPORT_SCORES);
 }
 
 static void fill_request(ui_state *u, ui_request req, int ch) {
@@ -550,7 +552,7 @@ static void on_io_result(ui_state *u) {
             [EX_IO_EXPORT_MASK] = PROMPT_EXPORT_MASK,     [EX_IO_EXPORT_TRACE] = PROMPT_EXPORT_TRACE,
             [EX_IO_EXPORT_LAYERS] = PROMPT_EXPORT_LAYERS, [EX_IO_LOAD_MASK] = PROMPT_LOAD_MASK,
             [EX_IO_EXPORT_DUO] = PROMPT_EXPORT_DUO,       [EX_IO_EXPORT_HF] = PROMPT_EXPORT_HF,
-            [EX_IO_EXPORT_TRTLLM] = PROMPT_EXPORT_TRTLLM};
+            [EX_IO_EXPORT_TRTLLM] = PROMPT_EXPORT_TRTLLM, [EX_IO_EXPORT_SCORES] = PROMPT_EXPORT_SCORES};
         u->prompt = back[r->kind];
         snprintf(u->input, sizeof u->input, "%s", r->path);
         u->input_len = (int)strlen(u->input);

@@ -36,6 +36,7 @@ typedef enum {
     PROMPT_EXPORT_DUO,
     PROMPT_EXPORT_HF,
     PROMPT_EXPORT_TRTLLM,
+    PROMPT_EXPORT_SCORES,
     PROMPT_WORKSPACE, /* a folder to save the workspace to */
     PROMPT_COMMAND,   /* ':' the command line (cmdline.h), drawn on the footer row */
     PROMPT_JUMP,      /* '/' a layer number, drawn on the footer row */

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "forward.h"
 #include "search_options.h"
+#include "scores.h"
 #include "worker_internal.h"
 
 /* The rankings in the order they are computed (cheap first) and shown: ex_rank_name. */
@@ -47,6 +48,29 @@ void worker_attn_free(worker *w) {
 
 int worker_attn_rank_pending(const worker *w) {
     return w->rk_have_cfg && w->rk_next < EX_RANKS;
+}
+
+int worker_attn_scores_write(worker *w, const char *dir, char *msg, size_t msglen, char *err, size_t errlen) {
+    int ready = 0;
+    for (int k = 0; k < EX_RANKS; k++) ready += w->rk_imp[k] != NULL;
+    if (ready == 0) {
+        snprintf(err, errlen,
+                 "%s: no static ranking is computed yet: the attention view (A) computes them (or use bosch "
+                 "export --format scores)",
+                 dir);
+        return -1;
+    }
+    const double *score[SCORES_N];
+    for (int i = 0; i < SCORES_N; i++) {
+        score[i] = NULL;
+        for (int k = 0; k < EX_RANKS; k++)
+            if (!strcmp(ex_rank_name(k), scores_names[i])) score[i] = w->rk_imp[k];
+    }
+    const model_hparams *hp = &w->m->hp;
+    if (scores_write_folder(dir, hp->n_layer, hp->n_head_kv, score, err, errlen)) return -1;
+    snprintf(msg, msglen, "%d of %d rankings' scores (%d x %d-token calibration, window %d) in %.50s", ready,
+             EX_RANKS, w->rk_cfg.calib_samples, w->rk_cfg.calib_tokens, w->rk_cfg.window, dir);
+    return 0;
 }
 
 /* The configuration of the rankings for the view: the search's (its calibration split), else the

@@ -146,6 +146,10 @@ int worker_ensure_heldout(worker *w, char *err, size_t errlen);
 void worker_job_attn(worker *w, const wcmd *c);
 /* 1 while a static ranking remains to be computed (worker thread; the loop's wait predicate). */
 int worker_attn_rank_pending(const worker *w);
+/* Write the static rankings the attention view computed so far (cached per session; A starts them)
+ * as a scores folder (formats/scores.h: DIR/scores.csv, DIR/<ranking>.json; the rankings not yet
+ * computed are left empty), with a one-line summary in msg. -1 with a message when none is. */
+int worker_attn_scores_write(worker *w, const char *dir, char *msg, size_t msglen, char *err, size_t errlen);
 /* One step of the background rankings (one evaluation, or one attention-statistics pass). */
 void worker_attn_rank_step(worker *w);
 /* Workspaces (worker_workspace.c): EX_IO_WORKSPACE_SAVE, EX_IO_WORKSPACE_OPEN; the result goes to

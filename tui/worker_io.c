@@ -138,9 +138,10 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
     char duo_dir[256];
     double duo_ratio;
     int duo = load && duo_load_path(path, duo_dir, sizeof duo_dir, &duo_ratio);
-    int rc = duo || kind == EX_IO_EXPORT_DUO ? 0 /* folders: interop.h names what is wrong */
-             : load                          ? check_load_path(path, err, sizeof err)
-                                             : check_export_path(path, err, sizeof err);
+    int rc = duo || kind == EX_IO_EXPORT_DUO || kind == EX_IO_EXPORT_SCORES
+                 ? 0 /* folders: interop.h and scores.h name what is wrong */
+             : load ? check_load_path(path, err, sizeof err)
+                    : check_export_path(path, err, sizeof err);
     res->path_refused = rc != 0;
     if (rc == 0 && duo) {
         rc = load_duo(w, duo_dir, duo_ratio, res, err, sizeof err);
@@ -189,6 +190,9 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
         case EX_IO_EXPORT_HF:
         case EX_IO_EXPORT_TRTLLM:
             rc = export_interop(w, kind, path, m, res, err, sizeof err);
+            break;
+        case EX_IO_EXPORT_SCORES:
+            rc = worker_attn_scores_write(w, path, res->msg, sizeof res->msg, err, sizeof err);
             break;
         case EX_IO_COMPARE_OPEN:
         case EX_IO_COMPARE_MASK:   /* worker_job_compare's */
