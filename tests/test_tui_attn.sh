@@ -60,12 +60,14 @@ r=$(screen $S | grep -Eo 'locality +[-0-9.e]+ #[0-9]+' | grep -Eo '#[0-9]+' | tr
 ((r >= 1 && r <= 90)) && pass "locality rank $r in 1..90" || fail "locality rank $r"
 screen $S | grep -Eq 'ablation +(computing|pending|[-0-9.e]+ #)' && pass "ablation shown (computed in the background)" ||
     fail "ablation line"
+# (waiting for the new title, then for the view: on a slow machine the old view is still "ready"
+# for a moment after the key)
 T send-keys -t $S Tab
-view_ready $S 120
-screen $S | grep -q 'held-out sample 1/8' && pass "Tab: a held-out sample" || fail "Tab split"
+wait_for $S 'held-out sample 1/8' 120 >/dev/null && view_ready $S 120 && pass "Tab: a held-out sample" ||
+    fail "Tab split"
 T send-keys -t $S n
-view_ready $S 120
-screen $S | grep -q 'held-out sample 2/8' && pass "n: the next sample" || fail "n sample"
+wait_for $S 'held-out sample 2/8' 120 >/dev/null && view_ready $S 120 && pass "n: the next sample" ||
+    fail "n sample"
 T send-keys -t $S Escape Home T End
 wait_for $S 'ρ 0.033: 3/90 KV heads SWA' 10 && pass "layer 0 all SWA" || fail "layer 0 toggle"
 T send-keys -t $S A
