@@ -27,6 +27,8 @@
 
 /* MPI_Init and the error-returning communicator. 0, or -1 with a message. */
 int dist_init(int *argc, char ***argv, char *err, size_t errlen);
+/* This process's rank in MPI_COMM_WORLD (0 = the one that runs the command and writes the files), and
+ * the number of ranks; valid after dist_init. */
 int dist_rank(void);
 int dist_size(void);
 /* This rank's index among the ranks on its host (MPI_COMM_TYPE_SHARED): the GPU it should use. */
@@ -56,6 +58,7 @@ int dist_pool_start(dist_pool **out, const search_objective *local, const void *
  * rank 0 and the workers (candidates with the same first differing layer kept together, for
  * prefix reuse). The pool must outlive obj; obj has no destroy. */
 void dist_pool_objective(dist_pool *p, search_objective *obj);
+/* Worker ranks of the pool (dist_size() - 1). */
 int dist_pool_workers(const dist_pool *p);
 /* 1 once a worker has failed (the pool then refuses every call). */
 int dist_pool_failed(const dist_pool *p);

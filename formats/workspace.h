@@ -46,6 +46,7 @@ int workspace_write(const char *path, const workspace_info *ws, char *err, size_
 int workspace_read(const char *path, workspace_info *ws, int n_layer, int n_head_kv, char *err,
                    size_t errlen);
 
+/* Free what workspace_read allocated in *ws (its undo masks); ws itself is the caller's. */
 void workspace_info_free(workspace_info *ws);
 
 #endif

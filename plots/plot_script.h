@@ -15,6 +15,7 @@ typedef struct {
 void plot_script_printf(plot_script *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append text as a gnuplot double-quoted string, quotes included ("a\"b"). */
 void plot_script_quoted(plot_script *s, const char *text);
+/* Free the script's text buffer. */
 void plot_script_free(plot_script *s);
 
 /* The script's head: a comment naming what it draws (`what`) and how to redraw it, and the
