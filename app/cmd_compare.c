@@ -15,6 +15,7 @@
 #include "compare.h"
 #include "backend.h"
 #include "cli_backend.h"
+#include "cli_dist.h"
 #include "cli_plots.h"
 #include "model.h"
 #include "probes.h"
@@ -45,7 +46,11 @@ static void usage(FILE *f) {
             "                   run even where DIR holds a search run or a comparison with other settings\n"
             "  Ctrl-C, SIGTERM or SIGHUP stops (exit 130); the same command continues from\n"
             "  DIR/cache.tsv. DIR is created if missing and must be writable.\n"
-            "  the search settings of every method (as bosch search spells them):\n");
+            "%s%s"
+            "  under mpirun -np N (docs/distributed.md) rank 0 runs the comparison and writes every file;\n"
+            "  ranks 1..N-1 score the searches' batches and shares of every split cell's masks\n"
+            "  the search settings of every method (as bosch search spells them):\n",
+            cli_dist_usage_batch, cli_dist_usage_timeout);
     search_opts_usage(f, SOPT_COMPARE);
 }
 
@@ -110,13 +115,15 @@ typedef struct {
     const char *out_dir, *preset, *methods_s, *ratios_s, *tasks_s, *lengths_s;
     long heldout, valid, aprime; /* -1: the preset's */
     int force;
-    compare_plan plan; /* built by the check */
+    cli_dist_opts dist; /* --batch, --worker-timeout */
+    compare_plan plan;  /* built by the check */
 } compare_cli;
 
 static void compare_init(void *opts) {
     compare_cli *o = opts;
     o->preset = "bench";
     o->heldout = o->valid = o->aprime = -1;
+    cli_dist_opts_init(&o->dist);
 }
 
 static int compare_option(cmd_env *e, void *opts, const char *a, const char *v) {
@@ -125,6 +132,8 @@ static int compare_option(cmd_env *e, void *opts, const char *a, const char *v) 
         o->force = 1;
         return CMD_OPT_FLAG;
     }
+    int r = cli_dist_option("compare", 1, &o->dist, a, v);
+    if (r != CMD_OPT_UNKNOWN) return r;
     const char **text = !strcmp(a, "--out")       ? &o->out_dir
                         : !strcmp(a, "--preset")  ? &o->preset
                         : !strcmp(a, "--methods") ? &o->methods_s
@@ -235,6 +244,29 @@ static int compare_check(cmd_env *e, void *opts) {
     return 0;
 }
 
+/* The hooks of compare_exec under mpirun (cli_dist.h). */
+typedef struct {
+    const cmd_env *e;
+    const compare_cli *o;
+} compare_dist;
+
+/* compare_exec.calib: the workers start with the plan's search config (the calibration split). */
+static int dist_calib(void *user, const search_objective *local, search_objective *out, char *err,
+                      size_t errlen) {
+    const compare_dist *d = user;
+    return cli_dist_start(d->e->m, d->e->be, local, &d->o->plan.cfg, sizeof d->o->plan.cfg,
+                          d->o->dist.worker_timeout, out, err, errlen);
+}
+
+/* compare_exec.cell: the sorted masks in contiguous shares over the ranks. A wait ended by a stop
+ * signal is a stop (1). */
+static int dist_cell(void *user, const probe_cell *cell, const attn_mask *const *masks, int n,
+                     eval_sample_result *const *res, char *err, size_t errlen) {
+    (void)user;
+    int rc = cli_dist_cell_masks(cell, masks, n, res, err, errlen);
+    return rc && cli_stop ? 1 : rc;
+}
+
 static int compare_cmd_run(cmd_env *e, void *opts) {
     compare_cli *o = opts;
     char err[1024], desc[256];
@@ -242,10 +274,22 @@ static int compare_cmd_run(cmd_env *e, void *opts) {
     fprintf(stderr, "compare: preset %s, evaluators on %s%s%s\n", o->plan.preset, desc,
             e->device == BACKEND_CPU ? ", GEMMs " : "",
             e->device == BACKEND_CPU ? gemm_precision_name(e->m->precision) : "");
+    compare_dist d = {e, o};
+    const compare_exec ex = {dist_calib, cli_dist_batch(&o->dist), dist_cell, &d};
     compare_result *res = NULL;
-    int s = compare_run(&o->plan, e->m, e->be, o->out_dir, &cli_stop, progress, NULL, &res, err, sizeof err);
+    int s = compare_run(&o->plan, e->m, e->be, cli_dist_active() ? &ex : NULL, o->out_dir, &cli_stop,
+                        progress, NULL, &res, err, sizeof err);
+    char dist[256];
+    cli_dist_describe(dist, sizeof dist);
+    if (dist[0]) fprintf(stderr, "compare: batch %d, %s\n", cli_dist_batch(&o->dist), dist);
+    cli_dist_stop();
     if (s != 0) {
         fprintf(stderr, "bosch compare: %s\n", err);
+        if (cli_dist_failed())
+            fprintf(stderr,
+                    "bosch compare: %s/cache.tsv holds every finished evaluation; continue with the same "
+                    "command (any N)\n",
+                    o->out_dir);
         return s == 1 ? 130 : 1;
     }
     size_t cap = 1 << 16;
@@ -259,6 +303,13 @@ static int compare_cmd_run(cmd_env *e, void *opts) {
     return cli_plots_compare(o->out_dir); /* the figures beside results.csv */
 }
 
+/* A worker under mpirun: the plan's calibration objective (its search config from rank 0) and
+ * probe cells. Writes no file. */
+static int compare_worker(cmd_env *e, void *opts) {
+    (void)opts;
+    return cli_dist_worker_calib("compare", e->m, e->be);
+}
+
 const command cmd_compare = {
     .name = "compare",
     .help = "BOSCH against baselines at several ratios",
@@ -268,5 +319,6 @@ const command cmd_compare = {
     .option = compare_option,
     .check = compare_check,
     .run = compare_cmd_run,
+    .worker = compare_worker,
     .usage = usage,
 };

@@ -23,10 +23,12 @@
 #include "csvio.h"
 #include "backend.h"
 #include "cli_backend.h"
+#include "cli_dist.h"
 #include "eval.h"
 #include "kv_cache.h"
 #include "mask.h"
 #include "model.h"
+#include "probe_score.h"
 #include "probes.h"
 #include "results.h"
 #include "clock.h"
@@ -44,6 +46,7 @@ typedef struct {
     probe_split split;
     uint64_t seed;
     int seed_set;
+    cli_dist_opts dist; /* --worker-timeout */
 } eval_opts;
 
 static void eval_usage(FILE *f) {
@@ -72,10 +75,13 @@ static void eval_usage(FILE *f) {
             "  --servable         also score the mask's servable projection (a layer SWA only if all its\n"
             "                     KV heads are: what a per-layer engine runs); every row shows its KV\n"
             "                     bytes as servable_kv either way\n"
-            "  --quiet            no progress bar\n",
+            "  --quiet            no progress bar\n"
+            "%s"
+            "  under mpirun -np N (docs/distributed.md) rank 0 writes the table and the CSV; every\n"
+            "  (task, length) cell's samples are cut into N ranges, one per rank (the same results)\n",
             probe_task_name(PROBE_DEFAULT_TASK), haystack_kind_name(PROBE_DEFAULT_HAYSTACK),
             PROBE_DEFAULT_LENGTH, PROBE_DEFAULT_SAMPLES, PROBE_DEFAULT_WINDOW, PROBE_DEFAULT_SINKS,
-            PROBE_DEFAULT_HELDOUT_SEED, PROBE_DEFAULT_CALIB_SEED);
+            PROBE_DEFAULT_HELDOUT_SEED, PROBE_DEFAULT_CALIB_SEED, cli_dist_usage_timeout);
 }
 
 /* Upper limits of the numeric options (the messages quote the same constants). */
@@ -99,7 +105,9 @@ static int parse_tasks(const char *opt, const char *v, eval_opts *o) {
 /* One option of eval's own with its value v (NULL when missing), command.h's contract. */
 static int eval_option(cmd_env *e, void *opts, const char *a, const char *v) {
     eval_opts *o = opts;
-    int rc = 0, n;
+    int rc = cli_dist_option("eval", 0, &o->dist, a, v), n;
+    if (rc != CMD_OPT_UNKNOWN) return rc;
+    rc = 0;
     int *flag = !strcmp(a, "--all-swa")    ? &o->all_swa
                 : !strcmp(a, "--quiet")    ? &o->quiet
                 : !strcmp(a, "--servable") ? &o->servable
@@ -171,6 +179,7 @@ static void eval_init(void *opts) {
     o->keys = 4;
     o->chat = 1;
     o->split = PROBE_SPLIT_HELDOUT;
+    cli_dist_opts_init(&o->dist);
 }
 
 /* One line on stderr: [#####.....] done/total label, elapsed and ETA. */
@@ -273,6 +282,33 @@ typedef struct {
     double t0;
 } eval_run_ctx;
 
+/* The mask (and with --servable its projection) on every sample of the cell, here: one evaluator
+ * per sample and mask keeps memory at one sequence and lets the bar move. 0 or -1 with a message. */
+static int eval_cell_here(eval_run_ctx *c, const probe_cell *cell, const char *label, eval_sample_result *res,
+                          eval_sample_result *sres, char *err, size_t errlen) {
+    probe_scorer *sc = NULL;
+    if (probe_scorer_open(&sc, c->m, c->be, cell, 0, err, errlen)) return -1;
+    int rc = 0;
+    for (int i = 0; i < cell->n_samples && !rc; i++) {
+        progress(c->o->quiet, c->done, c->total, label, c->t0);
+        rc = probe_scorer_score(sc, c->mask, i, 1, &res[i], err, errlen) ||
+             (c->o->servable && probe_scorer_score(sc, c->serv, i, 1, &sres[i], err, errlen));
+        if (!rc) c->done++;
+    }
+    probe_scorer_free(sc);
+    return rc ? -1 : 0;
+}
+
+/* The same under mpirun: the samples cut into one contiguous range per rank (cli_dist.h). */
+static int eval_cell_spread(eval_run_ctx *c, const probe_cell *cell, eval_sample_result *res,
+                            eval_sample_result *sres, char *err, size_t errlen) {
+    if (cli_dist_cell_samples(cell, c->mask, res, err, errlen) ||
+        (c->o->servable && cli_dist_cell_samples(cell, c->serv, sres, err, errlen)))
+        return -1;
+    c->done += cell->n_samples;
+    return 0;
+}
+
 /* Score the mask on one (task, length) cell: a row on stdout and in *row; with --servable its
  * projection too, on the same samples, into *srow (method and n left to the caller). 0, or -1
  * (printed). */
@@ -285,44 +321,27 @@ static int eval_cell(eval_run_ctx *c, probe_task task, int length, results_row *
     cfg.n_samples = o->samples;
     cfg.n_keys = o->keys;
     cfg.use_chat = o->chat;
-    probe_set set;
     char err[512], label[64], len_label[16];
     probe_length_label(length, len_label, sizeof len_label);
     snprintf(label, sizeof label, "%s@%s", probe_task_name(task), len_label);
-    if (probe_set_generate(&set, c->m->tok, &cfg, o->split, o->seed, err, sizeof err)) {
-        fprintf(stderr, "\nbosch eval: %s\n", err);
-        return -1;
-    }
-    eval_sample *es = malloc((size_t)set.n * sizeof *es);
+    const probe_cell cell = probe_cell_make(&cfg, o->split, o->seed);
+    const int n = cfg.n_samples;
+    eval_sample_result *res = calloc((size_t)n, sizeof *res), *sres = calloc((size_t)n, sizeof *sres);
     double acc = 0, score = 0, sacc = 0, sscore = 0, t_group = base_now_s();
-    int rc = es ? 0 : -1;
-    if (es) probe_set_eval_samples(&set, es);
-    /* One evaluator per sample keeps memory at one sequence and lets the bar move. */
-    for (int i = 0; i < set.n && !rc; i++) {
-        evaluator *ev = NULL;
-        eval_result r;
-        progress(o->quiet, c->done, c->total, label, c->t0);
-        if (evaluator_create_on(&ev, c->m, c->be, &es[i], 1, 0, err, sizeof err) ||
-            evaluator_score(ev, c->mask, &r, NULL, err, sizeof err)) {
-            fprintf(stderr, "\nbosch eval: %s: %s\n", label, err);
-            rc = -1;
-        }
-        eval_result rs = {0}; /* the projection on the same sample (prefix reuse: same evaluator) */
-        if (!rc && o->servable && evaluator_score(ev, c->serv, &rs, NULL, err, sizeof err)) {
-            fprintf(stderr, "\nbosch eval: %s (servable): %s\n", label, err);
-            rc = -1;
-        }
-        sacc += rs.accuracy, sscore += rs.score;
-        evaluator_free(ev);
-        if (!rc) acc += r.accuracy, score += r.score, c->done++;
-    }
+    progress(o->quiet, c->done, c->total, label, c->t0);
+    int rc = !res || !sres       ? (snprintf(err, sizeof err, "out of memory"), -1)
+             : cli_dist_active() ? eval_cell_spread(c, &cell, res, sres, err, sizeof err)
+                                 : eval_cell_here(c, &cell, label, res, sres, err, sizeof err);
+    if (rc) fprintf(stderr, "\nbosch eval: %s: %s\n", label, err);
+    for (int i = 0; i < n && !rc; i++) /* in sample order, wherever each was scored: the same sums */
+        acc += res[i].exact, score += res[i].p_answer, sacc += sres[i].exact, sscore += sres[i].p_answer;
     progress(o->quiet, c->done, c->total, label, c->t0);
     if (!rc) {
-        acc /= set.n, score /= set.n;
+        acc /= n, score /= n;
         uint64_t kvb = kv_cache_bytes(&c->m->hp, c->mask, length, 4),
                  skvb = kv_cache_bytes(&c->m->hp, c->serv, length, 4);
         printf("%-14s %7s %7.1f%% %10.4f %8d %14llu %14llu %9.1f\n", probe_task_name(task), len_label,
-               100.0 * acc, score, set.n, (unsigned long long)kvb, (unsigned long long)skvb,
+               100.0 * acc, score, n, (unsigned long long)kvb, (unsigned long long)skvb,
                base_now_s() - t_group);
         fflush(stdout);
         *row = (results_row){.method = c->method,
@@ -335,13 +354,12 @@ static int eval_cell(eval_run_ctx *c, probe_task task, int length, results_row *
         *srow = (results_row){.ratio = mask_ratio(c->serv),
                               .task = probe_task_name(task),
                               .length = length,
-                              .n = set.n,
-                              .accuracy = sacc / set.n,
-                              .score = sscore / set.n,
+                              .n = n,
+                              .accuracy = sacc / n,
+                              .score = sscore / n,
                               .kv_bytes = skvb};
     }
-    free(es);
-    probe_set_free(&set);
+    free(res), free(sres);
     return rc;
 }
 
@@ -371,6 +389,13 @@ static int eval_run(cmd_env *e, void *opts) {
     attn_mask serv = {0};
     if (mask_servable(&serv, &mask)) {
         fprintf(stderr, "bosch eval: cannot allocate the servable projection\n");
+        mask_free(&mask);
+        return 1;
+    }
+    if (cli_dist_active() &&
+        cli_dist_start(m, e->be, NULL, "eval", 4, o->dist.worker_timeout, NULL, err, sizeof err)) {
+        fprintf(stderr, "bosch eval: %s\n", err);
+        mask_free(&serv);
         mask_free(&mask);
         return 1;
     }
@@ -408,9 +433,19 @@ static int eval_run(cmd_env *e, void *opts) {
         } else if (!o->quiet)
             fprintf(stderr, "results: %s\n", o->out_path);
     }
+    char dist[256];
+    cli_dist_describe(dist, sizeof dist);
+    if (dist[0] && !o->quiet) fprintf(stderr, "eval: %s\n", dist);
+    cli_dist_stop();
     mask_free(&serv);
     mask_free(&mask);
     return rc;
+}
+
+/* A worker under mpirun: rank 0's sample ranges of each cell. Writes nothing. */
+static int eval_worker(cmd_env *e, void *opts) {
+    (void)opts;
+    return cli_dist_worker_samples("eval", e->m, e->be);
 }
 
 const command cmd_eval = {
@@ -422,5 +457,6 @@ const command cmd_eval = {
     .option = eval_option,
     .check = eval_check,
     .run = eval_run,
+    .worker = eval_worker,
     .usage = eval_usage,
 };

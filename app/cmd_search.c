@@ -130,11 +130,10 @@ static void usage(FILE *f) {
         "  --precision P    the CPU evaluator's GEMM precision, fp32, bf16 or auto (default: bf16 where\n"
         "                   the CPU has bf16 hardware); like --device a property of the run, which a\n"
         "                   resumed search must repeat\n"
-        "  --batch B        score B candidates at once (the sub-search's next B if none improves; the\n"
-        "                   trace and mask do not change); default: the number of MPI ranks, else 1\n"
-        "  --worker-timeout S  under mpirun: seconds a worker may take per answer (default 600)\n"
+        "%s%s"
         "  under mpirun -np N (docs/distributed.md) rank 0 searches and writes every file, ranks 1..N-1\n"
-        "  score the candidates it sends them\n");
+        "  score the candidates it sends them\n",
+        cli_dist_usage_batch, cli_dist_usage_timeout);
 }
 
 typedef struct {
@@ -144,34 +143,12 @@ typedef struct {
     int force;
     search_config cfg; /* --resume: the saved settings */
     char state_path[4096];
-    int batch;             /* --batch (0: the number of ranks under mpirun, else 1) */
-    double worker_timeout; /* --worker-timeout, seconds */
+    cli_dist_opts dist; /* --batch, --worker-timeout: properties of the run (allowed with --resume) */
 } search_cli;
 
 static void search_init(void *opts) {
     search_cli *o = opts;
-    o->worker_timeout = 600;
-}
-
-/* --batch and --worker-timeout: properties of the run (allowed with --resume). */
-static int run_option(search_cli *o, const char *a, const char *v) {
-    char *end;
-    if (!strcmp(a, "--batch")) {
-        long b = strtol(v, &end, 10);
-        if (*end || end == v || b < 1 || b > 4096) {
-            fprintf(stderr, "bosch search: --batch: '%s' is not a whole number in 1..4096\n", v);
-            return CMD_OPT_BAD;
-        }
-        o->batch = (int)b;
-        return CMD_OPT_VALUE;
-    }
-    double t = strtod(v, &end);
-    if (*end || end == v || !(t > 0 && t <= 1e6)) {
-        fprintf(stderr, "bosch search: --worker-timeout: '%s' is not a number of seconds in (0, 1e6]\n", v);
-        return CMD_OPT_BAD;
-    }
-    o->worker_timeout = t;
-    return CMD_OPT_VALUE;
+    cli_dist_opts_init(&o->dist);
 }
 
 static int search_option(cmd_env *e, void *opts, const char *a, const char *v) {
@@ -180,11 +157,11 @@ static int search_option(cmd_env *e, void *opts, const char *a, const char *v) {
         o->force = 1;
         return CMD_OPT_FLAG;
     }
+    int r = cli_dist_option("search", 1, &o->dist, a, v);
+    if (r != CMD_OPT_UNKNOWN) return r;
     int id = search_opts_lookup(a, SOPT_ALL);
-    const int run_opt = !strcmp(a, "--batch") || !strcmp(a, "--worker-timeout");
-    if (id < 0 && strcmp(a, "--out") && strcmp(a, "--resume") && !run_opt) return CMD_OPT_UNKNOWN;
+    if (id < 0 && strcmp(a, "--out") && strcmp(a, "--resume")) return CMD_OPT_UNKNOWN;
     if (!v) return cmd_need_value(e, a);
-    if (run_opt) return run_option(o, a, v);
     if (!strcmp(a, "--out")) return o->out_dir = v, cmd_value(cli_need_nonempty("search", a, v, "a folder"));
     if (!strcmp(a, "--resume"))
         return o->resume = v, cmd_value(cli_need_nonempty("search", a, v, "the folder of a saved search"));
@@ -270,11 +247,13 @@ typedef struct {
 
 /* Under mpirun: start the workers with the search's settings; the search then evaluates through
  * r->dobj. *use is the objective the search uses. 0 or -1. */
-static int search_dist_start(const search_cli *o, search_run_state *r, const search_objective **use,
-                             char *err, size_t errlen) {
+static int search_dist_start(const cmd_env *e, const search_cli *o, search_run_state *r,
+                             const search_objective **use, char *err, size_t errlen) {
     *use = &r->obj;
     if (!cli_dist_active()) return 0;
-    if (cli_dist_start(&r->obj, &o->cfg, sizeof o->cfg, o->worker_timeout, &r->dobj, err, errlen)) return -1;
+    if (cli_dist_start(e->m, e->be, &r->obj, &o->cfg, sizeof o->cfg, o->dist.worker_timeout, &r->dobj, err,
+                       errlen))
+        return -1;
     *use = &r->dobj;
     return 0;
 }
@@ -287,8 +266,8 @@ static int search_prepare(cmd_env *e, search_cli *o, search_run_state *r, char *
         search_objective_calib_on(&r->obj, m, e->be, r->cs, err, errlen))
         return -1;
     const search_objective *obj;
-    if (search_dist_start(o, r, &obj, err, errlen)) return -1;
-    const int batch = o->batch ? o->batch : cli_dist_size();
+    if (search_dist_start(e, o, r, &obj, err, errlen)) return -1;
+    const int batch = cli_dist_batch(&o->dist);
     if (!o->resume) {
         if (search_create(&r->st, cfg, m->hp.n_layer, m->hp.n_head_kv, obj, m, on_event, &r->lis, err,
                           errlen))
@@ -385,9 +364,9 @@ static int search_cmd_run(cmd_env *e, void *opts) {
                 o->state_path, e->model_path, o->out_dir);
     char dist[256];
     cli_dist_describe(dist, sizeof dist);
-    if (r.st && o->batch + cli_dist_active() > 0)
+    if (r.st && o->dist.batch + cli_dist_active() > 0)
         fprintf(stderr, "bosch search: batch %d%s%s; %ld look-ahead answers unused\n",
-                o->batch ? o->batch : cli_dist_size(), dist[0] ? ", " : "", dist, search_batch_wasted(r.st));
+                cli_dist_batch(&o->dist), dist[0] ? ", " : "", dist, search_batch_wasted(r.st));
     cli_dist_stop();
     trace_rows_free(&r.lis.trace);
     search_free(r.st);
@@ -396,34 +375,11 @@ static int search_cmd_run(cmd_env *e, void *opts) {
     return s < 0 ? 1 : s;
 }
 
-/* A worker under mpirun: the settings from rank 0, the same calibration split and objective, then
- * serve rank 0's masks. Writes no file. */
+/* A worker under mpirun (cli_dist.h): the settings from rank 0, the same calibration split and
+ * objective, then serve rank 0's masks. Writes no file. */
 static int search_worker(cmd_env *e, void *opts) {
     (void)opts;
-    char err[1024] = "", desc[256] = "";
-    void *blob = NULL;
-    size_t n = 0;
-    int r = cli_dist_worker_setup(&blob, &n, err, sizeof err);
-    if (r) {
-        if (r < 0) fprintf(stderr, "bosch search: %s\n", err);
-        return r < 0;
-    }
-    search_config cfg;
-    calib_set *cs = NULL;
-    search_objective obj = {0};
-    int rc = -1;
-    if (n != sizeof cfg)
-        snprintf(err, sizeof err, "a setup of %zu bytes, not a search config (%zu): another bosch build?", n,
-                 sizeof cfg);
-    else if (memcpy(&cfg, blob, n), !search_calib_generate(&cs, e->m, &cfg, err, sizeof err) &&
-                                        !search_objective_calib_on(&obj, e->m, e->be, cs, err, sizeof err))
-        rc = 0;
-    free(blob);
-    backend_describe(e->be, 0, desc, sizeof desc);
-    int status = cli_dist_worker_run("search", rc, desc, err, &obj);
-    search_objective_free(&obj);
-    calib_set_free(cs);
-    return status;
+    return cli_dist_worker_calib("search", e->m, e->be);
 }
 
 const command cmd_search = {

@@ -145,6 +145,51 @@ static int memo_score(void *ctx, const attn_mask *mask, int make_base, search_ev
     return cache_put_calib(mo->cache, h, out, err, errlen);
 }
 
+/* score_batch of the memo: the cache answers what it knows; the other masks (each once) go to the
+ * inner objective's score_batch together, then into the cache. Same answers as memo_score's. */
+static int memo_batch(void *ctx, const attn_mask *const *masks, const int *make_base, int n, search_eval *out,
+                      char *err, size_t errlen) {
+    memo *mo = ctx;
+    const attn_mask **miss = malloc(sizeof *miss * (size_t)n);
+    int *mb = malloc(sizeof(int) * (size_t)n), *at = malloc(sizeof(int) * (size_t)n), nm = 0, rc = 0;
+    search_eval *mout = malloc(sizeof *mout * (size_t)n);
+    if (!miss || !mb || !at || !mout) {
+        snprintf(err, errlen, "compare: out of memory");
+        rc = -1;
+        goto out;
+    }
+    for (int j = 0; j < n; j++) { /* at[j]: its miss index, or -1 (the cache knows it) */
+        const uint64_t h = mask_hash(masks[j]);
+        at[j] = -1;
+        for (int k = 0; k < nm && at[j] < 0; k++)
+            if (mask_hash(miss[k]) == h) at[j] = k;
+        if (at[j] < 0 && !cache_get_calib(mo->cache, h))
+            miss[nm] = masks[j], mb[nm] = make_base[j], at[j] = nm++;
+    }
+    if (nm && mo->stop && *mo->stop) {
+        snprintf(err, errlen, "stopped");
+        rc = -1;
+        goto out;
+    }
+    if (nm && (rc = mo->inner->score_batch(mo->inner->ctx, miss, mb, nm, mout, err, errlen))) goto out;
+    for (int k = 0; k < nm && !rc; k++) {
+        rc = cache_put_calib(mo->cache, mask_hash(miss[k]), &mout[k], err, errlen);
+        mo->cache->calib_misses++, mo->misses++;
+    }
+    for (int j = 0; j < n && !rc; j++) {
+        if (at[j] >= 0) {
+            out[j] = mout[at[j]];
+            continue;
+        }
+        mo->cache->calib_hits++;
+        out[j] = cache_get_calib(mo->cache, mask_hash(masks[j]))->e;
+        out[j].seconds = 0;
+    }
+out:
+    free(miss), free(mb), free(at), free(mout);
+    return rc;
+}
+
 /* ---- the methods' masks ----------------------------------------------------------------------- */
 
 typedef struct {
@@ -162,10 +207,13 @@ static void on_event(const search_event *ev, void *user) {
         say(lc->progress, lc->user, "%s: %s", lc->label, ev->message ? ev->message : "done");
 }
 
-/* Run one search to the end; *out owns the state. 0, 1 stopped, -1 error. */
-static int run_search(const search_config *cfg, const model *m, const search_objective *obj, listen_ctx *lc,
-                      volatile int *stop, search_state **out, char *err, size_t errlen) {
+/* Run one search to the end, batch masks at a time (search_set_batch); *out owns the state. 0, 1
+ * stopped, -1 error. */
+static int run_search(const search_config *cfg, const model *m, const search_objective *obj, int batch,
+                      listen_ctx *lc, volatile int *stop, search_state **out, char *err, size_t errlen) {
     if (search_create(out, cfg, m->hp.n_layer, m->hp.n_head_kv, obj, m, on_event, lc, err, errlen)) return -1;
+    if (batch > 1 && search_set_batch(*out, batch))
+        return snprintf(err, errlen, "compare: out of memory"), -1;
     int r = search_run(*out, NULL, err, errlen);
     if (r == 1) return 0;
     return stop && *stop ? 1 : -1;
@@ -175,8 +223,9 @@ static int is_layer_pattern(search_method me) {
     return me == SEARCH_METHOD_RAND || me == SEARCH_METHOD_BME || me == SEARCH_METHOD_INTR;
 }
 
-/* Masks of method mi at every ratio into r->masks[mi * n_ratios + ri]. 0, 1 stopped, -1. */
-static int method_masks(compare_result *r, int mi, const model *m, const search_objective *obj,
+/* Masks of method mi at every ratio into r->masks[mi * n_ratios + ri], its searches scoring batch
+ * masks at a time. 0, 1 stopped, -1. */
+static int method_masks(compare_result *r, int mi, const model *m, const search_objective *obj, int batch,
                         volatile int *stop, compare_progress progress, void *user, char *err, size_t errlen) {
     const compare_plan *p = &r->plan;
     const int L = r->L, H = r->H, nr = p->n_ratios;
@@ -203,7 +252,7 @@ static int method_masks(compare_result *r, int mi, const model *m, const search_
         search_config c = base;
         c.ratio = p->ratios[0];
         snprintf(label, sizeof label, "%s", p->methods[mi]);
-        int rc = run_search(&c, m, obj, &lc, stop, &st, err, errlen);
+        int rc = run_search(&c, m, obj, batch, &lc, stop, &st, err, errlen);
         if (rc) {
             search_free(st);
             return rc;
@@ -229,7 +278,7 @@ static int method_masks(compare_result *r, int mi, const model *m, const search_
         search_config c = base;
         c.ratio = p->ratios[ri];
         snprintf(label, sizeof label, "%s@%.3g", p->methods[mi], p->ratios[ri]);
-        int rc = run_search(&c, m, obj, &lc, stop, &st, err, errlen);
+        int rc = run_search(&c, m, obj, batch, &lc, stop, &st, err, errlen);
         if (rc) {
             search_free(st);
             return rc;
@@ -453,8 +502,8 @@ static int make_aprimes(compare_result *r, search_objective *obj, char *err, siz
 
 /* Validation and held-out scores of every mask (validation: only the BOSCH variants and the
  * references, which it chooses among). 0, 1 stopped, -1 error. */
-static int score_splits(compare_result *r, const model *m, const backend *be, volatile int *stop,
-                        compare_progress progress, void *user, char *err, size_t errlen) {
+static int score_splits(compare_result *r, const model *m, const backend *be, const compare_exec *ex,
+                        volatile int *stop, compare_progress progress, void *user, char *err, size_t errlen) {
     const compare_plan *p = &r->plan;
     const attn_mask *all[COMPARE_MAX_SCORED], *valid[COMPARE_MAX_SCORED];
     int n = 0;
@@ -467,25 +516,34 @@ static int score_splits(compare_result *r, const model *m, const backend *be, vo
                        ? all[k]
                        : NULL;
     for (int split = 0; split < N_SPLITS; split++) {
-        int s = compare_score_split(p, split, m, be, &r->cache, split == SPLIT_VALID ? valid : all, n,
+        int s = compare_score_split(p, split, m, be, ex, &r->cache, split == SPLIT_VALID ? valid : all, n,
                                     r->scores[split], stop, progress, user, err, errlen);
         if (s) return s;
     }
     return 0;
 }
 
-/* Steps 1-3 of compare_run on an open result and its calibration objective. 0, 1 stopped, -1. */
-static int run_steps(compare_result *r, const model *m, const backend *be, search_objective *calib,
-                     volatile int *stop, compare_progress progress, void *user, double t0, char *err,
-                     size_t errlen) {
+/* Steps 1-3 of compare_run on an open result and its calibration objective (spread by ex->calib
+ * when given). 0, 1 stopped, -1. */
+static int run_steps(compare_result *r, const model *m, const backend *be, const compare_exec *ex,
+                     search_objective *calib, volatile int *stop, compare_progress progress, void *user,
+                     double t0, char *err, size_t errlen) {
     const compare_plan *p = &r->plan;
-    memo mo = {calib, &r->cache, stop, 0};
-    search_objective memo_obj = {memo_score, NULL, &mo, calib->samples, calib->n_samples, NULL};
+    search_objective spread;
+    const search_objective *inner = calib;
+    int batch = 1;
+    if (ex && ex->calib) {
+        if (ex->calib(ex->user, calib, &spread, err, errlen)) return -1;
+        inner = &spread, batch = ex->batch;
+    }
+    memo mo = {inner, &r->cache, stop, 0};
+    search_objective memo_obj = {
+        memo_score, NULL, &mo, calib->samples, calib->n_samples, inner->score_batch ? memo_batch : NULL};
     /* 1. masks from the calibration split */
     for (int mi = 0; mi < p->n_methods; mi++) {
         say(progress, user, "%s (%.0f s, %ld new calibration evaluations so far)", p->methods[mi],
             base_now_s() - t0, mo.misses);
-        int s = method_masks(r, mi, m, &memo_obj, stop, progress, user, err, errlen);
+        int s = method_masks(r, mi, m, &memo_obj, batch, stop, progress, user, err, errlen);
         if (s) return s;
     }
     /* normalizers and every final mask's calibration score (patterns were never scored) */
@@ -495,12 +553,12 @@ static int run_steps(compare_result *r, const model *m, const backend *be, searc
     /* 2. A': BOSCH's masks at adjacent ratios */
     if (make_aprimes(r, &memo_obj, err, errlen)) return -1;
     /* 3. validation and held-out scores */
-    return score_splits(r, m, be, stop, progress, user, err, errlen);
+    return score_splits(r, m, be, ex, stop, progress, user, err, errlen);
 }
 
-int compare_run(const compare_plan *p, const model *m, const backend *be, const char *out_dir,
-                volatile int *stop, compare_progress progress, void *user, compare_result **out, char *err,
-                size_t errlen) {
+int compare_run(const compare_plan *p, const model *m, const backend *be, const compare_exec *ex,
+                const char *out_dir, volatile int *stop, compare_progress progress, void *user,
+                compare_result **out, char *err, size_t errlen) {
     *out = NULL;
     if (check_plan(p, m, err, errlen) || open_out_dir(out_dir, err, errlen)) return -1;
     const double t0 = base_now_s();
@@ -519,7 +577,7 @@ int compare_run(const compare_plan *p, const model *m, const backend *be, const 
     if (search_calib_generate(&cs, m, &p->cfg, err, errlen) ||
         search_objective_calib_on(&calib, m, be, cs, err, errlen))
         goto done;
-    rc = run_steps(r, m, be, &calib, stop, progress, user, t0, err, errlen);
+    rc = run_steps(r, m, be, ex, &calib, stop, progress, user, t0, err, errlen);
     if (rc) goto done;
     r->seconds = base_now_s() - t0;
     rc = compare_write_reports(r, out_dir, err, errlen) ? -1 : 0;

@@ -36,6 +36,7 @@
 #include "eval.h"
 #include "mask.h"
 #include "model.h"
+#include "probe_score.h"
 #include "probes.h"
 #include "search.h"
 
@@ -82,14 +83,32 @@ typedef void (*compare_progress)(const char *line, void *user);
 /* What a finished run holds (also written to the folder). */
 typedef struct compare_result compare_result;
 
+/* Where a comparison's evaluations run besides this process: `bosch compare` under mpirun
+ * (app/cli_dist.h, docs/distributed.md). Every hook must give exactly what the local path gives
+ * for the same masks (each answer a function of its mask alone), so the files do not depend on it.
+ * A NULL compare_exec, or NULL hooks: everything here. */
+typedef struct {
+    /* Once, with this process's calibration objective (plan.cfg's split): make *out an objective
+     * whose score_batch spreads a batch (its score() may stay local); it must outlive the run.
+     * 0, or -1 with a message. */
+    int (*calib)(void *user, const search_objective *local, search_objective *out, char *err, size_t errlen);
+    int batch; /* the searches' batch with calib (search_set_batch; below 2: none) */
+    /* Score masks[0..n) on every sample of the cell (a reuse scorer's results, probe_score.h), the
+     * masks in the order given (lexicographic rows: prefix reuse), into res[k][0..cell.n_samples).
+     * 0, 1 (stopped), or -1 with a message. */
+    int (*cell)(void *user, const probe_cell *cell, const attn_mask *const *masks, int n,
+                eval_sample_result *const *res, char *err, size_t errlen);
+    void *user;
+} compare_exec;
+
 /* Run the plan into out_dir (created if missing): masks, validation and held-out scores, reports.
  * be: the evaluators' backend (engine/backend.h; NULL = a CPU one per evaluator), part of the cache
- * fingerprint together with the model's GEMM precision. stop (may be NULL): checked between
- * evaluations; a stopped run returns 1 with everything so far in the cache. 0 done, 1 stopped,
- * -1 error with a message. */
-int compare_run(const compare_plan *p, const model *m, const backend *be, const char *out_dir,
-                volatile int *stop, compare_progress progress, void *user, compare_result **out, char *err,
-                size_t errlen);
+ * fingerprint together with the model's GEMM precision. ex (may be NULL): other processes' share
+ * of the evaluations. stop (may be NULL): checked between evaluations; a stopped run returns 1 with
+ * everything so far in the cache. 0 done, 1 stopped, -1 error with a message. */
+int compare_run(const compare_plan *p, const model *m, const backend *be, const compare_exec *ex,
+                const char *out_dir, volatile int *stop, compare_progress progress, void *user,
+                compare_result **out, char *err, size_t errlen);
 void compare_result_free(compare_result *r);
 
 /* The markdown table of a result (held-out accuracy [Wilson interval] per method and ratio, the

@@ -54,10 +54,10 @@ struct compare_result {
 void compare_cell_key(int split, const compare_cell *c, char *buf, size_t cap);
 
 /* Score `n` masks on every cell of `split` (cache first; the rest in lexicographic order of their
- * rows with prefix reuse), filling out[cell][i]. stop checked between masks (1 = stopped). 0, 1
- * or -1 with a message. */
+ * rows with prefix reuse, here or through ex->cell), filling out[cell][i]. stop checked between
+ * masks (1 = stopped). 0, 1 or -1 with a message. */
 int compare_score_split(const compare_plan *p, int split, const model *m, const backend *be,
-                        compare_cache *cache, const attn_mask *const *masks, int n,
+                        const compare_exec *ex, compare_cache *cache, const attn_mask *const *masks, int n,
                         cell_scores (*out)[COMPARE_MAX_SCORED], volatile int *stop, compare_progress progress,
                         void *user, char *err, size_t errlen);
 

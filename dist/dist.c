@@ -143,6 +143,10 @@ static void inject_fault(const dist_fault *f, long answered) {
 
 /* Score one job (its message of `bytes` bytes in buf) and send the result. 0 or -1. */
 static int serve_job(const search_objective *obj, const char *buf, int bytes, char *err, size_t errlen) {
+    if ((size_t)bytes < sizeof(dist_job_head)) {
+        snprintf(err, errlen, "worker rank %d: a job of %d bytes", g_rank, bytes);
+        return -1;
+    }
     dist_job_head h;
     memcpy(&h, buf, sizeof h);
     attn_mask m = {h.n_layer, h.n_head_kv, h.window, h.sinks, (uint8_t *)(buf + sizeof h)};
@@ -151,6 +155,9 @@ static int serve_job(const search_objective *obj, const char *buf, int bytes, ch
     dist_result_head r = {h.id, 0, 0, 0, 0, 0, 0, 0};
     if ((size_t)bytes != sizeof h + (size_t)h.n_layer * h.n_head_kv) {
         snprintf(why, sizeof why, "a job of %d bytes for a %d x %d mask", bytes, h.n_layer, h.n_head_kv);
+        r.rc = -1;
+    } else if (!obj) {
+        snprintf(why, sizeof why, "this command's workers score no calibration masks");
         r.rc = -1;
     } else if (obj->score(obj->ctx, &m, h.make_base, &e, why, sizeof why)) {
         r.rc = -1;
@@ -174,7 +181,7 @@ static int serve_job(const search_objective *obj, const char *buf, int bytes, ch
     return rc == MPI_SUCCESS ? 0 : -1;
 }
 
-int dist_worker_serve(const search_objective *obj, const dist_fault *fault, char *err, size_t errlen) {
+int dist_worker_serve(const dist_handlers *h, const dist_fault *fault, char *err, size_t errlen) {
     long answered = 0;
     char *buf = NULL;
     int cap = 0;
@@ -195,9 +202,11 @@ int dist_worker_serve(const search_objective *obj, const dist_fault *fault, char
             free(buf);
             return 0;
         }
-        if (st.MPI_TAG != TAG_JOB) continue;
+        if (st.MPI_TAG != TAG_JOB && st.MPI_TAG != TAG_SAMPLES) continue;
         inject_fault(fault, answered);
-        if (serve_job(obj, buf, bytes, err, errlen)) break;
+        if (st.MPI_TAG == TAG_JOB ? serve_job(h->obj, buf, bytes, err, errlen)
+                                  : dist_serve_samples(h, g_rank, buf, bytes, err, errlen))
+            break;
         answered++;
     }
     free(buf);

@@ -12,6 +12,8 @@
  *   ready  w -> 0  dist_ready: status, host name, device, error text
  *   job    0 -> w  dist_job_head (24 B) + the mask body, n_layer x n_head_kv bytes (z, 1 = full)
  *   result w -> 0  dist_result_head (48 B) + n_samples doubles (per-sample NLL), or an error text
+ *   samples 0 -> w dist_samples_head (40 B) + the cell (opaque here; a probe_cell, 40 B) + the mask
+ *   sresult w -> 0 dist_sresult_head (16 B) + count eval_sample_result (24 B each), or an error text
  *   stop   0 -> w  empty
  * Rank 0 never blocks without a deadline: it polls (MPI_Iprobe, MPI_Test) and gives a worker
  * `timeout_s` seconds for each answer, counted from when rank 0 could first listen; a worker that
@@ -23,6 +25,7 @@
 #include <signal.h>
 #include <stddef.h>
 
+#include "eval.h"
 #include "search.h"
 
 /* MPI_Init and the error-returning communicator. 0, or -1 with a message. */
@@ -49,7 +52,8 @@ int dist_send_stop(int rank);
 typedef struct dist_pool dist_pool;
 
 /* Send `setup` (n bytes) to every worker and wait until each is ready (timeout_s > 0 seconds
- * each, counted from this call). local (borrowed) is rank 0's own objective. stop (may be NULL):
+ * each, counted from this call). local (borrowed) is rank 0's own objective; NULL for a pool of
+ * sample jobs only (its objective must not be used). stop (may be NULL):
  * a signal flag; set while waiting, the wait ends with an error. 0, or -1 with a message naming
  * the rank and host of a worker that failed, died or did not answer. */
 int dist_pool_start(dist_pool **out, const search_objective *local, const void *setup, size_t n,
@@ -58,6 +62,30 @@ int dist_pool_start(dist_pool **out, const search_objective *local, const void *
  * rank 0 and the workers (candidates with the same first differing layer kept together, for
  * prefix reuse). The pool must outlive obj; obj has no destroy. */
 void dist_pool_objective(dist_pool *p, search_objective *obj);
+/* ---- sample jobs: a mask scored on a range of a probe cell's samples (compare's splits, eval) ---- */
+
+/* Score `mask` on samples [first, first + count) of the set `spec` (spec_n bytes; the caller's
+ * description of it, e.g. a probe_cell) into out[0..count); reuse as probe_scorer_open's. The same
+ * function runs rank 0's share and, through dist_handlers, every worker's. 0, or -1 with a message. */
+typedef int (*dist_samples_fn)(void *ctx, const void *spec, size_t spec_n, const attn_mask *mask, int reuse,
+                               int first, int count, eval_sample_result *out, char *err, size_t errlen);
+
+typedef struct {
+    int rank; /* who scores it: 0 = rank 0 (through local), 1..workers */
+    const attn_mask *mask;
+    int reuse; /* 1: the worker's scorer keeps a prefix-reuse base (one per cell) */
+    int first, count;
+    eval_sample_result *out; /* [count], filled */
+} dist_samples_job;
+
+/* Score jobs[0..n) of one set `spec`: every worker's jobs are sent first, in order (a worker
+ * scores its jobs in the order sent, so a sorted share keeps its prefix reuse), then rank 0's run
+ * through local(local_ctx, ...), then the answers are collected (the pool's timeout per answer).
+ * 0, or -1 with a message naming the rank and host of a worker that failed or did not answer (the
+ * pool then refuses every call). */
+int dist_pool_samples(dist_pool *p, const void *spec, size_t spec_n, dist_samples_job *jobs, int n,
+                      dist_samples_fn local, void *local_ctx, char *err, size_t errlen);
+
 /* Worker ranks of the pool (dist_size() - 1). */
 int dist_pool_workers(const dist_pool *p);
 /* 1 once a worker has failed (the pool then refuses every call). */
@@ -82,7 +110,15 @@ typedef struct {
     int kind; /* 0 none */
 } dist_fault;
 
-/* Score every job with obj until told to stop. 0 (stopped), or -1 with a message (a lost rank 0). */
-int dist_worker_serve(const search_objective *obj, const dist_fault *fault, char *err, size_t errlen);
+/* What a worker serves: calibration masks (job messages) with obj, and sample jobs with samples.
+ * A job of a kind whose handler is NULL is answered with an error naming it. */
+typedef struct {
+    const search_objective *obj;
+    dist_samples_fn samples;
+    void *samples_ctx;
+} dist_handlers;
+
+/* Score every job until told to stop. 0 (stopped), or -1 with a message (a lost rank 0). */
+int dist_worker_serve(const dist_handlers *h, const dist_fault *fault, char *err, size_t errlen);
 
 #endif

@@ -1,4 +1,5 @@
-/* dist_pool.c — rank 0's side of dist.h: the workers' start, the batched objective, the stop. */
+/* dist_pool.c — rank 0's side of dist.h: the workers' start, the batched objective, the stop
+ * (sample jobs: dist_samples.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,21 +7,8 @@
 #include "dist.h"
 #include "dist_internal.h"
 
-struct dist_pool {
-    const search_objective *local;
-    int W; /* workers: ranks 1..W */
-    double timeout;
-    volatile sig_atomic_t *stop;
-    char (*host)[MPI_MAX_PROCESSOR_NAME]; /* [W + 1] */
-    int failed;
-    long jobs, sent, received;
-    double *nll; /* [cap_nll] the batch's per-sample NLLs (out[i].sample_nll point here) */
-    size_t cap_nll;
-};
-
-/* Post a send and complete it within the deadline. 0, or -1 with a message. */
-static int send_by(const dist_pool *p, const void *buf, int n, int dest, int tag, double deadline, char *err,
-                   size_t errlen) {
+int dist_send_by(const dist_pool *p, const void *buf, int n, int dest, int tag, double deadline, char *err,
+                 size_t errlen) {
     MPI_Request rq;
     char msg[MPI_MAX_ERROR_STRING];
     int rc = MPI_Isend(buf, n, MPI_BYTE, dest, tag, dist_comm, &rq), done = 0;
@@ -122,7 +110,7 @@ int dist_pool_start(dist_pool **out, const search_objective *local, const void *
     const double deadline = dist_now() + (timeout_s > 120 ? timeout_s : 120);
     int rc = 0;
     for (int r = 1; r <= p->W && !rc; r++)
-        rc = send_by(p, setup, (int)n, r, TAG_SETUP, deadline, err, errlen);
+        rc = dist_send_by(p, setup, (int)n, r, TAG_SETUP, deadline, err, errlen);
     if (!rc) rc = wait_ready(p, deadline, err, errlen);
     if (rc) {
         p->failed = 1;
@@ -156,17 +144,28 @@ static int batch_key(const attn_mask *const *masks, int n, int j) {
     return m->n_layer;
 }
 
+int dist_answer_head(const dist_pool *p, int r, const char *buf, int bytes, void *head, size_t head_n,
+                     char *err, size_t errlen) {
+    if (bytes < 0 || (size_t)bytes < head_n) {
+        snprintf(err, errlen, "worker rank %d on host %s: a short answer (%d bytes)", r, p->host[r], bytes);
+        return -1;
+    }
+    memcpy(head, buf, head_n);
+    int32_t rc;
+    memcpy(&rc, buf + sizeof(int32_t), sizeof rc);
+    if (rc) {
+        snprintf(err, errlen, "worker rank %d on host %s: %.*s", r, p->host[r], bytes - (int)head_n,
+                 buf + head_n);
+        return -1;
+    }
+    return 0;
+}
+
 /* out[j] from a result message (buf, bytes) of worker r. 0, or -1 with a message. */
 static int take_result(dist_pool *p, int r, const char *buf, int bytes, int n, int ns, search_eval *out,
                        char *err, size_t errlen) {
     dist_result_head h;
-    if ((size_t)bytes < sizeof h) return snprintf(err, errlen, "worker rank %d: a short answer", r), -1;
-    memcpy(&h, buf, sizeof h);
-    if (h.rc) {
-        snprintf(err, errlen, "worker rank %d on host %s: %.*s", r, p->host[r], (int)(bytes - (int)sizeof h),
-                 buf + sizeof h);
-        return -1;
-    }
+    if (dist_answer_head(p, r, buf, bytes, &h, sizeof h, err, errlen)) return -1;
     if (h.id < 0 || h.id >= n || h.n_samples < 0 || h.n_samples > ns ||
         (size_t)bytes != sizeof h + sizeof(double) * (size_t)h.n_samples) {
         snprintf(err, errlen, "worker rank %d on host %s: a malformed answer (%d bytes)", r, p->host[r],
@@ -200,15 +199,25 @@ static int send_job(dist_pool *p, const attn_mask *m, int make_base, int j, int 
     dist_job_head h = {j, make_base, m->n_layer, m->n_head_kv, m->window, m->sinks};
     memcpy(buf, &h, sizeof h);
     memcpy(buf + sizeof h, m->z, body);
-    int rc = send_by(p, buf, (int)(sizeof h + body), r, TAG_JOB, dist_now() + p->timeout, err, errlen);
+    int rc = dist_send_by(p, buf, (int)(sizeof h + body), r, TAG_JOB, dist_now() + p->timeout, err, errlen);
     free(buf);
     p->jobs++, p->sent += (long)(sizeof h + body);
     return rc;
 }
 
-/* Receive the answers of every job sent (pending[r] per worker), each worker given timeout seconds
- * per answer from now on. 0, or -1 with a message. */
-static int collect(dist_pool *p, int *pending, int n, int ns, search_eval *out, char *err, size_t errlen) {
+/* take() of dist_collect for TAG_RESULT: ctx = the batch's {n, ns, out}. */
+typedef struct {
+    int n, ns;
+    search_eval *out;
+} batch_out;
+
+static int take_batch(dist_pool *p, int r, const char *buf, int bytes, void *ctx, char *err, size_t errlen) {
+    batch_out *b = ctx;
+    return take_result(p, r, buf, bytes, b->n, b->ns, b->out, err, errlen);
+}
+
+int dist_collect(dist_pool *p, int *pending, int tag, dist_take_fn take, void *ctx, char *err,
+                 size_t errlen) {
     double *deadline = calloc((size_t)p->W + 1, sizeof(double));
     if (!deadline) return snprintf(err, errlen, "out of memory"), -1;
     int left = 0, rc = 0;
@@ -218,7 +227,7 @@ static int collect(dist_pool *p, int *pending, int n, int ns, search_eval *out, 
     while (left > 0 && !rc) {
         MPI_Status st;
         int bytes = 0;
-        if ((rc = probe_by(p, TAG_RESULT, deadline, &st, err, errlen))) break;
+        if ((rc = probe_by(p, tag, deadline, &st, err, errlen))) break;
         MPI_Get_count(&st, MPI_BYTE, &bytes);
         char *q = realloc(buf, bytes > 0 ? (size_t)bytes : 1);
         if (!q) {
@@ -228,9 +237,9 @@ static int collect(dist_pool *p, int *pending, int n, int ns, search_eval *out, 
         }
         buf = q;
         const int r = st.MPI_SOURCE;
-        MPI_Recv(buf, bytes, MPI_BYTE, r, TAG_RESULT, dist_comm, MPI_STATUS_IGNORE);
+        MPI_Recv(buf, bytes, MPI_BYTE, r, tag, dist_comm, MPI_STATUS_IGNORE);
         p->received += bytes;
-        rc = take_result(p, r, buf, bytes, n, ns, out, err, errlen);
+        rc = take(p, r, buf, bytes, ctx, err, errlen);
         left--;
         deadline[r] = --pending[r] ? dist_now() + p->timeout : 0;
     }
@@ -248,6 +257,7 @@ static int pool_batch(void *ctx, const attn_mask *const *masks, const int *make_
                       char *err, size_t errlen) {
     dist_pool *p = ctx;
     if (p->failed) return snprintf(err, errlen, "a worker failed earlier"), -1;
+    if (!p->local) return snprintf(err, errlen, "a pool of sample jobs scores no batch"), -1;
     const int ns = p->local->n_samples > 0 ? p->local->n_samples : 1, P = p->W + 1;
     int *order = malloc(sizeof(int) * 2 * (size_t)n), *pending = calloc((size_t)P, sizeof(int));
     int rc = -1;
@@ -267,7 +277,8 @@ static int pool_batch(void *ctx, const attn_mask *const *masks, const int *make_
         const int j = order[2 * k + 1];
         rc = score_here(p, masks[j], make_base[j], j, ns, out, err, errlen);
     }
-    if (!rc) rc = collect(p, pending, n, ns, out, err, errlen);
+    batch_out bo = {n, ns, out};
+    if (!rc) rc = dist_collect(p, pending, TAG_RESULT, take_batch, &bo, err, errlen);
 out:
     if (rc && rc != SEARCH_CANCELLED) p->failed = 1;
     free(order);
@@ -278,11 +289,14 @@ out:
 static int pool_score(void *ctx, const attn_mask *mask, int make_base, search_eval *out, char *err,
                       size_t errlen) {
     dist_pool *p = ctx;
+    if (!p->local) return snprintf(err, errlen, "a pool of sample jobs has no objective"), -1;
     return p->local->score(p->local->ctx, mask, make_base, out, err, errlen);
 }
 
 void dist_pool_objective(dist_pool *p, search_objective *obj) {
-    *obj = (search_objective){pool_score, NULL, p, p->local->samples, p->local->n_samples, pool_batch};
+    *obj = (search_objective){
+        pool_score, NULL, p, p->local ? p->local->samples : NULL, p->local ? p->local->n_samples : 0,
+        pool_batch};
 }
 
 int dist_pool_workers(const dist_pool *p) {
@@ -299,7 +313,7 @@ void dist_pool_stop(dist_pool *p) {
     if (!p) return;
     char err[256];
     for (int r = 1; r <= p->W && !p->failed; r++)
-        if (send_by(p, NULL, 0, r, TAG_STOP, dist_now() + p->timeout, err, sizeof err)) p->failed = 1;
+        if (dist_send_by(p, NULL, 0, r, TAG_STOP, dist_now() + p->timeout, err, sizeof err)) p->failed = 1;
     free(p->nll);
     free(p->host);
     free(p);

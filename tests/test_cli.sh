@@ -6,7 +6,8 @@
 #  3. every comma-separated list option (eval, bench, compare) refuses an empty item ("X,", ",X",
 #     "X,,Y") and an empty list, naming the option and the text, and accepts a good list; and
 #     search / compare / eval refuse --ratio nan, inf or out of [0, 1], an empty --out / --resume /
-#     --mask, --window / --sinks past 2^24 or the calibration length, naming option and value;
+#     --mask, --window / --sinks past 2^24 or the calibration length, naming option and value, and
+#     --batch / --worker-timeout outside their ranges;
 #  4. a mask CSV naming another model of the same shape loads with a warning naming the file, the
 #     mask's model and the loaded model; one of another shape is refused;
 #  5. SIGINT / SIGTERM during `bosch eval --out F` exits 130 / 143 and leaves neither F.tmp.* nor a
@@ -147,6 +148,21 @@ expect 2 "bosch compare: --sinks 300: bad value (need fewer tokens than the cali
 expect 2 "bosch search: --window 512: bad value (need fewer tokens than the calibration length, 512 (--length)" \
     search "$MODEL" --preset tiny --ratio 0.5 --window 512 --out "$WORK/o" --device cpu
 [[ ! -e "$WORK/o/state" ]] && pass "a refused --window starts no search" || fail "a refused --window wrote a state"
+# the MPI mode's run options (app/cli_dist.c; accepted without mpirun too): --batch in 1..4096 (search,
+# compare), --worker-timeout in (0, 1e6] seconds (search, compare, eval); eval has no --batch
+expect 2 "bosch search: --batch: '0' is not a whole number in 1..4096" search "$NOMODEL" --ratio 0.5 \
+    --out "$WORK/o" --batch 0
+expect 2 "bosch compare: --batch: '4097' is not a whole number in 1..4096" compare "$NOMODEL" --out "$WORK/c" \
+    --batch 4097
+expect 2 "bosch compare: --worker-timeout: '0' is not a number of seconds in (0, 1e6]" compare "$NOMODEL" \
+    --out "$WORK/c" --worker-timeout 0
+expect 2 "bosch eval: --worker-timeout: '1e7' is not a number of seconds in (0, 1e6]" eval "$NOMODEL" \
+    --worker-timeout 1e7
+expect 2 "bosch eval: unknown option '--batch'" eval "$NOMODEL" --batch 2
+expect 2 "bosch search: option --worker-timeout needs a value" search "$NOMODEL" --ratio 0.5 --out "$WORK/o" \
+    --worker-timeout
+expect 1 "$NOMODEL" compare "$NOMODEL" --out "$WORK/c" --batch 4096 --worker-timeout 1e6
+expect 1 "$NOMODEL" eval "$NOMODEL" --out - --worker-timeout 0.5
 
 # ---- 4. a mask CSV of another model --------------------------------------------------------
 # write_mask FILE MODEL_FIELD N_LAYER: all-full mask of N_LAYER x 3 KV heads (GQA groups of 3).
