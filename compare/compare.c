@@ -152,19 +152,20 @@ static int memo_batch(void *ctx, const attn_mask *const *masks, const int *make_
     memo *mo = ctx;
     const attn_mask **miss = malloc(sizeof *miss * (size_t)n);
     int *mb = malloc(sizeof(int) * (size_t)n), *at = malloc(sizeof(int) * (size_t)n), nm = 0, rc = 0;
+    uint64_t *hs = malloc(sizeof *hs * (size_t)n), *mh = malloc(sizeof *mh * (size_t)n); /* masks', misses' */
     search_eval *mout = malloc(sizeof *mout * (size_t)n);
-    if (!miss || !mb || !at || !mout) {
+    if (!miss || !mb || !at || !hs || !mh || !mout) {
         snprintf(err, errlen, "compare: out of memory");
         rc = -1;
         goto out;
     }
     for (int j = 0; j < n; j++) { /* at[j]: its miss index, or -1 (the cache knows it) */
-        const uint64_t h = mask_hash(masks[j]);
+        const uint64_t h = hs[j] = mask_hash(masks[j]);
         at[j] = -1;
         for (int k = 0; k < nm && at[j] < 0; k++)
-            if (mask_hash(miss[k]) == h) at[j] = k;
+            if (mh[k] == h) at[j] = k;
         if (at[j] < 0 && !cache_get_calib(mo->cache, h))
-            miss[nm] = masks[j], mb[nm] = make_base[j], at[j] = nm++;
+            miss[nm] = masks[j], mb[nm] = make_base[j], mh[nm] = h, at[j] = nm++;
     }
     if (nm && mo->stop && *mo->stop) {
         snprintf(err, errlen, "stopped");
@@ -173,7 +174,7 @@ static int memo_batch(void *ctx, const attn_mask *const *masks, const int *make_
     }
     if (nm && (rc = mo->inner->score_batch(mo->inner->ctx, miss, mb, nm, mout, err, errlen))) goto out;
     for (int k = 0; k < nm && !rc; k++) {
-        rc = cache_put_calib(mo->cache, mask_hash(miss[k]), &mout[k], err, errlen);
+        rc = cache_put_calib(mo->cache, mh[k], &mout[k], err, errlen);
         mo->cache->calib_misses++, mo->misses++;
     }
     for (int j = 0; j < n && !rc; j++) {
@@ -182,11 +183,11 @@ static int memo_batch(void *ctx, const attn_mask *const *masks, const int *make_
             continue;
         }
         mo->cache->calib_hits++;
-        out[j] = cache_get_calib(mo->cache, mask_hash(masks[j]))->e;
+        out[j] = cache_get_calib(mo->cache, hs[j])->e;
         out[j].seconds = 0;
     }
 out:
-    free(miss), free(mb), free(at), free(mout);
+    free(miss), free(mb), free(at), free(hs), free(mh), free(mout);
     return rc;
 }
 
