@@ -1,4 +1,4 @@
-/* stats.c — Wilson intervals and the exact McNemar test (formulas in stats.h). */
+/* stats.c — Wilson intervals, the exact McNemar test and paired differences (formulas in stats.h). */
 #include "stats.h"
 
 #include <math.h>
@@ -39,4 +39,29 @@ void stats_discordant(const uint8_t *a, const uint8_t *b, long n, long *b_only, 
         *b_only += a[i] && !b[i];
         *c_only += !a[i] && b[i];
     }
+}
+
+void stats_paired_diff(const double *a, const double *b, long n, double *mean, double *se) {
+    double m = NAN, s = NAN;
+    if (n > 0) {
+        double sum = 0.0;
+        for (long i = 0; i < n; i++) sum += a[i] - b[i];
+        m = sum / (double)n;
+        if (n == 1) {
+            s = INFINITY;
+        } else {
+            double ss = 0.0;
+            for (long i = 0; i < n; i++) {
+                const double d = a[i] - b[i] - m;
+                ss += d * d;
+            }
+            s = sqrt(ss / (double)(n - 1) / (double)n);
+        }
+    }
+    if (mean) *mean = m;
+    if (se) *se = s;
+}
+
+double stats_sample_score(double nll) {
+    return exp(-nll);
 }

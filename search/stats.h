@@ -22,4 +22,15 @@ double stats_mcnemar_exact(long b, long c);
  * where a is right and b wrong, *c_only = the reverse. */
 void stats_discordant(const uint8_t *a, const uint8_t *b, long n, long *b_only, long *c_only);
 
+/* Paired difference of two masks scored on the same n samples: d_i = a[i] - b[i],
+ *   *mean = (1/n) sum d_i,  *se = s_d / sqrt(n),  s_d^2 = sum (d_i - mean)^2 / (n - 1)
+ * (the standard error of a paired mean difference; e.g. Rice, Mathematical Statistics, 11.3).
+ * n = 1 gives *se = INFINITY (one sample says nothing about the noise); n <= 0 gives NAN for both.
+ * Either output may be NULL. Computed in two passes (no cancellation for nearly equal a and b). */
+void stats_paired_diff(const double *a, const double *b, long n, double *mean, double *se);
+
+/* Per-sample calibration score from a per-sample mean answer NLL (nats): exp(-nll), the geometric
+ * mean of the answer tokens' probabilities (engine/eval.h p_answer; its mean over samples is S(z)). */
+double stats_sample_score(double nll);
+
 #endif

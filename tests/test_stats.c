@@ -55,7 +55,28 @@ static void test_mcnemar(void **state) {
     assert_int_equal(y, 1);
 }
 
+/* Hand-worked: d = a - b = {0.1, 0.3, -0.1, 0.5}, mean 0.2, deviations {-0.1, 0.1, -0.3, 0.3},
+ * sum of squares 0.2, s^2 = 0.2/3, se = sqrt(0.2/3/4) = 0.1290994. */
+static void test_paired_diff(void **state) {
+    (void)state;
+    const double a[4] = {0.9, 0.8, 0.4, 1.0}, b[4] = {0.8, 0.5, 0.5, 0.5};
+    double m, se;
+    stats_paired_diff(a, b, 4, &m, &se);
+    near(m, 0.2, 1e-15), near(se, 0.12909944487358056, 1e-15);
+    stats_paired_diff(b, a, 4, &m, &se); /* antisymmetric mean, same noise */
+    near(m, -0.2, 1e-15), near(se, 0.12909944487358056, 1e-15);
+    stats_paired_diff(a, a, 4, &m, &se); /* a mask against itself: no difference, no noise */
+    near(m, 0.0, 0), near(se, 0.0, 0);
+    stats_paired_diff(a, b, 1, &m, &se);
+    near(m, 0.1, 1e-15);
+    assert_true(isinf(se));
+    stats_paired_diff(a, b, 0, &m, &se);
+    assert_true(isnan(m) && isnan(se));
+    near(stats_sample_score(0.0), 1.0, 0), near(stats_sample_score(log(4.0)), 0.25, 1e-15);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_wilson), cmocka_unit_test(test_mcnemar)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_wilson), cmocka_unit_test(test_mcnemar),
+                                       cmocka_unit_test(test_paired_diff)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
