@@ -14,6 +14,7 @@
 
 #include "mask.h"
 #include "model.h"
+#include "requests.h"
 
 #define EX_MAX_LAYERS 128
 #define EX_MAX_KV 16
@@ -95,6 +96,18 @@ typedef struct {
     int rank[EX_RANKS], rank_n;   /* 1 = most important of rank_n KV heads */
     long rank_evals, rank_budget; /* the ranking being computed: evaluations so far, planned */
 } ex_attn;
+
+/* A job's reply (worker_reply_publish): what a job of the table (requests.h) without a result type
+ * of its own gives back, kept per job in the snapshot's reply[UI_CMD_ID] for its drawing. */
+#define EX_REPLY_VALUES 8
+typedef struct {
+    long seq;                      /* increments with each reply of the job; 0 = none yet */
+    int ok;                        /* 0: text says why */
+    uint64_t mask_hash;            /* mask_hash of the mask it is about (0: none) */
+    int layer, kv_head;            /* the head it is about (-1: none) */
+    double value[EX_REPLY_VALUES]; /* the job's numbers (its row's drawing says which) */
+    char text[EX_LINE];            /* one line for the screen */
+} ex_reply;
 
 /* File work the worker does for the UI (the UI thread never reads or writes files). */
 typedef enum {
@@ -192,6 +205,7 @@ typedef struct {
     ex_ask ask;
     ex_io io;
     ex_attn attn;
+    ex_reply reply[UI_CMD_N_JOBS]; /* per job: its latest reply (jobs without a result type of their own) */
 } ex_snapshot;
 
 /* ex_mask <-> attn_mask (the ex_mask must fit EX_MAX_*; returns -1 otherwise). */
