@@ -66,7 +66,7 @@ typedef struct {
  * its visible keys); the next-token answer probability; the head's static rankings. */
 #define EX_ATTN_Q 8         /* query heads of a GQA group shown at most */
 #define EX_ATTN_BUCKETS 256 /* strip resolution sent to the UI (attn_strip_resample of the tokens) */
-#define EX_RANKS 4          /* locality, echo, ablation, fisher (ex_rank_name) */
+#define EX_RANKS 8          /* room for the static rankings; ex_n_ranks() of them are used (ex_rank_name) */
 typedef enum { EX_RANK_PENDING = 0, EX_RANK_RUNNING, EX_RANK_READY, EX_RANK_FAILED } ex_rank_state;
 typedef struct {
     long seq; /* increments with each result; 0 = none yet */
@@ -213,8 +213,11 @@ int ex_mask_from(ex_mask *dst, const attn_mask *src);
 /* View an ex_mask as an attn_mask (no copy: out->z points into m). */
 void ex_mask_view(ex_mask *m, attn_mask *out);
 int ex_mask_count_swa(const ex_mask *m);
-/* The name of static ranking k of ex_attn (locality, echo, ablation, fisher: `bosch search
- * --method` names, in the order they are computed), "?" out of range. */
+/* The static rankings of ex_attn: the method registry's head rankings (search_methods.h) in its
+ * picker order, those without evaluations first (locality, echo, ablation, fisher), the order they
+ * are computed in: how many (<= EX_RANKS), and the `bosch search --method` name of ranking k ("?"
+ * out of range). */
+int ex_n_ranks(void);
 const char *ex_rank_name(int k);
 
 #endif
