@@ -87,15 +87,6 @@ static int baseline_begin(search_state *st, char *err, size_t errlen) {
     return 0;
 }
 
-/* The probe mask of unit i of a baseline with probes: that layer, or that KV head, alone SWA. */
-void search_baseline_probe_mask(const search_state *st, long i, uint8_t *z) {
-    memset(z, ATTN_FULL, (size_t)st->L * st->H);
-    if (search_method_row(st->cfg.method)->probes == SEARCH_PROBES_EACH_LAYER)
-        memset(z + (size_t)i * st->H, ATTN_SWA, (size_t)st->H);
-    else
-        z[i] = ATTN_SWA;
-}
-
 static int baseline_eval(search_state *st, char *err, size_t errlen) {
     const search_method_info *m = search_method_row(st->cfg.method);
     if (st->bl_index < st->bl_total) {
