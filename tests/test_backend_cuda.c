@@ -243,8 +243,8 @@ static int run_on(const char *path) {
         return 1;
     }
     printf("test_backend_cuda: %s (%s, %d layers) on the GPU: %.1f MiB of bf16 weights\n",
-           *tmp ? "mkmodel tiny" : path, g_model->hp.arch == MODEL_ARCH_QWEN3 ? "qwen3" : "llama",
-           g_model->hp.n_layer, cuda_model_weight_bytes(g_gpu) / 1048576.0);
+           *tmp ? "mkmodel tiny" : path, g_model->hp.arch->name, g_model->hp.n_layer,
+           cuda_model_weight_bytes(g_gpu) / 1048576.0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefill_batch),
         cmocka_unit_test(test_decode),
