@@ -1,4 +1,4 @@
-/* kv_cache.h — the hybrid KV cache (DESIGN.md §4): full heads keep every position, SWA heads a ring
+/* kv_cache.h — the hybrid KV cache (docs/design.md §4): full heads keep every position, SWA heads a ring
  * of `window` entries plus `sinks` fixed entries. Keys are stored after RoPE at their true
  * positions; sinks keep theirs. fp32 storage.
  */

@@ -1,4 +1,4 @@
-/* search.c — the BOSCH search as a step-by-step state machine (DESIGN.md §6; see search.h).
+/* search.c — the BOSCH search as a step-by-step state machine (docs/design.md §6; see search.h).
  * Stage 1 probes layers from last to first, stage 2 turns the drops into per-layer ratios
  * (stage2.c), stage 3 optimizes groups of layers with the optimizer (optimizer.c).
  */

@@ -1,4 +1,4 @@
-/* search_baseline.c — the baselines of DESIGN.md §7 (the method registry's layer heuristics and
+/* search_baseline.c — the baselines of docs/design.md §7 (the method registry's layer heuristics and
  * static head rankings, search_methods.h), run through the same step/event machinery as BOSCH
  * (stage 0). Every baseline first scores the all-full and all-SWA masks (the normalizers), then
  * its probes (its row's `probes`: each KV head or each layer alone SWA, scored by its `probe`), or
