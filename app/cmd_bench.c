@@ -81,6 +81,7 @@ static void bench_usage(FILE *f) {
             "  --device D         cpu, cuda or auto (default: cuda when a GPU is visible); with cuda the\n"
             "                     evaluator bench runs on the CPU and on the GPU (evaluations/s of both)\n"
             "  --precision P      CPU GEMMs: fp32, bf16 or auto (default: bf16 where the CPU has it)\n"
+            "  --kv T             CPU KV cache and attention: bf16 (default) or fp32 (the reference)\n"
             "  --decode-weights D CPU decode: blocks (default, the file's quantized weights) or gemm\n"
             "  After the table: decode tok/s and KV bytes at rho %.3f over rho 0 for each (length,\n"
             "  batch) with both rows (issue 7's target: at batch 16 and 32k, >= 2x and <= 0.2x).\n",

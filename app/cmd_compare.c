@@ -42,6 +42,7 @@ static void usage(FILE *f) {
             "  --aprime N       seeds of the A' experiment (0: skip)\n"
             "  --device D       cpu, cuda or auto: where every evaluator runs\n"
             "  --precision P    CPU GEMMs: fp32, bf16 or auto\n"
+            "  --kv T           CPU KV cache and attention: bf16 (default) or fp32 (the reference)\n"
             "  --force          start over: remove DIR/cache.tsv (the memo of every evaluation) and\n"
             "                   run even where DIR holds a search run or a comparison with other settings\n"
             "  Ctrl-C, SIGTERM or SIGHUP stops (exit 130); the same command continues from\n"

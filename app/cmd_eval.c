@@ -72,6 +72,8 @@ static void eval_usage(FILE *f) {
             "                     in the last digits)\n"
             "  --precision P      CPU GEMM precision: fp32, bf16 or auto (default: bf16 where the CPU\n"
             "                     has bf16 hardware, else fp32)\n"
+            "  --kv T             CPU KV cache and attention: bf16 (default) or fp32 (the reference);\n"
+            "                     also the element size of the KV bytes shown\n"
             "  --servable         also score the mask's servable projection (a layer SWA only if all its\n"
             "                     KV heads are: what a per-layer engine runs); every row shows its KV\n"
             "                     bytes as servable_kv either way\n"

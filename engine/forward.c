@@ -174,8 +174,8 @@ static void attend(const model *m, int layer, const attn_mask *mask, int T, int 
     int window = mask ? mask->window : 1, sinks = mask ? mask->sinks : 0;
     if (pos0 == 0) {
         /* the block's tokens are the whole sequence: attention straight from q, k, v */
-        attn_prefill_hybrid(ws->q, ws->k, ws->v, ws->att, T, hp->n_head, hp->n_head_kv,
-                            hp->head_dim, z_row, window, sinks);
+        attn_prefill(kv ? kv->type : m->kv_type, ws->q, ws->k, ws->v, ws->att, T, hp->n_head, hp->n_head_kv,
+                     hp->head_dim, z_row, window, sinks);
         if (kv)
             for (int t = 0; t < T; t++)
                 kv_cache_store(kv, layer, t, ws->k + (size_t)t * nkv, ws->v + (size_t)t * nkv);

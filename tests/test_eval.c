@@ -40,7 +40,7 @@ enum { MAX_S = 8, MAX_M = 8, MAX_A = 8, MAX_T = 256 };
 #define NLL_REL_BF16 0.02
 #define GAP_FP32 0.02
 #define GAP_BF16 0.5
-static model_opts g_opts = {PRECISION_FP32, 0};
+static model_opts g_opts = {PRECISION_FP32, 0, ATTN_KV_FP32};
 static double g_nll_tol = NLL_TOL_FP32, g_nll_rel = 0.0, g_gap = GAP_FP32;
 
 typedef struct {

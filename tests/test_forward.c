@@ -44,7 +44,7 @@
 #define TIE_BLOCKS 1.0 /* top-1 may differ only where the GEMM path's top two are closer than this */
 #define TOPK 8
 
-static model_opts g_opts = {PRECISION_FP32, 1}; /* argv[1] may say bf16 */
+static model_opts g_opts = {PRECISION_FP32, 1, ATTN_KV_FP32}; /* argv[1] may say bf16 */
 static double TOL = TOL_FP32;
 
 typedef struct {
