@@ -272,9 +272,11 @@ static int compare_cmd_run(cmd_env *e, void *opts) {
     compare_cli *o = opts;
     char err[1024], desc[256];
     backend_describe(e->be, 1, desc, sizeof desc);
-    fprintf(stderr, "compare: preset %s, evaluators on %s%s%s\n", o->plan.preset, desc,
+    fprintf(stderr, "compare: preset %s, evaluators on %s%s%s%s%s\n", o->plan.preset, desc,
             e->device == BACKEND_CPU ? ", GEMMs " : "",
-            e->device == BACKEND_CPU ? gemm_precision_name(e->m->precision) : "");
+            e->device == BACKEND_CPU ? gemm_precision_name(e->m->precision) : "",
+            e->device == BACKEND_CPU ? ", KV cache " : "",
+            e->device == BACKEND_CPU ? attn_kv_type_name(e->m->kv_type) : "");
     compare_dist d = {e, o};
     const compare_exec ex = {dist_calib, cli_dist_batch(&o->dist), dist_cell, &d};
     compare_result *res = NULL;

@@ -118,11 +118,13 @@ static void ab_tile_reset(ab_tile *w, const ab_args *A, int g, int i0, int nq) {
 
 #define AB_SUFFIX _portable
 #define AB_VL 4
+#define AB_MAX(a, b) AB(selectf)((a) > (b), (a), (b))
 #define AB_DOT2(acc, a, b)                                                                                   \
     ((acc) + (VF)((a) & (int32_t)0xFFFF0000u) * (VF)((b) & (int32_t)0xFFFF0000u) +                         \
      (VF)((a) << 16) * (VF)((b) << 16))
 #include "attn_bf16_body.h"
 #undef AB_DOT2
+#undef AB_MAX
 #undef AB_VL
 #undef AB_SUFFIX
 
@@ -131,11 +133,13 @@ static void ab_tile_reset(ab_tile *w, const ab_args *A, int g, int i0, int nq) {
 #pragma GCC target("avx2,fma")
 #define AB_SUFFIX _avx2
 #define AB_VL 8
+#define AB_MAX(a, b) ((VF)_mm256_max_ps((__m256)(a), (__m256)(b))) /* maxps: a > b ? a : b */
 #define AB_DOT2(acc, a, b)                                                                                   \
     ((acc) + (VF)((a) & (int32_t)0xFFFF0000u) * (VF)((b) & (int32_t)0xFFFF0000u) +                         \
      (VF)((a) << 16) * (VF)((b) << 16))
 #include "attn_bf16_body.h"
 #undef AB_DOT2
+#undef AB_MAX
 #undef AB_VL
 #undef AB_SUFFIX
 #pragma GCC pop_options
@@ -144,9 +148,11 @@ static void ab_tile_reset(ab_tile *w, const ab_args *A, int g, int i0, int nq) {
 #pragma GCC target("avx2,fma,avx512f,avx512bw,avx512vl,avx512bf16")
 #define AB_SUFFIX _avx512
 #define AB_VL 16
+#define AB_MAX(a, b) ((VF)_mm512_max_ps((__m512)(a), (__m512)(b))) /* maxps: a > b ? a : b */
 #define AB_DOT2(acc, a, b) ((VF)_mm512_dpbf16_ps((__m512)(acc), (__m512bh)(a), (__m512bh)(b)))
 #include "attn_bf16_body.h"
 #undef AB_DOT2
+#undef AB_MAX
 #undef AB_VL
 #undef AB_SUFFIX
 #pragma GCC pop_options

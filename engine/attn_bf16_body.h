@@ -5,6 +5,7 @@
  *   AB_DOT2(acc, a, b)  acc + a.hi*b.hi + a.lo*b.lo per 32-bit lane, where a and b hold two bf16
  *              values each (lo = bits 0..15, hi = bits 16..31), fp32 accumulation: vdpbf16ps, or
  *              its emulation by two FMAs (each bf16 product is exact in fp32).
+ *   AB_MAX(a, b)  per lane a > b ? a : b (one vmaxps where there is one).
  * Layout conventions (attn_bf16.c): a "pair word" is a uint32 of two bf16 values along the
  * reduction dimension, lo first. Scores are in base 2 (queries scaled by log2(e)/sqrt(head_dim)).
  */
@@ -71,34 +72,48 @@ AB_INLINE VF AB(exp2)(VF x) {
     return (VF)((VI)y & ~under);
 }
 
+/* Sum of the lanes, by halving (a shuffle and an add per step, not VL dependent adds). */
 AB_INLINE float AB(hsum)(VF a) {
-    float s = 0.0f;
-    for (int i = 0; i < AB_VL; i++) s += a[i];
-    return s;
+    typedef float v4 __attribute__((vector_size(16)));
+#if AB_VL == 16
+    typedef float v8 __attribute__((vector_size(32)));
+    v8 h = __builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7) +
+           __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15);
+    v4 f = __builtin_shufflevector(h, h, 0, 1, 2, 3) + __builtin_shufflevector(h, h, 4, 5, 6, 7);
+#elif AB_VL == 8
+    v4 f = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
+#else
+    v4 f = a;
+#endif
+    f = f + __builtin_shufflevector(f, f, 2, 3, 0, 1);
+    return f[0] + f[1];
 }
 
 /* ---- prefill: one (KV head, query tile) --------------------------------------------------- */
 
-enum { AB(MV) = 2, AB(KC) = AB_VL == 16 ? 8 : 4, AB(MR) = 2 * AB_VL, AB(DMAX) = 128 / AB_VL };
+/* Register micro-tile: mv vectors of rows (3 where the rows allow and the registers suffice: 24
+ * accumulators of AVX-512's 32) by KC keys or dimensions. */
+enum { AB(MVMAX) = AB_VL == 16 ? 3 : 2, AB(KC) = AB_VL == 16 ? 8 : 4, AB(DMAX) = 128 / AB_VL };
 
 /* st[c0+c][r0..r0+MR) = sum over pair words w of qp[w][r] · k[c0+c][2w..2w+1], keys c < nk. */
-AB_INLINE void AB(scores_micro)(ab_tile *w, const uint16_t *k, size_t ldk, int r0, int c0, int nk, const int hd) {
+AB_INLINE void AB(scores_micro)(ab_tile *w, const uint16_t *k, size_t ldk, int r0, int c0, int nk, const int hd,
+                                const int mv) {
     const int rp = w->rows_p;
-    VF a[AB(KC)][AB(MV)];
+    VF a[AB(KC)][AB(MVMAX)];
     for (int c = 0; c < nk; c++)
-        for (int x = 0; x < AB(MV); x++) a[c][x] = AB(splatf)(0.0f);
+        for (int x = 0; x < mv; x++) a[c][x] = AB(splatf)(0.0f);
     for (int p = 0; p < hd / 2; p++) {
-        VI qv[AB(MV)];
-        for (int x = 0; x < AB(MV); x++) qv[x] = AB(ldi)(w->qp + (size_t)p * rp + r0 + x * AB_VL);
+        VI qv[AB(MVMAX)];
+        for (int x = 0; x < mv; x++) qv[x] = AB(ldi)(w->qp + (size_t)p * rp + r0 + x * AB_VL);
         for (int c = 0; c < nk; c++) {
             uint32_t kw;
             memcpy(&kw, k + (size_t)(c0 + c) * ldk + 2 * p, 4);
             VI b = AB(splati)((int32_t)kw);
-            for (int x = 0; x < AB(MV); x++) a[c][x] = AB_DOT2(a[c][x], qv[x], b);
+            for (int x = 0; x < mv; x++) a[c][x] = AB_DOT2(a[c][x], qv[x], b);
         }
     }
     for (int c = 0; c < nk; c++)
-        for (int x = 0; x < AB(MV); x++) AB(stf)(w->st + (size_t)(c0 + c) * rp + r0 + x * AB_VL, a[c][x]);
+        for (int x = 0; x < mv; x++) AB(stf)(w->st + (size_t)(c0 + c) * rp + r0 + x * AB_VL, a[c][x]);
 }
 
 /* vp[c/2][d'] for keys 0..nb-1 of the block: pair words (v[c][d], v[c+1][d]), d' = (d odd)·hd/2 +
@@ -130,19 +145,26 @@ AB_INLINE void AB(block_softmax)(ab_tile *w, int j0, int nb, int full, int windo
                                  const int hd) {
     const int rp = w->rows_p;
     for (int r = 0; r < rp; r += AB_VL) {
-        VF mx = AB(splatf)(-INFINITY);
+        VF mx = AB(splatf)(-INFINITY), mx2 = mx; /* two chains: the max's latency, not its count */
         VI pos = AB(ldi)(w->pos + r);
-        for (int c = 0; c < nb; c++) {
-            float *sp = w->st + (size_t)c * rp + r;
-            VF s = AB(ldf)(sp);
-            if (need_mask) {
+        if (need_mask)
+            for (int c = 0; c < nb; c++) {
+                float *sp = w->st + (size_t)c * rp + r;
                 const int j = j0 + c;
                 VI vis = AB(splati)(j) <= pos;
                 if (!full) vis &= (AB(splati)(j) > pos - window) | AB(splati)(-(j < sinks));
-                s = AB(selectf)(vis, s, AB(splatf)(-INFINITY));
+                VF s = AB(selectf)(vis, AB(ldf)(sp), AB(splatf)(-INFINITY));
                 AB(stf)(sp, s);
+                mx = AB_MAX(s, mx);
             }
-            mx = AB(selectf)(s > mx, s, mx);
+        else {
+            int c = 0;
+            for (; c + 1 < nb; c += 2) {
+                mx = AB_MAX(AB(ldf)(w->st + (size_t)c * rp + r), mx);
+                mx2 = AB_MAX(AB(ldf)(w->st + (size_t)(c + 1) * rp + r), mx2);
+            }
+            if (c < nb) mx = AB_MAX(AB(ldf)(w->st + (size_t)c * rp + r), mx);
+            mx = AB_MAX(mx2, mx);
         }
         VF m_old = AB(ldf)(w->m + r);
         VF m_new = AB(selectf)(mx > m_old, mx, m_old);
@@ -170,21 +192,37 @@ AB_INLINE void AB(block_softmax)(ab_tile *w, int j0, int nb, int full, int windo
 }
 
 /* acc[d0+d][r0..r0+MR) += sum over key pairs of pp[cp][r] · vp[cp][d0+d], d < nd. */
-AB_INLINE void AB(pv_micro)(ab_tile *w, int ncp, int r0, int d0, int nd, const int hd) {
+AB_INLINE void AB(pv_micro)(ab_tile *w, int ncp, int r0, int d0, int nd, const int hd, const int mv) {
     const int rp = w->rows_p;
-    VF a[AB(KC)][AB(MV)];
+    VF a[AB(KC)][AB(MVMAX)];
     for (int d = 0; d < nd; d++)
-        for (int x = 0; x < AB(MV); x++) a[d][x] = AB(ldf)(w->acc + (size_t)(d0 + d) * rp + r0 + x * AB_VL);
+        for (int x = 0; x < mv; x++) a[d][x] = AB(ldf)(w->acc + (size_t)(d0 + d) * rp + r0 + x * AB_VL);
     for (int cp = 0; cp < ncp; cp++) {
-        VI pv[AB(MV)];
-        for (int x = 0; x < AB(MV); x++) pv[x] = AB(ldi)(w->pp + (size_t)cp * rp + r0 + x * AB_VL);
+        VI pv[AB(MVMAX)];
+        for (int x = 0; x < mv; x++) pv[x] = AB(ldi)(w->pp + (size_t)cp * rp + r0 + x * AB_VL);
         for (int d = 0; d < nd; d++) {
             VI b = AB(splati)((int32_t)w->vp[(size_t)cp * hd + d0 + d]);
-            for (int x = 0; x < AB(MV); x++) a[d][x] = AB_DOT2(a[d][x], pv[x], b);
+            for (int x = 0; x < mv; x++) a[d][x] = AB_DOT2(a[d][x], pv[x], b);
         }
     }
     for (int d = 0; d < nd; d++)
-        for (int x = 0; x < AB(MV); x++) AB(stf)(w->acc + (size_t)(d0 + d) * rp + r0 + x * AB_VL, a[d][x]);
+        for (int x = 0; x < mv; x++) AB(stf)(w->acc + (size_t)(d0 + d) * rp + r0 + x * AB_VL, a[d][x]);
+}
+
+AB_INLINE void AB(block_scores)(ab_tile *w, const uint16_t *kp, size_t ld, int nb, const int hd, const int mv) {
+    for (int r0 = 0; r0 < w->rows_p; r0 += mv * AB_VL) {
+        int c0 = 0;
+        for (; c0 + AB(KC) <= nb; c0 += AB(KC)) AB(scores_micro)(w, kp, ld, r0, c0, AB(KC), hd, mv);
+        for (; c0 < nb; c0++) AB(scores_micro)(w, kp, ld, r0, c0, 1, hd, mv);
+    }
+}
+
+AB_INLINE void AB(block_pv)(ab_tile *w, int ncp, const int hd, const int mv) {
+    for (int r0 = 0; r0 < w->rows_p; r0 += mv * AB_VL) {
+        int d0 = 0;
+        for (; d0 + AB(KC) <= hd; d0 += AB(KC)) AB(pv_micro)(w, ncp, r0, d0, AB(KC), hd, mv);
+        for (; d0 < hd; d0++) AB(pv_micro)(w, ncp, r0, d0, 1, hd, mv);
+    }
 }
 
 /* Keys [a, b) of KV head g for the tile of queries [i0, i1). */
@@ -197,19 +235,17 @@ AB_INLINE void AB(segment)(ab_tile *w, const ab_args *A, int g, int full, int i0
         const uint16_t *vp = A->v + (size_t)j0 * ld + (size_t)g * hd;
         const int all_causal = j0 + nb - 1 <= i0;
         const int all_local = full || j0 > i1 - 1 - A->window || j0 + nb <= A->sinks;
-        for (int r0 = 0; r0 < w->rows_p; r0 += AB(MR)) {
-            int c0 = 0;
-            for (; c0 + AB(KC) <= nb; c0 += AB(KC)) AB(scores_micro)(w, kp, ld, r0, c0, AB(KC), hd);
-            for (; c0 < nb; c0++) AB(scores_micro)(w, kp, ld, r0, c0, 1, hd);
-        }
+        if (w->rows_p % (AB(MVMAX) * AB_VL) == 0)
+            AB(block_scores)(w, kp, ld, nb, hd, AB(MVMAX));
+        else
+            AB(block_scores)(w, kp, ld, nb, hd, 2);
         AB(block_softmax)(w, j0, nb, full, A->window, A->sinks, !(all_causal && all_local), hd);
         AB(pack_v)(w, vp, ld, nb, hd);
         const int ncp = (nb + 1) / 2;
-        for (int r0 = 0; r0 < w->rows_p; r0 += AB(MR)) {
-            int d0 = 0;
-            for (; d0 + AB(KC) <= hd; d0 += AB(KC)) AB(pv_micro)(w, ncp, r0, d0, AB(KC), hd);
-            for (; d0 < hd; d0++) AB(pv_micro)(w, ncp, r0, d0, 1, hd);
-        }
+        if (w->rows_p % (AB(MVMAX) * AB_VL) == 0)
+            AB(block_pv)(w, ncp, hd, AB(MVMAX));
+        else
+            AB(block_pv)(w, ncp, hd, 2);
     }
 }
 
