@@ -20,20 +20,19 @@
 #include "model.h"
 #include "probes.h"
 #include "search.h"
+#include "search_methods.h"
 #include "search_options.h"
 
 static void usage(FILE *f) {
+    fprintf(f, "usage: bosch compare [MODEL] --out DIR [--preset bench|ci|quick] [options]\n"
+               "  every method's masks at several ratios from the calibration split, scored on a validation\n"
+               "  and a held-out split: accuracy with 95%% Wilson intervals, exact McNemar tests of bosch\n"
+               "  against the best other method, turnover, the A' experiment (docs/search.md)\n"
+               "  --preset P       bench (default: the documented comparison), ci (minutes), quick (the\n"
+               "                   old small table)\n"
+               "  --methods LIST   rows, e.g. bosch,bosch_paper,ablation, from:\n");
+    search_methods_usage(f, "                     "); /* the method registry's rows (search_methods.h) */
     fprintf(f,
-            "usage: bosch compare [MODEL] --out DIR [--preset bench|ci|quick] [options]\n"
-            "  every method's masks at several ratios from the calibration split, scored on a validation\n"
-            "  and a held-out split: accuracy with 95%% Wilson intervals, exact McNemar tests of bosch\n"
-            "  against the best other method, turnover, the A' experiment (docs/search.md)\n"
-            "  --preset P       bench (default: the documented comparison), ci (minutes), quick (the\n"
-            "                   old small table)\n"
-            "  --methods LIST   rows, e.g. bosch,bosch_paper,ablation (bosch, bosch_paper, bosch_indep,\n"
-            "                   bosch_marginal, bosch_ranks, bosch_heads, bosch_bucket, bosch_plus,\n"
-            "                   bosch_layer (BOSCH over whole layers), rand, bme, intr, nll, ablation,\n"
-            "                   fisher, locality, echo)\n"
             "  --ratios LIST    e.g. 0.25,0.5,0.75,0.875 (increasing)\n"
             "  --tasks LIST     held-out tasks (niah_multikey runs on prose, the others on noise)\n"
             "  --lengths LIST   held-out lengths, tokens (e.g. 256,512)\n"

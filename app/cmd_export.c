@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "csvio.h"
 #include "interop.h"
+#include "scores.h"
 #include "search_scores.h"
 
 typedef struct {
@@ -26,6 +27,10 @@ typedef struct {
 } export_opts;
 
 static void export_usage(FILE *f) {
+    char rankings[256] = "";
+    for (int k = 0; k < search_scores_n(); k++) /* the registry's static head rankings */
+        snprintf(rankings + strlen(rankings), sizeof rankings - strlen(rankings), "%s%s", k ? ", " : "",
+                 search_scores_name(k));
     fprintf(f,
             "usage: bosch export MASK.csv --format F --out PATH [OPTIONS]\n"
             "  write a mask for another tool (docs/interop.md)\n"
@@ -35,14 +40,14 @@ static void export_usage(FILE *f) {
             "                 trtllm: TensorRT-LLM kv_cache_config (max_attention_window per layer,\n"
             "                     sink_token_length) of the servable projection, JSON\n"
             "                 gguf: refused for llama and qwen3 (llama.cpp ignores SWA keys there)\n"
-            "                 scores: per-KV-head scores of ablation, fisher, locality and echo:\n"
+            "                 scores: per-KV-head scores of every static ranking (%s):\n"
             "                     PATH/scores.csv and PATH/<ranking>.json (Retrieval-Head layout)\n"
             "  --out PATH     the file (hf, trtllm, gguf) or folder (duo, scores; created if missing)\n"
             "  --model M      the model the mask is for (default: %s)\n"
             "  --samples N    scores: calibration samples (default: 2)\n"
             "  --length T     scores: tokens per sample (default: 512)\n"
             "  --device D     scores: cpu, cuda or auto (default: auto)\n" CLI_PRECISION_HELP CLI_KV_HELP,
-            cli_default_model());
+            rankings, cli_default_model());
 }
 
 static void export_init(void *opts) {
@@ -118,7 +123,10 @@ static int export_scores(cmd_env *e, const export_opts *o, const model *m, const
         return 1;
     }
     search_scores_opts so = {o->samples, o->tokens, mask->window, mask->sinks, say_ranking, NULL};
-    double *score[SCORES_N];
+    double *score[SEARCH_METHODS_MAX];
+    const char *name[SEARCH_METHODS_MAX];
+    const int n = search_scores_n();
+    for (int k = 0; k < n; k++) name[k] = search_scores_name(k);
     int rc = search_static_scores(m, dev, &so, &cli_stop, score, err, sizeof err);
     backend_free(dev);
     if (rc) {
@@ -126,8 +134,8 @@ static int export_scores(cmd_env *e, const export_opts *o, const model *m, const
         return 1;
     }
     const int L = m->hp.n_layer, H = m->hp.n_head_kv;
-    rc = scores_write_folder(o->out, L, H, (const double *const *)score, err, sizeof err);
-    for (int k = 0; k < SCORES_N; k++) free(score[k]);
+    rc = scores_write_folder(o->out, L, H, n, name, (const double *const *)score, err, sizeof err);
+    for (int k = 0; k < n; k++) free(score[k]);
     if (rc)
         fprintf(stderr, "bosch export: %s\n", err);
     else

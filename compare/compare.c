@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "compare_internal.h"
+#include "search_methods.h"
 #include "rng.h"
 #include "clock.h"
 
@@ -47,12 +48,6 @@ int compare_plan_preset(compare_plan *p, const char *preset, const model *m, cha
     static const probe_task tasks3[] = {PROBE_NIAH_SINGLE, PROBE_NIAH_MULTIKEY, PROBE_PASSKEY};
     /* niah_multikey on prose: the haystack where the full model finds the key (docs/probes.md) */
     static const haystack_kind hay3[] = {HAYSTACK_NOISE, HAYSTACK_TEXT, HAYSTACK_NOISE};
-    /* bosch_layer (BOSCH over whole layers) stands beside the layer-level baselines rand .. nll */
-    static const char *const all_methods[] = {"bosch",        "bosch_paper", "bosch_indep", "bosch_heads",
-                                              "bosch_bucket", "bosch_plus",  "bosch_layer", "rand",
-                                              "bme",          "intr",        "nll",         "ablation",
-                                              "fisher",       "locality",    "echo"};
-    const int n_all = (int)(sizeof all_methods / sizeof all_methods[0]);
     const double ratios[] = {0.25, 0.5, 0.75, 0.875};
     if (!strcmp(preset, "bench")) {
         if (search_preset_apply(&p->cfg, "tiny", n_ctx, err, errlen)) return -1;
@@ -101,8 +96,11 @@ int compare_plan_preset(compare_plan *p, const char *preset, const model *m, cha
         snprintf(err, errlen, "unknown comparison preset '%s' (valid: bench, ci, quick)", preset);
         return -1;
     }
-    for (int i = 0; i < n_all; i++) snprintf(p->methods[i], sizeof p->methods[i], "%s", all_methods[i]);
-    p->n_methods = n_all;
+    /* every method of the registry marked for comparisons, in its table order */
+    p->n_methods = 0;
+    for (int r = 0; r < search_methods_count() && p->n_methods < COMPARE_MAX_METHODS; r++)
+        if (search_method_row(r)->in_compare)
+            snprintf(p->methods[p->n_methods++], sizeof p->methods[0], "%s", search_method_row(r)->name);
     memcpy(p->ratios, ratios, sizeof ratios);
     p->n_ratios = 4;
     snprintf(p->preset, sizeof p->preset, "%s", preset);
@@ -220,8 +218,10 @@ static int run_search(const search_config *cfg, const model *m, const search_obj
     return stop && *stop ? 1 : -1;
 }
 
+/* A layer heuristic that needs no evaluation: its masks come from the ratio alone. */
 static int is_layer_pattern(search_method me) {
-    return me == SEARCH_METHOD_RAND || me == SEARCH_METHOD_BME || me == SEARCH_METHOD_INTR;
+    const search_method_info *m = search_method_row(me);
+    return m->kind == SEARCH_KIND_LAYER_HEURISTIC && m->probes == SEARCH_PROBES_NONE;
 }
 
 /* Masks of method mi at every ratio into r->masks[mi * n_ratios + ri], its searches scoring batch
@@ -263,7 +263,7 @@ static int method_masks(compare_result *r, int mi, const model *m, const search_
         uint8_t swa[1024];
         for (int ri = 0; imp && ri < nr; ri++) {
             attn_mask *mk = &r->masks[mi * nr + ri];
-            if (base.method == SEARCH_METHOD_NLL) {
+            if (search_method_row(base.method)->kind == SEARCH_KIND_LAYER_HEURISTIC) {
                 search_layer_pattern(base.method, L, p->ratios[ri], base.seed, imp, swa);
                 for (int l = 0; l < L; l++)
                     for (int h = 0; h < H; h++) mask_set(mk, l, h, swa[l] ? ATTN_SWA : ATTN_FULL);

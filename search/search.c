@@ -667,9 +667,9 @@ int search_stage(const search_state *st) {
 long search_eval_budget(const search_state *st) {
     long b = 3; /* two normalizers + final */
     if (st->cfg.method != SEARCH_METHOD_BOSCH) {
-        if (st->cfg.method == SEARCH_METHOD_NLL) b += st->L;
-        if (st->cfg.method == SEARCH_METHOD_ABLATION || st->cfg.method == SEARCH_METHOD_FISHER)
-            b += (long)st->L * st->H;
+        const search_probes p = search_method_row(st->cfg.method)->probes;
+        if (p == SEARCH_PROBES_EACH_LAYER) b += st->L;
+        if (p == SEARCH_PROBES_EACH_HEAD) b += (long)st->L * st->H;
         return b;
     }
     int64_t c = opt_space_size(1, &st->k1, st->H);
@@ -703,8 +703,8 @@ int search_layer_stats(const search_state *st, int layer, search_layer_info *out
 }
 
 const double *search_importance(const search_state *st, int *n) {
-    if (!st->importance_ready) return NULL;
-    if (st->cfg.method == SEARCH_METHOD_NLL) {
+    if (!st->importance_ready) return NULL; /* also: a layer pattern of the ratio alone */
+    if (search_method_row(st->cfg.method)->kind == SEARCH_KIND_LAYER_HEURISTIC) {
         if (n) *n = st->L;
         return st->importance;
     }
@@ -718,13 +718,6 @@ const double *search_head_scores(const search_state *st) {
 }
 
 const double *search_head_importance(const search_state *st) {
-    switch (st->cfg.method) {
-    case SEARCH_METHOD_LOCALITY:
-    case SEARCH_METHOD_ECHO:
-    case SEARCH_METHOD_ABLATION:
-    case SEARCH_METHOD_FISHER:
-        return st->importance_ready ? st->importance : NULL;
-    default:
-        return NULL;
-    }
+    if (search_method_row(st->cfg.method)->kind != SEARCH_KIND_HEAD_RANKING) return NULL;
+    return st->importance_ready ? st->importance : NULL;
 }

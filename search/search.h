@@ -41,27 +41,35 @@
 
 /* ---- methods ------------------------------------------------------------------------------ */
 
-typedef enum {
+/* A method the search runs: the row of the method registry (search_methods.h) of BOSCH or of a
+ * baseline (a layer heuristic or a static head ranking). BOSCH's variants (bosch_paper, ...) are
+ * rows of their own that run SEARCH_METHOD_BOSCH with other options (search_variant_apply). The
+ * constants name the built-in rows; a row added to the table has no constant (search_method_find). */
+typedef int search_method;
+enum {
     SEARCH_METHOD_BOSCH = 0, /* the three-stage search (DESIGN.md §6) */
     /* layer-level baselines: whole layers go SWA (every KV head of the layer) */
-    SEARCH_METHOD_RAND, /* random layers (seeded) */
-    SEARCH_METHOD_BME,  /* begin-middle-end pattern */
-    SEARCH_METHOD_INTR, /* interleaved layers */
-    SEARCH_METHOD_NLL,  /* layers ranked by answer-NLL increase when that layer alone is SWA */
+    SEARCH_METHOD_RAND = 9,  /* random layers (seeded) */
+    SEARCH_METHOD_BME = 10,  /* begin-middle-end pattern */
+    SEARCH_METHOD_INTR = 11, /* interleaved layers */
+    SEARCH_METHOD_NLL = 12,  /* layers ranked by answer-NLL increase when that layer alone is SWA */
     /* static head-level rankings, computed once and cut at the ratio */
-    SEARCH_METHOD_LOCALITY, /* share of attention mass inside the window */
-    SEARCH_METHOD_ECHO,     /* RazorAttention-style echo/induction score on repeated random tokens */
-    SEARCH_METHOD_ABLATION, /* score drop when that KV head alone goes SWA */
-    SEARCH_METHOD_FISHER,   /* |d loss / d gate| by finite differences */
-    SEARCH_METHOD_COUNT
-} search_method;
+    SEARCH_METHOD_ABLATION = 13, /* score drop when that KV head alone goes SWA */
+    SEARCH_METHOD_FISHER = 14,   /* |d loss / d gate| by finite differences */
+    SEARCH_METHOD_LOCALITY = 15, /* share of attention mass inside the window */
+    SEARCH_METHOD_ECHO = 16,     /* RazorAttention-style echo/induction score on repeated random tokens */
+};
 
-/* Short lower-case name ("bosch", "rand", "bme", "intr", "nll", "locality", "echo", "ablation",
- * "fisher"). */
+/* Short lower-case name of a method ("bosch", "rand", "bme", "intr", "nll", "ablation", "fisher",
+ * "locality", "echo", or a row added to the registry); "?" for a value that is no method. */
 const char *search_method_name(search_method m);
-/* Parse a name as above (case-insensitive). 0, or -1 with a message listing the valid names. */
+/* 1 when m is a method (BOSCH or a baseline row of the registry). */
+int search_method_valid(search_method m);
+/* Parse a method name as above (case-insensitive; not a BOSCH variant's). 0, or -1 with a message
+ * listing the valid names (from the registry). */
 int search_method_parse(const char *name, search_method *out, char *err, size_t errlen);
-/* 1 when the method needs the model's weights directly (locality, echo), not only the objective. */
+/* 1 when the method needs the model's weights directly (its registry row computes a ranking from
+ * them: locality, echo), not only the objective. */
 int search_method_needs_model(search_method m);
 
 /* ---- configuration ------------------------------------------------------------------------ */
@@ -139,6 +147,10 @@ typedef struct {
 /* Defaults = preset "default", with the project's default BOSCH options (docs/search.md says which
  * and why, chosen on the validation split). */
 void search_config_default(search_config *cfg);
+/* The project's default BOSCH options (those of search_config_default and of `bosch`): the paper's
+ * (search_config_paper_options) plus independent stage-1 probes, head scores, stage 3 per bucket
+ * and the refinement's share of the stage-3 budget. Changes only those options of cfg. */
+void search_config_project_options(search_config *cfg);
 /* The paper's structure as DESIGN.md §6 describes it (the method `bosch_paper` of `bosch compare`):
  * cascaded stage 1, cumulative drop, proportional stage 2, per-layer stage 3, no head scores, no
  * refinement. Changes only those options of cfg. */
@@ -146,7 +158,7 @@ void search_config_paper_options(search_config *cfg);
 /* Split the stage-3 budget: half of each group's budget goes to the refinement (refine_budget is
  * per group), so stage 3 plus the refinement plan as many evaluations as stage 3 alone did. */
 void search_config_refine_share(search_config *cfg);
-/* A method or BOSCH variant by name (the rows of `bosch compare`, `bosch search --method`):
+/* A method or BOSCH variant by name (a row of the method registry, search_methods.h):
  * a baseline name sets cfg->method; "bosch" the default options; "bosch_paper" the paper's;
  * bosch_indep / _marginal / _ranks / _heads / _bucket / _plus the paper's plus one option each
  * (docs/search.md); "bosch_layer" the default options at layer granularity
@@ -161,9 +173,11 @@ int search_variant_apply(search_config *cfg, const char *name, char *err, size_t
  * user gave explicitly (--stage1). HEAD changes nothing else. */
 void search_config_set_granularity(search_config *cfg, search_granularity g);
 /* Name i of every method search_variant_apply takes (what `bosch compare` can run), for pickers
- * such as the explorer's start form: the BOSCH variants (bosch, bosch_paper, bosch_indep,
- * bosch_marginal, bosch_ranks, bosch_heads, bosch_bucket, bosch_plus), then the baselines in
- * search_method order (search_method_name); NULL for i < 0 or past the last. */
+ * such as the explorer's start form, in the registry's picker order (search_method_pick): the BOSCH
+ * variants (bosch, bosch_paper, bosch_indep, bosch_marginal, bosch_ranks, bosch_heads,
+ * bosch_bucket, bosch_plus, bosch_layer), the layer heuristics (rand, bme, intr, nll), then the
+ * static head rankings, those without evaluations first (locality, echo, ablation, fisher); NULL
+ * for i < 0 or past the last. */
 const char *search_variant_name(int i);
 /* Apply a preset's window, budgets and calibration size (ratio, method, seed, sinks untouched):
  *   tiny:    4 samples x 512 tokens, window 64, stage-1 budget 3/layer, stage-3 budget 16/group,
@@ -334,8 +348,9 @@ int search_layer_stats(const search_state *st, int layer, search_layer_info *out
  * (NAN where not measured yet); NULL without stage1_singles. */
 const double *search_head_scores(const search_state *st);
 
-/* Head-level baselines: importance [n_layer][n_head_kv] (higher = keep full), NULL for other
- * methods or before the ranking is complete. Cutting it at any ratio is search_cut_heads(). */
+/* Static head rankings (the registry's SEARCH_KIND_HEAD_RANKING rows): importance
+ * [n_layer][n_head_kv] (higher = keep full), NULL for other methods or before the ranking is
+ * complete. Cutting it at any ratio is search_cut_heads(). */
 const double *search_head_importance(const search_state *st);
 /* Any baseline's ranking once complete: head-level ones as above (*n = L*H); NLL: per-layer NLL
  * increase [n_layer] (*n = L; cut with search_layer_pattern). NULL otherwise. */
@@ -366,9 +381,10 @@ int search_stage2_assign_ranks(const double *delta, int n_layer, int n_head_kv, 
  * be allocated with the shape. 0, or -1 (OOM). */
 int search_cut_heads(const double *importance, double ratio, attn_mask *mask);
 
-/* Layer-level baseline patterns: swa_layer[n_layer] gets 1 for the round(ratio*n_layer) layers
- * that go SWA (all KV heads), 0 for full layers. See baselines.c for each pattern's definition.
- * importance (NLL only) [n_layer]: higher = keep full. 0 or -1 (bad method/args). */
+/* Layer-level baseline patterns (the registry's layer heuristics): swa_layer[n_layer] gets 1 for
+ * the round(ratio*n_layer) layers that go SWA (all KV heads), 0 for full layers. Each pattern's
+ * definition: search_layer_patterns.c. importance [n_layer] (heuristics with probes, NLL):
+ * higher = keep full. 0 or -1 (not a layer heuristic, bad arguments). */
 int search_layer_pattern(search_method method, int n_layer, double ratio, uint64_t seed,
                          const double *importance, uint8_t *swa_layer);
 

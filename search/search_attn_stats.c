@@ -1,5 +1,6 @@
-/* search_attn_stats.c — attention-statistics head rankings (DESIGN.md §7), computed once from the
- * model's weights with every head full (no objective evaluations):
+/* search_attn_stats.c — attention-statistics head rankings (DESIGN.md §7; the registry rows
+ * locality and echo, search_methods.h), computed once from the model's weights with every head full (no
+ * objective evaluations):
  *
  *  - LOCALITY: for each query head, the share of its attention probability that falls inside the
  *    SWA visibility (keys i-window < j <= i, plus sinks j < sinks), averaged over query positions
@@ -25,7 +26,9 @@
 
 #include "forward.h"
 #include "rng.h"
-#include "search_internal.h"
+#include "search_methods.h"
+
+enum { LOCALITY, ECHO }; /* the two rankings of this file */
 
 /* Per-query-head sums over the visited queries of one sequence (forward_attn_probs visits them
  * layer by layer, head by head, in ascending position). */
@@ -38,7 +41,7 @@ typedef struct {
 static void visit_probs(void *user, int layer, int h, int i, const float *p) {
     seq_acc *a = user;
     size_t u = (size_t)layer * a->n_head + h;
-    if (a->method == SEARCH_METHOD_LOCALITY) {
+    if (a->method == LOCALITY) {
         double in = 0;
         for (int j = 0; j <= i; j++)
             if (j > i - a->window || j < a->sinks) in += p[j];
@@ -61,61 +64,73 @@ static int sequence_stats(const model *m, const int32_t *tokens, int T, int meth
         snprintf(err, errlen, "search: attention statistics: out of memory (%d tokens)", T);
     } else {
         /* locality: queries i >= window + sinks; echo: second-copy positions rep + 1 .. 2*rep - 2 */
-        int lo = method == SEARCH_METHOD_LOCALITY ? window + sinks : rep + 1;
-        int hi = method == SEARCH_METHOD_LOCALITY ? T : 2 * rep - 1;
+        int lo = method == LOCALITY ? window + sinks : rep + 1;
+        int hi = method == LOCALITY ? T : 2 * rep - 1;
         rc = forward_attn_probs(m, tokens, T, lo, hi, visit_probs, &a, why, sizeof why);
         if (rc) snprintf(err, errlen, "search: attention statistics: %s", why);
     }
-    for (size_t u = 0; rc == 0 && u < n; u++)
-        acc[u] += a.cnt[u] ? a.sum[u] / a.cnt[u] : (method == SEARCH_METHOD_LOCALITY);
+    for (size_t u = 0; rc == 0 && u < n; u++) acc[u] += a.cnt[u] ? a.sum[u] / a.cnt[u] : (method == LOCALITY);
     free(a.sum), free(a.cnt);
     return rc;
 }
 
-int search_attn_importance(search_state *st, char *err, size_t errlen) {
-    const model *m = st->mdl;
+/* The ranking `method` (locality or echo) of in->model into importance[n_layer][n_head_kv]. */
+static int attn_importance(const search_rank_input *in, int method, double *importance, char *err,
+                           size_t errlen) {
+    const model *m = in->model;
+    if (!m) {
+        snprintf(err, errlen, "search: the %s ranking needs the model",
+                 method == LOCALITY ? "locality" : "echo");
+        return -1;
+    }
     const model_hparams *hp = &m->hp;
-    int method = st->cfg.method, group = hp->n_head / hp->n_head_kv;
+    const search_config *cfg = in->cfg;
+    int group = hp->n_head / hp->n_head_kv;
     double *acc = calloc((size_t)hp->n_layer * hp->n_head, sizeof(double));
     if (!acc) {
         snprintf(err, errlen, "search: out of memory");
         return -1;
     }
     int n_seq = 0, rc = 0;
-    if (method == SEARCH_METHOD_LOCALITY) {
-        if (!st->obj->samples || st->obj->n_samples < 1) {
+    if (method == LOCALITY) {
+        if (!in->samples || in->n_samples < 1) {
             snprintf(err, errlen, "search: locality needs the calibration tokens (objective has none)");
             free(acc);
             return -1;
         }
-        for (int s = 0; !rc && s < st->obj->n_samples && s < 2; s++, n_seq++)
-            rc = sequence_stats(m, st->obj->samples[s].tokens, st->obj->samples[s].answer_start, method,
-                                st->cfg.window, st->cfg.sinks, 0, acc, err, errlen);
+        for (int s = 0; !rc && s < in->n_samples && s < 2; s++, n_seq++)
+            rc = sequence_stats(m, in->samples[s].tokens, in->samples[s].answer_start, method, cfg->window,
+                                cfg->sinks, 0, acc, err, errlen);
     } else {
         const int rep = 256;
         int32_t *tok = malloc(sizeof(int32_t) * 2 * rep);
         if (!tok) rc = -1;
         rng_state r;
-        rng_seed(&r, rng_derive(st->cfg.seed, 77));
+        rng_seed(&r, rng_derive(cfg->seed, 77));
         int lo = hp->n_vocab > 41000 ? 1000 : 0, hi = hp->n_vocab > 41000 ? 40000 : hp->n_vocab;
         for (int t = 0; tok && t < rep; t++)
             tok[t] = tok[t + rep] = lo + (int32_t)rng_below(&r, (uint64_t)(hi - lo));
-        if (!rc)
-            rc =
-                sequence_stats(m, tok, 2 * rep, method, st->cfg.window, st->cfg.sinks, rep, acc, err, errlen);
+        if (!rc) rc = sequence_stats(m, tok, 2 * rep, method, cfg->window, cfg->sinks, rep, acc, err, errlen);
         n_seq = 1;
         free(tok);
     }
     for (int l = 0; !rc && l < hp->n_layer; l++)
         for (int kv = 0; kv < hp->n_head_kv; kv++) {
-            double agg = method == SEARCH_METHOD_LOCALITY ? INFINITY : -INFINITY;
+            double agg = method == LOCALITY ? INFINITY : -INFINITY;
             for (int g = 0; g < group; g++) {
                 double v = acc[(size_t)l * hp->n_head + kv * group + g] / n_seq;
-                agg = method == SEARCH_METHOD_LOCALITY ? fmin(agg, v) : fmax(agg, v);
+                agg = method == LOCALITY ? fmin(agg, v) : fmax(agg, v);
             }
-            st->importance[(size_t)l * hp->n_head_kv + kv] =
-                method == SEARCH_METHOD_LOCALITY ? 1.0 - agg : agg;
+            importance[(size_t)l * hp->n_head_kv + kv] = method == LOCALITY ? 1.0 - agg : agg;
         }
     free(acc);
     return rc;
+}
+
+int search_rank_locality(const search_rank_input *in, double *importance, char *err, size_t errlen) {
+    return attn_importance(in, LOCALITY, importance, err, errlen);
+}
+
+int search_rank_echo(const search_rank_input *in, double *importance, char *err, size_t errlen) {
+    return attn_importance(in, ECHO, importance, err, errlen);
 }

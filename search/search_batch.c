@@ -94,14 +94,8 @@ static int ahead_singles(search_state *st, uint8_t *bodies, int max) {
             }
         return n;
     }
-    for (long i = st->bl_index + 1; i < st->bl_total && n < max; i++, n++) {
-        uint8_t *z = bodies + n * nb;
-        memset(z, ATTN_FULL, nb);
-        if (st->cfg.method == SEARCH_METHOD_NLL)
-            memset(z + (size_t)i * st->H, ATTN_SWA, (size_t)st->H);
-        else
-            z[i] = ATTN_SWA;
-    }
+    for (long i = st->bl_index + 1; i < st->bl_total && n < max; i++, n++)
+        search_baseline_probe_mask(st, i, bodies + n * nb);
     return n;
 }
 
@@ -116,12 +110,8 @@ static int look_ahead(search_state *st, uint8_t *bodies, int max) {
     case PH_REFINE:
         return st->sw ? ahead_swap(st, bodies, max) : 0;
     case PH_S1_SINGLES:
+    case PH_BL_EVAL: /* a baseline with probes */
         return ahead_singles(st, bodies, max);
-    case PH_BL_EVAL:
-        return st->cfg.method == SEARCH_METHOD_NLL || st->cfg.method == SEARCH_METHOD_ABLATION ||
-                       st->cfg.method == SEARCH_METHOD_FISHER
-                   ? ahead_singles(st, bodies, max)
-                   : 0;
     default:
         return 0;
     }

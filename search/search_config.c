@@ -1,30 +1,11 @@
-/* search_config.c — search methods, configuration defaults and presets (see search.h). */
+/* search_config.c — configuration defaults, BOSCH's options and presets (see search.h; the methods
+ * and variants are the registry's, search_methods.c). */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "probes.h"
 #include "search.h"
-
-static const char *const method_names[SEARCH_METHOD_COUNT] = {"bosch",    "rand", "bme",      "intr",  "nll",
-                                                              "locality", "echo", "ablation", "fisher"};
-
-const char *search_method_name(search_method m) {
-    return (unsigned)m < SEARCH_METHOD_COUNT ? method_names[m] : "?";
-}
-
-int search_method_parse(const char *name, search_method *out, char *err, size_t errlen) {
-    for (int i = 0; i < SEARCH_METHOD_COUNT; i++)
-        if (name && !strcasecmp(name, method_names[i])) {
-            *out = (search_method)i;
-            return 0;
-        }
-    snprintf(err, errlen,
-             "unknown method '%s' (valid: bosch, rand, bme, intr, nll, locality, echo, ablation, "
-             "fisher)",
-             name ? name : "");
-    return -1;
-}
 
 const char *search_granularity_name(search_granularity g) {
     return g == SEARCH_GRANULARITY_LAYER ? "layer" : g == SEARCH_GRANULARITY_HEAD ? "head" : "?";
@@ -53,12 +34,8 @@ void search_config_set_granularity(search_config *cfg, search_granularity g) {
     cfg->refine_budget = 0;
 }
 
-int search_method_needs_model(search_method m) {
-    return m == SEARCH_METHOD_LOCALITY || m == SEARCH_METHOD_ECHO;
-}
-
 /* The project's default BOSCH options (docs/search.md: chosen on the validation split). */
-static void default_options(search_config *cfg) {
+void search_config_project_options(search_config *cfg) {
     search_config_paper_options(cfg);
     cfg->stage1_independent = 1;
     cfg->stage1_singles = 1;
@@ -74,7 +51,7 @@ void search_config_default(search_config *cfg) {
     cfg->seed = 1;
     cfg->n_buckets = 4;
     search_preset_apply(cfg, "default", 0, NULL, 0);
-    default_options(cfg);
+    search_config_project_options(cfg);
 }
 
 void search_config_refine_share(search_config *cfg) {
@@ -82,79 +59,6 @@ void search_config_refine_share(search_config *cfg) {
     if (b3 < 2) return; /* nothing to share: no refinement */
     cfg->stage3_budget_per_group = b3 - b3 / 2;
     cfg->refine_budget = b3 / 2;
-}
-
-static const struct {
-    const char *name, *what;
-} variants[] = {
-    {"bosch", "the project's default options (docs/search.md)"},
-    {"bosch_paper", "the paper's structure (DESIGN.md section 6)"},
-    {"bosch_indep", "paper + independent stage-1 probes"},
-    {"bosch_marginal", "paper + marginal stage-2 drop"},
-    {"bosch_ranks", "paper + rank-ladder stage 2"},
-    {"bosch_heads", "paper + stage-1 head scores guiding stage 3"},
-    {"bosch_bucket", "paper + head scores + stage 3 per bucket"},
-    {"bosch_plus", "paper + head scores + final refinement (same total budget)"},
-    {"bosch_layer", "the default options at layer granularity: whole layers go SWA"},
-};
-
-int search_variant_apply(search_config *cfg, const char *name, char *err, size_t errlen) {
-    if (name && strncasecmp(name, "bosch", 5) == 0) {
-        int k = -1;
-        for (int i = 0; i < (int)(sizeof variants / sizeof variants[0]); i++)
-            if (!strcasecmp(name, variants[i].name)) k = i;
-        if (k < 0) {
-            snprintf(err, errlen,
-                     "unknown BOSCH variant '%s' (valid: bosch, bosch_paper, bosch_indep, bosch_marginal, "
-                     "bosch_ranks, bosch_heads, bosch_bucket, bosch_plus, bosch_layer)",
-                     name);
-            return -1;
-        }
-        cfg->method = SEARCH_METHOD_BOSCH;
-        cfg->granularity = SEARCH_GRANULARITY_HEAD;
-        if (k == 0 || k == 8) {
-            default_options(cfg);
-            if (k == 8) search_config_set_granularity(cfg, SEARCH_GRANULARITY_LAYER);
-            return 0;
-        }
-        search_config_paper_options(cfg);
-        switch (k) {
-        case 2:
-            cfg->stage1_independent = 1;
-            break;
-        case 3:
-            cfg->delta_marginal = 1;
-            break;
-        case 4:
-            cfg->stage2_ranks = 1;
-            break;
-        case 5:
-            cfg->stage1_singles = 1;
-            break;
-        case 6:
-            cfg->stage1_singles = 1, cfg->stage3_scope = 1;
-            break;
-        case 7:
-            cfg->stage1_singles = 1, search_config_refine_share(cfg);
-            break;
-        }
-        return 0;
-    }
-    if (search_method_parse(name, &cfg->method, NULL, 0) == 0) return 0;
-    snprintf(err, errlen,
-             "unknown method '%s' (valid: bosch, bosch_paper, bosch_indep, bosch_marginal, bosch_ranks, "
-             "bosch_heads, bosch_bucket, bosch_plus, bosch_layer, rand, bme, intr, nll, locality, echo, "
-             "ablation, fisher)",
-             name ? name : "");
-    return -1;
-}
-
-const char *search_variant_name(int i) {
-    const int n_var = (int)(sizeof variants / sizeof variants[0]);
-    if (i < 0) return NULL;
-    if (i < n_var) return variants[i].name;
-    int m = i - n_var + 1; /* the baselines, SEARCH_METHOD_BOSCH + 1 .. */
-    return m < SEARCH_METHOD_COUNT ? search_method_name((search_method)m) : NULL;
 }
 
 void search_config_paper_options(search_config *cfg) {
@@ -203,7 +107,7 @@ int search_preset_apply(search_config *cfg, const char *preset, int n_ctx_train,
 
 int search_config_check(const search_config *cfg, char *err, size_t errlen) {
     const char *what = NULL;
-    if ((unsigned)cfg->method >= SEARCH_METHOD_COUNT)
+    if (!search_method_valid(cfg->method))
         what = "method";
     else if (cfg->granularity != SEARCH_GRANULARITY_HEAD && cfg->granularity != SEARCH_GRANULARITY_LAYER)
         what = "granularity (must be head or layer)";

@@ -162,20 +162,14 @@ double search_heads_swap_commit(search_state *st) {
 
 /* ---- the refinement over all layers --------------------------------------------------------- */
 
-int search_attn_importance(search_state *st, char *err, size_t errlen); /* search_attn_stats.c */
-
-/* The locality (which = 0) or echo (1) ranking of the model into imp[L*H] (search_attn_stats.c,
- * computed from the weights and the calibration tokens, no objective evaluation). 0, 1 when it is
- * not available (no model, no calibration tokens), -1 error. */
+/* The locality (which = 0) or echo (1) ranking of the model into imp[L*H] (the registry rows'
+ * `rank`, computed from the weights and the calibration tokens, no objective evaluation). 0, 1 when
+ * it is not available (no model, no calibration tokens), -1 error. */
 static int attn_ranking(search_state *st, int which, double *imp, char *err, size_t errlen) {
     if (!st->mdl || (which == 0 && (!st->obj->samples || st->obj->n_samples < 1))) return 1;
-    const search_method keep = st->cfg.method;
-    st->cfg.method = which == 0 ? SEARCH_METHOD_LOCALITY : SEARCH_METHOD_ECHO;
-    int rc = search_attn_importance(st, err, errlen);
-    st->cfg.method = keep;
-    if (rc) return -1;
-    memcpy(imp, st->importance, sizeof(double) * (size_t)st->L * st->H);
-    return 0;
+    const search_method_info *m = search_method_row(which == 0 ? SEARCH_METHOD_LOCALITY : SEARCH_METHOD_ECHO);
+    search_rank_input in = search_rank_input_of(st);
+    return m->rank(&in, imp, err, errlen) ? -1 : 0;
 }
 
 /* Start candidate `which` of the refinement (2: drop cut, 3: Fisher cut, 4: locality, 5: echo):

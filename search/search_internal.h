@@ -6,6 +6,7 @@
 
 #include "optimizer.h"
 #include "search.h"
+#include "search_methods.h"
 #include "swap_search.h"
 
 typedef enum {
@@ -150,6 +151,10 @@ void search_log_free(search_log_entry *log, long n);
 /* Baseline phases (search_baseline.c): called by search_step with phase PH_BL_*. Same return
  * convention as search_step. */
 int search_baseline_step(search_state *st, char *err, size_t errlen);
+/* The probe mask body [L*H] of unit i of a baseline with probes (that layer or KV head alone SWA). */
+void search_baseline_probe_mask(const search_state *st, long i, uint8_t *z);
+/* What the registry's ranking functions see of this search (the all-full normalizer once known). */
+search_rank_input search_rank_input_of(const search_state *st);
 
 /* Evaluate st->cand (search_eval.c): logs, emits SEARCH_EV_EVAL, fills *out. make_base is 0 or 1,
  * or'ed with SEARCH_EVAL_DEDUP to answer a mask this search already scored from its log (logged

@@ -29,15 +29,8 @@ static const opt_spec specs[SOPT_COUNT] = {
                      0,
                      {"tiny", "default", "paper"},
                      "tiny, default or paper: window, budgets, calibration size (docs/search.md)"},
-    [SOPT_METHOD] = {"--method",
-                     "M",
-                     K_NAME,
-                     0,
-                     0,
-                     {0},
-                     "bosch (default), bosch_paper, bosch_indep, bosch_marginal, bosch_ranks,\n"
-                     "bosch_heads, bosch_bucket, bosch_plus, bosch_layer, rand, bme, intr, nll,\n"
-                     "ablation, fisher, locality or echo"},
+    [SOPT_METHOD] =
+        {"--method", "M", K_NAME, 0, 0, {0}, NULL /* the method registry's names (method_help) */},
     [SOPT_WINDOW] =
         {"--window", "W", K_INT, 1, MAX_TOKENS, {0}, "SWA window, tokens (default: the preset's)"},
     [SOPT_SINKS] = {"--sinks", "S", K_INT, 0, MAX_TOKENS, {0}, "sink tokens every SWA head sees (default 0)"},
@@ -200,13 +193,37 @@ int search_opts_config(const search_opts *o, int n_ctx_train, search_config *cfg
     return search_config_check(cfg, err, errlen);
 }
 
+/* --method's help: every name of the method registry (search_methods.h) in picker order, lines
+ * broken before 80 columns. */
+static const char *method_help(char *buf, size_t len) {
+    size_t at = 0, line = 0;
+    buf[0] = '\0';
+    for (int i = 0; search_variant_name(i); i++) {
+        const char *name = search_variant_name(i), *sep = i == 0                       ? ""
+                                                          : search_variant_name(i + 1) ? ", "
+                                                                                       : " or ";
+        char item[64];
+        snprintf(item, sizeof item, "%s%s%s", sep, name, i == 0 ? " (default)" : "");
+        if (line + strlen(item) > 78 && i > 0) { /* break after the separator's comma */
+            snprintf(item, sizeof item, "%s\n%s", sep[0] == ',' ? "," : " or", name);
+            line = strlen(name);
+        } else {
+            line += strlen(item);
+        }
+        at += (size_t)snprintf(buf + at, at < len ? len - at : 0, "%s", item);
+    }
+    return buf;
+}
+
 void search_opts_usage(FILE *f, unsigned which) {
+    char methods[1024];
     for (int i = 0; i < SOPT_COUNT; i++) {
         if (!(which & SOPT_BIT(i))) continue;
         char head[32];
         snprintf(head, sizeof head, "%s %s", specs[i].name, specs[i].arg);
         fprintf(f, "  %-16s ", head);
-        for (const char *p = specs[i].help; *p; p++) {
+        const char *help = specs[i].help ? specs[i].help : method_help(methods, sizeof methods);
+        for (const char *p = help; *p; p++) {
             fputc(*p, f);
             if (*p == '\n') fprintf(f, "  %-16s ", "");
         }

@@ -8,9 +8,16 @@
 
 #include "probes.h"
 #include "search.h"
+#include "search_methods.h"
 
-static const search_method methods[SCORES_N] = {SEARCH_METHOD_ABLATION, SEARCH_METHOD_FISHER,
-                                                SEARCH_METHOD_LOCALITY, SEARCH_METHOD_ECHO};
+int search_scores_n(void) {
+    return search_methods_count_kind(SEARCH_KIND_HEAD_RANKING);
+}
+
+const char *search_scores_name(int k) {
+    const search_method_info *m = search_method_row(search_method_of_kind(SEARCH_KIND_HEAD_RANKING, k));
+    return m ? m->name : NULL;
+}
 
 /* Run one baseline to its end and copy its importance into *out. 0, 1 stopped, -1. */
 static int one_ranking(const search_config *cfg, const model *m, const search_objective *obj,
@@ -34,8 +41,10 @@ static int one_ranking(const search_config *cfg, const model *m, const search_ob
 }
 
 int search_static_scores(const model *m, const backend *be, const search_scores_opts *o,
-                         volatile sig_atomic_t *stop, double *score[SCORES_N], char *err, size_t errlen) {
-    for (int k = 0; k < SCORES_N; k++) score[k] = NULL;
+                         volatile sig_atomic_t *stop, double *score[SEARCH_METHODS_MAX], char *err,
+                         size_t errlen) {
+    const int n = search_scores_n();
+    for (int k = 0; k < n; k++) score[k] = NULL;
     search_config cfg;
     search_config_default(&cfg);
     cfg.calib_samples = o->samples;
@@ -49,15 +58,15 @@ int search_static_scores(const model *m, const backend *be, const search_scores_
     if (search_calib_generate(&cs, m, &cfg, err, errlen) ||
         search_objective_calib_on(&obj, m, be, cs, err, errlen))
         rc = -1;
-    for (int k = 0; k < SCORES_N && rc == 0; k++) {
-        if (o->progress) o->progress(o->user, scores_names[k]);
-        cfg.method = methods[k];
+    for (int k = 0; k < n && rc == 0; k++) {
+        if (o->progress) o->progress(o->user, search_scores_name(k));
+        cfg.method = search_method_of_kind(SEARCH_KIND_HEAD_RANKING, k);
         rc = one_ranking(&cfg, m, &obj, stop, &score[k], err, errlen);
     }
     search_objective_free(&obj);
     calib_set_free(cs);
     if (rc)
-        for (int k = 0; k < SCORES_N; k++) {
+        for (int k = 0; k < n; k++) {
             free(score[k]);
             score[k] = NULL;
         }

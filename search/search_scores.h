@@ -1,6 +1,6 @@
-/* search_scores.h — the per-KV-head scores of every static head ranking (ablation, fisher,
- * locality, echo: search_baseline.c and search_attn_stats.c) on one calibration split, for
- * `bosch export --format scores` (formats/scores.h writes them).
+/* search_scores.h — the per-KV-head scores of every static head ranking of the method registry
+ * (search_methods.h: ablation, fisher, locality, echo and any row added) on one calibration split,
+ * for `bosch export --format scores` and the explorer's `x s` (formats/scores.h writes them).
  *
  * Cost: ablation and fisher score every KV head alone SWA (n_layer * n_head_kv evaluations of the
  * calibration split each, plus the all-full and all-SWA normalizers); locality and echo are
@@ -15,7 +15,7 @@
 
 #include "backend.h"
 #include "model.h"
-#include "scores.h"
+#include "search_methods.h"
 
 typedef struct {
     int samples; /* calibration samples (>= 1) */
@@ -27,10 +27,16 @@ typedef struct {
     void *user;
 } search_scores_opts;
 
-/* Compute the four rankings in scores_names order: score[k] gets a malloc'd
- * [n_layer][n_head_kv] array (higher = keep full; free each). be NULL = the CPU. stop (may be
- * NULL) is checked between evaluations. 0; 1 stopped (nothing allocated); or -1 with a message. */
+/* The static head rankings, in the registry's table order (the scores export's columns): how
+ * many (<= SEARCH_METHODS_MAX), and the name of ranking k (NULL past the last). */
+int search_scores_n(void);
+const char *search_scores_name(int k);
+
+/* Compute every ranking k < search_scores_n(): score[k] gets a malloc'd [n_layer][n_head_kv]
+ * array (higher = keep full; free each). be NULL = the CPU. stop (may be NULL) is checked between
+ * evaluations. 0; 1 stopped (nothing allocated); or -1 with a message. */
 int search_static_scores(const model *m, const backend *be, const search_scores_opts *o,
-                         volatile sig_atomic_t *stop, double *score[SCORES_N], char *err, size_t errlen);
+                         volatile sig_atomic_t *stop, double *score[SEARCH_METHODS_MAX], char *err,
+                         size_t errlen);
 
 #endif

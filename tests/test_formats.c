@@ -268,6 +268,14 @@ static void assert_same_text(const char *what, const char *x, const char *y) {
              (int)strcspn(y, "\n"), y);
 }
 
+/* The explorer's file job `kind` to `path`, as the keys x t and x l queue it. */
+static void run_io_job(worker *w, ex_io_kind kind, const char *path) {
+    wcmd c = {.kind = UI_CMD_IO, .io = kind};
+    assert_true(strlen(path) < sizeof c.path);
+    memcpy(c.path, path, strlen(path) + 1);
+    worker_job_io(w, &c);
+}
+
 /* The trace and layers files through both paths, compared byte for byte; tag names the files. */
 static void assert_same_files(both *b, const search_state *st, const char *tag) {
     char cli[512], ex[512], name[128], err[512];
@@ -276,7 +284,7 @@ static void assert_same_files(both *b, const search_state *st, const char *tag) 
     assert_int_equal(trace_write(cli, b->cli.rows, b->cli.n, err, sizeof err), 0);
     snprintf(name, sizeof name, "ex_trace_%s.csv", tag);
     path_in(ex, sizeof ex, name);
-    worker_job_io(b->w, EX_IO_EXPORT_TRACE, ex, NULL);
+    run_io_job(b->w, EX_IO_EXPORT_TRACE, ex);
     assert_true(b->w->snap.io.ok);
     char *x = slurp(cli), *y = slurp(ex);
     assert_non_null(x), assert_non_null(y);
@@ -288,7 +296,7 @@ static void assert_same_files(both *b, const search_state *st, const char *tag) 
     assert_int_equal(search_layers_write(cli, st, L, err, sizeof err), 0); /* app/cmd_search.c */
     snprintf(name, sizeof name, "ex_layers_%s.csv", tag);
     path_in(ex, sizeof ex, name);
-    worker_job_io(b->w, EX_IO_EXPORT_LAYERS, ex, NULL);
+    run_io_job(b->w, EX_IO_EXPORT_LAYERS, ex);
     assert_true(b->w->snap.io.ok);
     x = slurp(cli), y = slurp(ex);
     assert_non_null(x), assert_non_null(y);

@@ -1,6 +1,6 @@
 /* test_interop.c — the interop formats of formats/ (duo.h, hf_config.h, trtllm.h, scores.h,
- * jsonio.h) and the servable projection (mask_servable, mask_servable_layers: engine/mask.h) on hand-made masks
- * and files, against hand-computed results: the projection's layers; the number of SWA heads of a
+ * jsonio.h) and the servable projection (mask_servable, mask_servable_layers: engine/mask.h) on hand-made
+ * masks and files, against hand-computed results: the projection's layers; the number of SWA heads of a
  * DuoAttention sparsity cut from numpy.quantile's linear rule (position s*(N-1); a head is full
  * when its gate >= the quantile); a DuoAttention folder written and read back; every bad file
  * refused with its file, line, column or field and value; the JSON files read back by json-c and
@@ -207,8 +207,9 @@ static void test_scores(void **s) {
     assert_true(json_object_get_double(field(o, "1-1")) == 2.0);
     json_object_put(o);
     snprintf(p, sizeof p, "%s/scores.csv", dir);
-    const double *sc[SCORES_N] = {a, NULL, a, NULL};
-    assert_int_equal(scores_write_csv(p, 2, 2, sc, err, sizeof err), 0);
+    const double *sc[4] = {a, NULL, a, NULL};
+    const char *const names[4] = {"ablation", "fisher", "locality", "echo"};
+    assert_int_equal(scores_write_csv(p, 2, 2, 4, names, sc, err, sizeof err), 0);
     FILE *f = fopen(p, "r");
     char line[256];
     assert_non_null(fgets(line, sizeof line, f));

@@ -81,7 +81,7 @@ static void draw_heads(ui_state *u, int y, int x, int w, int max_rows, const ex_
 
 static void draw_ranks(ui_state *u, int y, int x, int w, const ex_attn *a) {
     draw_text(y++, x, w, A_BOLD, "static rankings: score, rank of %d (1 = kept full first)", a->rank_n);
-    for (int k = 0; k < EX_RANKS; k++) {
+    for (int k = 0; k < ex_n_ranks(); k++) {
         char cell[64];
         if (a->rank_state[k] == EX_RANK_READY)
             snprintf(cell, sizeof cell, "%-8s %9.3g #%-3d", ex_rank_name(k), a->rank_score[k], a->rank[k]);

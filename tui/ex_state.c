@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "search_methods.h"
+
 int ex_mask_from(ex_mask *dst, const attn_mask *src) {
     if (src->n_layer > EX_MAX_LAYERS || src->n_head_kv > EX_MAX_KV || src->n_layer < 0 || src->n_head_kv < 0)
         return -1;
@@ -28,7 +30,19 @@ int ex_mask_count_swa(const ex_mask *m) {
     return n;
 }
 
+/* Row of static ranking k: the k-th head ranking in the registry's picker order, or -1. */
+static int rank_row(int k) {
+    for (int i = 0, r, n = 0; (r = search_method_pick(i)) >= 0; i++)
+        if (search_method_row(r)->kind == SEARCH_KIND_HEAD_RANKING && n++ == k) return r;
+    return -1;
+}
+
+int ex_n_ranks(void) {
+    int n = 0;
+    while (n < EX_RANKS && rank_row(n) >= 0) n++;
+    return n;
+}
+
 const char *ex_rank_name(int k) {
-    static const char *const names[EX_RANKS] = {"locality", "echo", "ablation", "fisher"};
-    return k >= 0 && k < EX_RANKS ? names[k] : "?";
+    return k >= 0 && k < ex_n_ranks() ? search_method_row(rank_row(k))->name : "?";
 }

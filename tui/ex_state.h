@@ -14,6 +14,7 @@
 
 #include "mask.h"
 #include "model.h"
+#include "requests.h"
 
 #define EX_MAX_LAYERS 128
 #define EX_MAX_KV 16
@@ -65,7 +66,7 @@ typedef struct {
  * its visible keys); the next-token answer probability; the head's static rankings. */
 #define EX_ATTN_Q 8         /* query heads of a GQA group shown at most */
 #define EX_ATTN_BUCKETS 256 /* strip resolution sent to the UI (attn_strip_resample of the tokens) */
-#define EX_RANKS 4          /* locality, echo, ablation, fisher (ex_rank_name) */
+#define EX_RANKS 8          /* room for the static rankings; ex_n_ranks() of them are used (ex_rank_name) */
 typedef enum { EX_RANK_PENDING = 0, EX_RANK_RUNNING, EX_RANK_READY, EX_RANK_FAILED } ex_rank_state;
 typedef struct {
     long seq; /* increments with each result; 0 = none yet */
@@ -95,6 +96,18 @@ typedef struct {
     int rank[EX_RANKS], rank_n;   /* 1 = most important of rank_n KV heads */
     long rank_evals, rank_budget; /* the ranking being computed: evaluations so far, planned */
 } ex_attn;
+
+/* A job's reply (worker_reply_publish): what a job of the table (requests.h) without a result type
+ * of its own gives back, kept per job in the snapshot's reply[UI_CMD_ID] for its drawing. */
+#define EX_REPLY_VALUES 8
+typedef struct {
+    long seq;                      /* increments with each reply of the job; 0 = none yet */
+    int ok;                        /* 0: text says why */
+    uint64_t mask_hash;            /* mask_hash of the mask it is about (0: none) */
+    int layer, kv_head;            /* the head it is about (-1: none) */
+    double value[EX_REPLY_VALUES]; /* the job's numbers (its row's drawing says which) */
+    char text[EX_LINE];            /* one line for the screen */
+} ex_reply;
 
 /* File work the worker does for the UI (the UI thread never reads or writes files). */
 typedef enum {
@@ -192,6 +205,7 @@ typedef struct {
     ex_ask ask;
     ex_io io;
     ex_attn attn;
+    ex_reply reply[UI_CMD_N_JOBS]; /* per job: its latest reply (jobs without a result type of their own) */
 } ex_snapshot;
 
 /* ex_mask <-> attn_mask (the ex_mask must fit EX_MAX_*; returns -1 otherwise). */
@@ -199,8 +213,11 @@ int ex_mask_from(ex_mask *dst, const attn_mask *src);
 /* View an ex_mask as an attn_mask (no copy: out->z points into m). */
 void ex_mask_view(ex_mask *m, attn_mask *out);
 int ex_mask_count_swa(const ex_mask *m);
-/* The name of static ranking k of ex_attn (locality, echo, ablation, fisher: `bosch search
- * --method` names, in the order they are computed), "?" out of range. */
+/* The static rankings of ex_attn: the method registry's head rankings (search_methods.h) in its
+ * picker order, those without evaluations first (locality, echo, ablation, fisher), the order they
+ * are computed in: how many (<= EX_RANKS), and the `bosch search --method` name of ranking k ("?"
+ * out of range). */
+int ex_n_ranks(void);
 const char *ex_rank_name(int k);
 
 #endif

@@ -10,42 +10,13 @@
 
 #include "explorer_ui.h"
 
-/* Send c to the worker; 0 when queued, -1 when refused. */
+/* Send c to the worker (a repaint is the UI's own); 0 when queued, -1 when refused. */
 static int send_cmd(ui_state *u, const ui_cmd *c) {
-    switch (c->kind) {
-    case UI_CMD_START_SEARCH:
-        return worker_start_search(u->w, &c->req);
-    case UI_CMD_PAUSE:
-        return worker_pause(u->w);
-    case UI_CMD_RESUME:
-        return worker_resume(u->w);
-    case UI_CMD_STEP:
-        return worker_step(u->w);
-    case UI_CMD_HELDOUT:
-        return c->servable ? worker_heldout_servable(u->w, c->mask) : worker_heldout(u->w, c->mask);
-    case UI_CMD_ASK:
-        return worker_ask(u->w, c->mask, c->sample);
-    case UI_CMD_IO:
-        return worker_io(u->w, c->io, c->path, c->mask);
-    case UI_CMD_COMPARE_OPEN:
-        return worker_compare_open(u->w, c->path, c->ratio);
-    case UI_CMD_COMPARE_MASK:
-        return worker_compare_mask(u->w, c->row);
-    case UI_CMD_REDRAW:
+    if (c->kind == UI_CMD_REDRAW) {
         clearok(curscr, TRUE);
         return 0;
-    case UI_CMD_ATTN:
-        return worker_attn(u->w, c->mask, c->layer, c->kv_head, c->split, c->sample);
-    case UI_CMD_WORKSPACE: {
-        const ex_mask *undo[UI_UNDO]; /* the ring, oldest first */
-        for (int i = 0; i < u->undo_n; i++) undo[i] = &u->undo[(u->undo_head + i) % UI_UNDO];
-        worker_ws_ui ws = {&u->mask, undo, u->undo_n, u->cur_layer, u->cur_head, u->follow, u->edited};
-        return worker_workspace_save(u->w, c->path, &ws);
     }
-    case UI_CMD_NONE:
-        break;
-    }
-    return 0;
+    return worker_submit(u->w, c);
 }
 
 /* The mouse event behind KEY_MOUSE as a ui_mouse; -1 for the ones the explorer does not use. */

@@ -1,80 +1,14 @@
-/* keymap.h — the explorer's keys as one table (like tig's `enum request` and keymap): each entry
- * binds one key, in the modes it works in, to a request, with its label and help text. The help
- * overlay and the footer are generated from the table; ui_request.h applies a request to the UI
- * state. No curses calls here (the key codes are curses' KEY_* constants). */
+/* keymap.h — the explorer's keys, from the table of requests.h (UI_KEYS): each entry binds one key,
+ * in the modes it works in, to a request, with its label and help text. The help overlay, the
+ * footers and the config file's request names are generated from that table; ui_request.h applies
+ * a request to the UI state. No curses calls here (the key codes are curses' KEY_* constants). */
 #ifndef BOSCH_KEYMAP_H
 #define BOSCH_KEYMAP_H
 
 #include <stddef.h>
 
+#include "requests.h"
 #include "ui_state.h"
-
-typedef enum {
-    REQ_NONE = 0, /* the key does nothing here */
-    /* UI_NORMAL */
-    REQ_HELP,
-    REQ_QUIT,
-    REQ_START_FORM,
-    REQ_PAUSE,
-    REQ_STEP,
-    REQ_TOGGLE_HEAD,
-    REQ_TOGGLE_LAYER,
-    REQ_FILL,
-    REQ_HELDOUT,
-    REQ_HELDOUT_SERVABLE,
-    REQ_ASK,
-    REQ_EXPORT_MENU,
-    REQ_LOAD_MASK,
-    REQ_UNDO,
-    REQ_QUERY_VIEW,
-    REQ_CONTEXT,
-    REQ_COMPARE_OPEN,
-    REQ_COMPARE_DIFF,
-    REQ_MOVE_UP,
-    REQ_MOVE_DOWN,
-    REQ_MOVE_LEFT,
-    REQ_MOVE_RIGHT,
-    REQ_PAGE_UP,
-    REQ_PAGE_DOWN,
-    REQ_FIRST_LAYER,
-    REQ_LAST_LAYER,
-    REQ_REDRAW,
-    REQ_JUMP,           /* '/': the layer prompt */
-    REQ_COMMAND,        /* ':': the command line (cmdline.h) */
-    REQ_MOUSE,          /* KEY_MOUSE: a click or the wheel (ui_apply_mouse) */
-    REQ_ATTN,           /* the attention view of the head under the cursor */
-    REQ_WORKSPACE_SAVE, /* save the workspace: the folder prompt */
-    /* dialogs */
-    REQ_CLOSE,         /* Esc, or any other key where a dialog closes on it */
-    REQ_EXPORT_MASK,   /* UI_EXPORT */
-    REQ_EXPORT_TRACE,  /* UI_EXPORT */
-    REQ_EXPORT_LAYERS, /* UI_EXPORT */
-    REQ_EXPORT_DUO,    /* UI_EXPORT: DuoAttention folder */
-    REQ_EXPORT_HF,     /* UI_EXPORT: Hugging Face config.json patch */
-    REQ_EXPORT_TRTLLM,
-    REQ_EXPORT_SCORES,  /* UI_EXPORT: TensorRT-LLM kv_cache_config */
-    REQ_FILL_COUNT,     /* UI_FILL: the key's digit = SWA KV heads of the layer */
-    REQ_CONFIRM_YES,    /* UI_CONFIRM_QUIT */
-    REQ_FORM_PREV,      /* UI_START: previous field */
-    REQ_FORM_NEXT,      /* UI_START: next field */
-    REQ_FORM_INC,       /* UI_START: next value */
-    REQ_FORM_DEC,       /* UI_START: previous value */
-    REQ_FORM_DIGIT,     /* UI_START: type a digit of the window */
-    REQ_FORM_BACKSPACE, /* UI_START: drop the window's last digit */
-    REQ_FORM_ACCEPT,    /* UI_START: start the search */
-    REQ_PROMPT_ACCEPT,  /* UI_PROMPT */
-    REQ_PROMPT_BACKSPACE,
-    REQ_PROMPT_CLEAR,
-    REQ_PROMPT_CHAR, /* UI_PROMPT: type the key (printable keys not in the table) */
-    REQ_CMP_UP,      /* UI_COMPARE: select */
-    REQ_CMP_DOWN,
-    REQ_CMP_SHOW_DIFF, /* UI_COMPARE: the selected method's mask as a diff in the grid */
-    REQ_CMP_LOAD,      /* UI_COMPARE: the selected method's mask as the working mask */
-    REQ_ATTN_SPLIT,    /* UI_ATTN: calibration <-> held-out */
-    REQ_ATTN_NEXT,     /* UI_ATTN: the next sample */
-    REQ_ATTN_PREV,     /* UI_ATTN: the previous sample */
-    REQ_N
-} ui_request;
 
 /* Bit of a ui_mode in keymap_entry.modes. */
 #define KM(mode) (1u << (mode))

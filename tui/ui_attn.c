@@ -1,11 +1,11 @@
-/* ui_attn.c — the attention view's requests (UI_ATTN) and the opening of a workspace, as pure
- * functions of the UI state (ui_request.h): what to ask the worker for comes back as a ui_cmd. The
- * view is drawn by draw_attn.c from the snapshot's attn (worker_attn.c). */
+/* ui_attn.c — the attention view's requests (UI_ATTN), as pure functions of the UI state
+ * (ui_request.h): what to ask the worker for comes back as a ui_cmd. The view is drawn by
+ * draw_attn.c from the snapshot's attn (worker_attn.c). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
 
-#include "ui_request.h"
+#include "ui_internal.h"
 
 /* The view of the head under the cursor, for the split and sample asked for. */
 static ui_cmd attn_cmd(ui_state *u) {
@@ -46,23 +46,4 @@ ui_cmd ui_attn_apply(ui_state *u, ui_request req) {
         return (ui_cmd){.kind = UI_CMD_NONE};
     }
     return attn_cmd(u);
-}
-
-void ui_workspace_opened(ui_state *u, const ex_mask *undo, int n_undo) {
-    const ex_io *r = &u->snap.io;
-    const ex_workspace *ws = &r->ws;
-    u->mask = r->mask;
-    u->follow = ws->have_ui ? ws->follow : 1;
-    u->edited = ws->have_ui ? ws->edited : 0;
-    if (ws->have_ui && ws->cur_layer < u->mask.n_layer && ws->cur_head < u->mask.n_head_kv)
-        u->cur_layer = ws->cur_layer, u->cur_head = ws->cur_head;
-    u->undo_n = u->undo_head = 0;
-    for (int i = 0; i < n_undo; i++) {
-        ex_mask keep = u->mask;
-        u->mask = undo[i];
-        ui_push_undo(u);
-        u->mask = keep;
-    }
-    u->saved_evals = u->snap.n_evals; /* just opened: nothing unsaved */
-    snprintf(u->ws_dir, sizeof u->ws_dir, "%s", r->path);
 }

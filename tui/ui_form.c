@@ -8,7 +8,7 @@
 #include "probes.h"
 #include "search.h"
 #include "search_options.h"
-#include "ui_request.h"
+#include "ui_internal.h"
 
 const double ui_ratios[] = {0.25, 0.5, 0.75, 0.875};
 const int ui_n_ratios = 4;

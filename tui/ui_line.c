@@ -1,6 +1,6 @@
 /* ui_line.c — the explorer's footer-row prompts (':' the command line, '/' a layer jump) and the
- * mouse, applied to the UI state (ui_request.h): pure, as ui_request.c. The parsing is cmdline.c's;
- * what a click hits is layout.c's (layout_hit). */
+ * mouse, applied to the UI state (ui_request.h): pure, as ui_request.c; it calls only ui_edit.c. The parsing
+ * is cmdline.c's; what a click hits is layout.c's (layout_hit). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
@@ -9,15 +9,6 @@
 #include "ui_internal.h"
 
 static const ui_cmd no_cmd = {.kind = UI_CMD_NONE};
-
-/* The one-line prompts of the footer row: ':' commands, '/' layer jumps. */
-void ui_line_prompt(ui_state *u, prompt_kind k) {
-    u->input[0] = '\0';
-    u->input_len = 0;
-    u->prompt = k;
-    u->mode = UI_PROMPT;
-    u->prompt_refused = 0;
-}
 
 /* `:export NAME [FILE]`: the file job, or the file-name prompt when no FILE was given. */
 static ui_cmd export_command(ui_state *u, const cmdline_cmd *c) {

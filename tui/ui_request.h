@@ -1,43 +1,13 @@
-/* ui_request.h — applying a request (keymap.h) to the explorer's UI state: a pure function of the
- * state (no curses, no worker calls). What the worker is to do comes back as a ui_cmd; the caller
- * (explorer_keys.c) sends it and reports whether it was queued with ui_cmd_done. Unit tests:
- * tests/test_ui_request.c. */
+/* ui_request.h — applying a request (requests.h, keymap.h) to the explorer's UI state: a pure
+ * function of the state (no curses, no worker calls). What the worker is to do comes back as a
+ * ui_cmd (ui_cmd.h); the caller (explorer_keys.c) hands it to worker_submit and reports whether it
+ * was queued with ui_cmd_done. Unit tests: tests/test_ui_request.c. */
 #ifndef BOSCH_UI_REQUEST_H
 #define BOSCH_UI_REQUEST_H
 
 #include "keymap.h"
+#include "ui_cmd.h"
 #include "ui_state.h"
-
-typedef enum {
-    UI_CMD_NONE = 0,
-    UI_CMD_START_SEARCH, /* worker_start_search(req) */
-    UI_CMD_PAUSE,        /* worker_pause */
-    UI_CMD_RESUME,       /* worker_resume */
-    UI_CMD_STEP,         /* worker_step */
-    UI_CMD_HELDOUT,      /* worker_heldout(mask) */
-    UI_CMD_ASK,          /* worker_ask(mask, sample) */
-    UI_CMD_IO,           /* worker_io(io, path, mask) */
-    UI_CMD_COMPARE_OPEN, /* worker_compare_open(path, ratio) */
-    UI_CMD_COMPARE_MASK, /* worker_compare_mask(row) */
-    UI_CMD_REDRAW,       /* repaint the whole screen (curses' clearok) */
-    UI_CMD_ATTN,         /* worker_attn(mask, layer, kv_head, split, sample) */
-    UI_CMD_WORKSPACE,    /* worker_workspace_save(path, the UI's state) */
-} ui_cmd_kind;
-
-/* What to ask the worker for. Pointers point into the ui_state (valid until its next change). */
-typedef struct {
-    ui_cmd_kind kind;
-    worker_search_req req; /* UI_CMD_START_SEARCH */
-    const ex_mask *mask;   /* UI_CMD_HELDOUT, UI_CMD_ASK, UI_CMD_IO (NULL unless an export of the mask) */
-    int sample;            /* UI_CMD_ASK */
-    int servable;       /* UI_CMD_HELDOUT: score the mask's servable projection (worker_heldout_servable) */
-    ex_io_kind io;      /* UI_CMD_IO */
-    const char *path;   /* UI_CMD_IO, UI_CMD_COMPARE_OPEN (the folder) */
-    double ratio;       /* UI_CMD_COMPARE_OPEN: the ratio wanted */
-    int row;            /* UI_CMD_COMPARE_MASK */
-    int layer, kv_head; /* UI_CMD_ATTN; sample too */
-    int split;          /* UI_CMD_ATTN: 0 calibration, 1 held-out */
-} ui_cmd;
 
 /* Apply request `req` of key `ch` (the key matters for REQ_FILL_COUNT, REQ_FORM_DIGIT and
  * REQ_PROMPT_CHAR) in the current mode; returns the worker command it needs (UI_CMD_NONE: none). */
@@ -59,6 +29,7 @@ void ui_cmd_done(ui_state *u, const ui_cmd *c, int rc);
  * opens its dialog. */
 void ui_apply_snapshot(ui_state *u);
 
+/* ui_edit.c: helpers of the request files, also used by the draw code. */
 /* Quit, or ask first when a search is unsaved. */
 void ui_request_quit(ui_state *u);
 /* Before a hand edit of the working mask: push it on the undo ring, stop following the search. */
@@ -89,10 +60,10 @@ const char *ui_form_method(const ui_state *u);
  * its requests (split, sample, cursor: each recomputes, UI_CMD_ATTN; close). */
 ui_cmd ui_attn_open(ui_state *u);
 ui_cmd ui_attn_apply(ui_state *u, ui_request req);
-/* The cursor moves (REQ_MOVE_*, REQ_PAGE_*, REQ_FIRST_LAYER, REQ_LAST_LAYER; ui_request.c). */
+/* The cursor moves (REQ_MOVE_*, REQ_PAGE_*, REQ_FIRST_LAYER, REQ_LAST_LAYER; ui_edit.c). */
 void ui_cursor_request(ui_state *u, ui_request req);
-/* A workspace was opened (snapshot io EX_IO_WORKSPACE_OPEN, ok): its mask, cursor, follow/edited;
- * undo[n_undo] (oldest first, copied from the worker by the caller) becomes the undo ring. */
+/* A workspace was opened (snapshot io EX_IO_WORKSPACE_OPEN, ok; ui_snapshot.c): its mask, cursor,
+ * follow/edited; undo[n_undo] (oldest first, copied from the worker by the caller) becomes the undo ring. */
 void ui_workspace_opened(ui_state *u, const ex_mask *undo, int n_undo);
 
 #endif

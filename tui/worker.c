@@ -1,5 +1,6 @@
-/* worker.c — the explorer's worker thread: command queue, main loop, snapshot publishing (see
- * worker.h). Engine work lives in worker_jobs.c, search events in worker_events.c. */
+/* worker.c — the explorer's worker thread, the hub: the job queue, the main loop that runs the
+ * jobs of the table (requests.h UI_JOBS) between search steps, start and stop (see worker.h). The
+ * jobs live in worker_*.c; publishing in worker_publish.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -14,107 +15,27 @@
 
 #include "worker_internal.h"
 
-/* ------------------------------------------------------------------ publishing (mu held) */
-
-void worker_publish_locked(worker *w) {
-    w->snap.seq++;
-    char b = 1;
-    ssize_t r = write(w->pipe_w, &b, 1); /* non-blocking: a full pipe already means "wake up" */
-    (void)r;
-}
-
-static void log_vlocked(worker *w, const char *fmt, va_list ap) {
-    char *line = w->snap.log[w->snap.log_n % EX_LOG];
-    vsnprintf(line, EX_LINE, fmt, ap);
-    for (char *p = line; *p; p++)
-        if (*p == '\n' || *p == '\t') *p = ' ';
-    w->snap.log_n++;
-}
-
-void worker_log_locked(worker *w, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    log_vlocked(w, fmt, ap);
-    va_end(ap);
-}
-
-void worker_log(worker *w, const char *fmt, ...) {
-    pthread_mutex_lock(&w->mu);
-    va_list ap;
-    va_start(ap, fmt);
-    log_vlocked(w, fmt, ap);
-    va_end(ap);
-    worker_publish_locked(w);
-    pthread_mutex_unlock(&w->mu);
-}
-
 /* ------------------------------------------------------------------ thread */
 
-static void set_phase(worker *w, ex_phase ph) {
-    pthread_mutex_lock(&w->mu);
-    w->snap.phase = ph;
-    worker_publish_locked(w);
-    pthread_mutex_unlock(&w->mu);
-}
+/* The jobs of the table (requests.h UI_JOBS), by kind. */
+static void (*const jobs[UI_CMD_N_JOBS])(worker *w, const wcmd *c) = {
+#define JOB_ROW(id, job, on_queued) [UI_CMD_##id] = job,
+    UI_JOBS(JOB_ROW)
+#undef JOB_ROW
+};
 
-static void handle(worker *w, const wcmd *c) {
-    switch (c->kind) {
-    case WCMD_START:
-        if (worker_job_prepare_search(w, &c->req) == 0) {
-            w->stepping = 1;
-            w->search_done = 0;
-            set_phase(w, EX_RUNNING);
-        } else {
-            set_phase(w, EX_READY);
-        }
-        break;
-    case WCMD_PAUSE:
-        if (w->search && !w->search_done && w->stepping) {
-            w->stepping = 0;
-            search_notify_paused(w->search, 1);
-            set_phase(w, EX_PAUSED);
-        }
-        break;
-    case WCMD_RESUME:
-        if (w->search && !w->search_done && !w->stepping) {
-            w->stepping = 1;
-            search_notify_paused(w->search, 0);
-            set_phase(w, EX_RUNNING);
-        }
-        break;
-    case WCMD_STEP:
-        if (w->search && !w->search_done) {
-            if (w->stepping) {
-                w->stepping = 0;
-                search_notify_paused(w->search, 1);
-            }
-            char err[512] = "";
-            int rc = search_step(w->search, err, sizeof err);
-            if (rc == SEARCH_CANCELLED) break; /* quitting: nothing recorded, nothing to show */
-            if (rc < 0) worker_log(w, "step failed: %s", err);
-            if (rc == 1) w->search_done = 1;
-            set_phase(w, w->search_done ? EX_DONE : EX_PAUSED);
-        }
-        break;
-    case WCMD_HELDOUT:
-        worker_job_heldout(w, &c->mask, c->servable);
-        break;
-    case WCMD_ASK:
-        worker_job_ask(w, &c->mask, c->sample);
-        break;
-    case WCMD_IO:
-        worker_job_io(w, c->io, c->path, &c->mask);
-        break;
-    case WCMD_COMPARE:
-        worker_job_compare(w, c);
-        break;
-    case WCMD_ATTN:
-        worker_job_attn(w, c);
-        break;
-    case WCMD_WORKSPACE:
-        worker_job_workspace(w, c);
-        break;
-    }
+/* Free everything the jobs made (the rankings before the search and the evaluators, the backend
+ * after every evaluator made with it). */
+static void free_all(worker *w) {
+    worker_attn_free(w);
+    worker_job_free_search(w);
+    evaluator_free(w->heldout_ev);
+    w->heldout_ev = NULL;
+    probe_set_free(&w->heldout);
+    backend_free(w->dev);
+    w->dev = NULL;
+    model_free(w->m);
+    w->m = NULL;
 }
 
 static void *worker_main(void *arg) {
@@ -123,7 +44,7 @@ static void *worker_main(void *arg) {
     if (loaded && w->opts.workspace_dir) { /* `bosch --workspace DIR` */
         wcmd *c = calloc(1, sizeof *c);
         if (c) {
-            c->kind = WCMD_WORKSPACE;
+            c->kind = UI_CMD_WORKSPACE;
             c->io = EX_IO_WORKSPACE_OPEN;
             snprintf(c->path, sizeof c->path, "%s", w->opts.workspace_dir);
             worker_job_workspace(w, c);
@@ -140,9 +61,9 @@ static void *worker_main(void *arg) {
                 wcmd c = w->queue[w->q_head];
                 w->q_head = (w->q_head + 1) % WORKER_QUEUE;
                 w->q_n--;
-                if (!loaded || c.kind != WCMD_IO || c.io == EX_IO_LOAD_MASK) continue;
+                if (!loaded || c.kind != UI_CMD_IO || c.io == EX_IO_LOAD_MASK) continue;
                 pthread_mutex_unlock(&w->mu);
-                worker_job_io(w, c.io, c.path, &c.mask);
+                worker_job_io(w, &c);
                 pthread_mutex_lock(&w->mu);
             }
             pthread_mutex_unlock(&w->mu);
@@ -158,7 +79,7 @@ static void *worker_main(void *arg) {
         }
         pthread_mutex_unlock(&w->mu);
         if (have) {
-            if (loaded) handle(w, &c);
+            if (loaded && c.kind > UI_CMD_NONE && c.kind < UI_CMD_N_JOBS) jobs[c.kind](w, &c);
             continue; /* commands first: a pause queued during a step wins over the next step */
         }
         int searching = w->search && w->stepping && !w->search_done;
@@ -172,13 +93,13 @@ static void *worker_main(void *arg) {
         if (rc < 0) {
             w->stepping = 0;
             worker_log(w, "search stopped after an error (press p to retry): %s", err);
-            set_phase(w, EX_PAUSED);
+            worker_set_phase(w, EX_PAUSED);
         } else if (rc == 1) {
             w->search_done = 1;
-            set_phase(w, EX_DONE);
+            worker_set_phase(w, EX_DONE);
         }
     }
-    worker_job_free_all(w);
+    free_all(w);
     pthread_mutex_lock(&w->mu);
     w->done_flag = 1;
     pthread_mutex_unlock(&w->mu);
@@ -271,7 +192,8 @@ long worker_seq(worker *w) {
     return s;
 }
 
-int worker_enqueue(worker *w, const wcmd *c) {
+/* Queue c (UI thread; mu taken here). 0, or -1 when the queue is full (logged). */
+static int enqueue(worker *w, const wcmd *c) {
     pthread_mutex_lock(&w->mu);
     int rc = -1;
     if (w->q_n < WORKER_QUEUE) {
@@ -287,76 +209,19 @@ int worker_enqueue(worker *w, const wcmd *c) {
     return rc;
 }
 
-int worker_start_search(worker *w, const worker_search_req *req) {
-    wcmd c = {.kind = WCMD_START, .req = *req};
-    return worker_enqueue(w, &c);
-}
-int worker_pause(worker *w) {
-    return worker_enqueue(w, &(wcmd){.kind = WCMD_PAUSE});
-}
-int worker_resume(worker *w) {
-    return worker_enqueue(w, &(wcmd){.kind = WCMD_RESUME});
-}
-int worker_step(worker *w) {
-    return worker_enqueue(w, &(wcmd){.kind = WCMD_STEP});
-}
-
-/* The UI thread's command scratch, cleared (UI thread only: one caller at a time). */
-static wcmd *scratch(worker *w, wcmd_kind kind) {
-    wcmd *c = &w->cmd_scratch;
-    memset(c, 0, sizeof *c);
-    c->kind = kind;
-    return c;
-}
-
-int worker_heldout(worker *w, const ex_mask *m) {
-    wcmd *c = scratch(w, WCMD_HELDOUT);
-    c->mask = *m;
-    return worker_enqueue(w, c);
-}
-
-int worker_heldout_servable(worker *w, const ex_mask *m) {
-    wcmd *c = scratch(w, WCMD_HELDOUT);
-    c->mask = *m;
-    c->servable = 1;
-    return worker_enqueue(w, c);
-}
-
-int worker_ask(worker *w, const ex_mask *m, int sample) {
-    wcmd *c = scratch(w, WCMD_ASK);
-    c->mask = *m;
-    c->sample = sample;
-    return worker_enqueue(w, c);
-}
-
-int worker_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m) {
-    wcmd *c = scratch(w, WCMD_IO);
-    c->io = kind;
-    snprintf(c->path, sizeof c->path, "%s", path);
-    if (m) c->mask = *m;
-    return worker_enqueue(w, c);
-}
-
-int worker_compare_open(worker *w, const char *dir, double ratio) {
-    wcmd *c = scratch(w, WCMD_COMPARE);
-    c->io = EX_IO_COMPARE_OPEN;
-    snprintf(c->path, sizeof c->path, "%s", dir);
-    c->ratio = ratio;
-    return worker_enqueue(w, c);
-}
-
-int worker_compare_mask(worker *w, int row) {
-    wcmd *c = scratch(w, WCMD_COMPARE);
-    c->io = EX_IO_COMPARE_MASK;
-    c->row = row;
-    return worker_enqueue(w, c);
-}
-
-int worker_attn(worker *w, const ex_mask *m, int layer, int kv_head, int split, int sample) {
-    wcmd *c = scratch(w, WCMD_ATTN);
-    c->mask = *m;
-    c->layer = layer, c->kv_head = kv_head, c->split = split, c->sample = sample;
-    return worker_enqueue(w, c);
+int worker_submit(worker *w, const ui_cmd *c) {
+    if (c->kind <= UI_CMD_NONE || c->kind >= UI_CMD_N_JOBS) return -1;
+    if (c->kind == UI_CMD_WORKSPACE && c->io == EX_IO_WORKSPACE_SAVE && worker_workspace_stage(w, c) != 0)
+        return -1;
+    wcmd *q = &w->cmd_scratch; /* UI thread only: one caller at a time */
+    memset(q, 0, sizeof *q);
+    q->kind = c->kind;
+    q->req = c->req;
+    if (c->mask) q->mask = *c->mask;
+    q->sample = c->sample, q->servable = c->servable, q->io = c->io;
+    if (c->path) snprintf(q->path, sizeof q->path, "%s", c->path);
+    q->ratio = c->ratio, q->row = c->row, q->layer = c->layer, q->kv_head = c->kv_head, q->split = c->split;
+    return enqueue(w, q);
 }
 
 int worker_compare_rows(worker *w, compare_row *dst, int cap) {

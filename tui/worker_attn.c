@@ -19,6 +19,7 @@
 #include "forward.h"
 #include "search_options.h"
 #include "scores.h"
+#include "search_scores.h"
 #include "worker_internal.h"
 
 /* The rankings in the order they are computed (cheap first) and shown: ex_rank_name. */
@@ -33,7 +34,7 @@ static void rank_reset(worker *w) {
     w->rk_have_obj = 0;
     calib_set_free(w->rk_cs);
     w->rk_cs = NULL;
-    for (int k = 0; k < EX_RANKS; k++) {
+    for (int k = 0; k < ex_n_ranks(); k++) {
         free(w->rk_imp[k]);
         w->rk_imp[k] = NULL;
         w->rk_state[k] = EX_RANK_PENDING;
@@ -47,12 +48,12 @@ void worker_attn_free(worker *w) {
 }
 
 int worker_attn_rank_pending(const worker *w) {
-    return w->rk_have_cfg && w->rk_next < EX_RANKS;
+    return w->rk_have_cfg && w->rk_next < ex_n_ranks();
 }
 
 int worker_attn_scores_write(worker *w, const char *dir, char *msg, size_t msglen, char *err, size_t errlen) {
     int ready = 0;
-    for (int k = 0; k < EX_RANKS; k++) ready += w->rk_imp[k] != NULL;
+    for (int k = 0; k < ex_n_ranks(); k++) ready += w->rk_imp[k] != NULL;
     if (ready == 0) {
         snprintf(err, errlen,
                  "%s: no static ranking is computed yet: the attention view (A) computes them (or use bosch "
@@ -60,16 +61,19 @@ int worker_attn_scores_write(worker *w, const char *dir, char *msg, size_t msgle
                  dir);
         return -1;
     }
-    const double *score[SCORES_N];
-    for (int i = 0; i < SCORES_N; i++) {
+    const double *score[SEARCH_METHODS_MAX]; /* in the export's column order (search_scores.h) */
+    const char *name[SEARCH_METHODS_MAX];
+    const int n = search_scores_n();
+    for (int i = 0; i < n; i++) {
+        name[i] = search_scores_name(i);
         score[i] = NULL;
-        for (int k = 0; k < EX_RANKS; k++)
-            if (!strcmp(ex_rank_name(k), scores_names[i])) score[i] = w->rk_imp[k];
+        for (int k = 0; k < ex_n_ranks(); k++)
+            if (!strcmp(ex_rank_name(k), name[i])) score[i] = w->rk_imp[k];
     }
     const model_hparams *hp = &w->m->hp;
-    if (scores_write_folder(dir, hp->n_layer, hp->n_head_kv, score, err, errlen)) return -1;
+    if (scores_write_folder(dir, hp->n_layer, hp->n_head_kv, n, name, score, err, errlen)) return -1;
     snprintf(msg, msglen, "%d of %d rankings' scores (%d x %d-token calibration, window %d) in %.50s", ready,
-             EX_RANKS, w->rk_cfg.calib_samples, w->rk_cfg.calib_tokens, w->rk_cfg.window, dir);
+             ex_n_ranks(), w->rk_cfg.calib_samples, w->rk_cfg.calib_tokens, w->rk_cfg.window, dir);
     return 0;
 }
 
@@ -100,7 +104,7 @@ static int same_ranking_config(const search_config *a, const search_config *b) {
 static void rank_publish_locked(worker *w, ex_attn *a) {
     const int n = w->m->hp.n_layer * w->m->hp.n_head_kv, u = a->layer * w->m->hp.n_head_kv + a->kv_head;
     a->rank_n = n;
-    for (int k = 0; k < EX_RANKS; k++) {
+    for (int k = 0; k < ex_n_ranks(); k++) {
         a->rank_state[k] = w->rk_state[k];
         a->rank_score[k] = w->rk_imp[k] ? w->rk_imp[k][u] : NAN;
         a->rank[k] = w->rk_imp[k] ? attn_rank(w->rk_imp[k], n, u) : 0;
@@ -112,8 +116,8 @@ static void rank_publish_locked(worker *w, ex_attn *a) {
 static void rank_fail(worker *w, const char *what, const char *err) {
     pthread_mutex_lock(&w->mu);
     worker_log_locked(w, "attention view: %s: %s", what, err);
-    for (int k = w->rk_next; k < EX_RANKS; k++) w->rk_state[k] = EX_RANK_FAILED;
-    w->rk_next = EX_RANKS;
+    for (int k = w->rk_next; k < ex_n_ranks(); k++) w->rk_state[k] = EX_RANK_FAILED;
+    w->rk_next = ex_n_ranks();
     rank_publish_locked(w, &w->snap.attn);
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);

@@ -53,12 +53,12 @@ static int compare_mask(worker *w, const wcmd *c, ex_io *res, char *err, size_t 
 void worker_job_compare(worker *w, const wcmd *c) {
     ex_io *res = &w->io_res;
     memset(res, 0, sizeof *res);
-    res->kind = c->io;
+    const int open = c->kind == UI_CMD_COMPARE_OPEN; /* else UI_CMD_COMPARE_MASK */
+    res->kind = open ? EX_IO_COMPARE_OPEN : EX_IO_COMPARE_MASK;
     res->row = c->row;
     snprintf(res->path, sizeof res->path, "%s", c->path);
     char err[512] = "";
-    int rc = c->io == EX_IO_COMPARE_OPEN ? compare_open(w, c, res, err, sizeof err)
-                                         : compare_mask(w, c, res, err, sizeof err);
+    int rc = open ? compare_open(w, c, res, err, sizeof err) : compare_mask(w, c, res, err, sizeof err);
     res->ok = rc == 0;
     if (rc != 0) snprintf(res->msg, sizeof res->msg, "%s", err);
     worker_io_publish(w, res, NULL);

@@ -1,5 +1,9 @@
-/* worker_internal.h — the worker's state, shared by worker.c (thread, queue, publishing),
- * worker_events.c (search events -> snapshot) and worker_jobs.c (engine jobs). Not for the UI. */
+/* worker_internal.h — the worker's state and what its files share. Not for the UI.
+ *
+ * The hub worker.c (thread, queue, dispatch by job kind) calls the job files; they call
+ * worker_publish.c (snapshot, log, results), worker_events.c (search events -> snapshot) and
+ * worker_jobs.c (model, search set-up, held-out split), never back into worker.c. The jobs'
+ * prototypes are generated from the table (requests.h UI_JOBS), so a new job needs no edit here. */
 #ifndef BOSCH_WORKER_INTERNAL_H
 #define BOSCH_WORKER_INTERNAL_H
 
@@ -15,31 +19,19 @@
 #include "worker.h"
 #include "workspace.h"
 
-typedef enum {
-    WCMD_START,
-    WCMD_PAUSE,
-    WCMD_RESUME,
-    WCMD_STEP,
-    WCMD_HELDOUT,
-    WCMD_ASK,
-    WCMD_IO,
-    WCMD_COMPARE,
-    WCMD_ATTN,
-    WCMD_WORKSPACE
-} wcmd_kind;
-
+/* A queued job: ui_cmd's arguments by value (worker_submit copies them). */
 typedef struct {
-    wcmd_kind kind;
-    worker_search_req req; /* WCMD_START */
-    ex_mask mask;          /* WCMD_HELDOUT, WCMD_ASK, WCMD_IO (EX_IO_EXPORT_MASK) */
-    int sample;            /* WCMD_ASK */
-    int servable;          /* WCMD_HELDOUT: score the mask's servable projection */
-    ex_io_kind io;         /* WCMD_IO, WCMD_COMPARE */
-    char path[256];        /* WCMD_IO, WCMD_COMPARE (EX_IO_COMPARE_OPEN: the folder) */
-    double ratio;          /* WCMD_COMPARE (EX_IO_COMPARE_OPEN): the ratio wanted */
-    int row;               /* WCMD_COMPARE (EX_IO_COMPARE_MASK): the row whose mask to read */
-    int layer, kv_head;    /* WCMD_ATTN: the head; sample and split */
-    int split;             /* WCMD_ATTN: 0 calibration, 1 held-out */
+    ui_cmd_kind kind;
+    worker_search_req req; /* UI_CMD_START_SEARCH */
+    ex_mask mask;          /* the ui_cmd's mask (n_layer 0 when it had none) */
+    int sample;            /* UI_CMD_ASK, UI_CMD_ATTN */
+    int servable;          /* UI_CMD_HELDOUT: score the mask's servable projection */
+    ex_io_kind io;         /* UI_CMD_IO, UI_CMD_COMPARE_*, UI_CMD_WORKSPACE */
+    char path[256];        /* UI_CMD_IO, UI_CMD_COMPARE_OPEN (the folder), UI_CMD_WORKSPACE */
+    double ratio;          /* UI_CMD_COMPARE_OPEN: the ratio wanted */
+    int row;               /* UI_CMD_COMPARE_MASK: the row whose mask to read */
+    int layer, kv_head;    /* UI_CMD_ATTN and the jobs of ui_act_job: the head */
+    int split;             /* UI_CMD_ATTN: 0 calibration, 1 held-out */
 } wcmd;
 
 #define WORKER_QUEUE 8
@@ -102,21 +94,33 @@ struct worker {
     ex_mask ws_mask;        /* worker thread: its working mask */
 };
 
-/* Publish: bump seq and write a wake byte. Call with mu held (worker thread). */
+/* ---- worker_publish.c (worker thread) ---- */
+/* Publish: bump seq and write a wake byte. Call with mu held. */
 void worker_publish_locked(worker *w);
 /* Append a log line (mu held). */
 void worker_log_locked(worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Convenience: lock, log, publish, unlock. */
 void worker_log(worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The busy line of the snapshot: what (NULL: not busy). mu NOT held. */
+void worker_set_busy(worker *w, const char *what);
+/* The snapshot's phase, published. mu NOT held. */
+void worker_set_phase(worker *w, ex_phase ph);
+/* Hand a file job's result to the UI: snap.io = *res with the next seq; logs `log` when not NULL
+ * (mu NOT held on entry). */
+void worker_io_publish(worker *w, ex_io *res, const char *log);
+/* Hand job `kind`'s reply to the UI: snap.reply[kind] = *r with the next seq; logs `log` when not
+ * NULL (mu NOT held on entry). */
+void worker_reply_publish(worker *w, ui_cmd_kind kind, ex_reply *r, const char *log);
 
-/* search_listener for the worker's search (worker_events.c). user = worker. */
+/* ---- worker_events.c (inside search_step, worker thread) ---- */
+/* search_listener for the worker's search. user = worker. */
 void worker_on_event(const search_event *ev, void *user);
 /* The snapshot's per-layer statistics and counters from the search's queries (mu held). */
 void worker_refresh_search_locked(worker *w);
 /* Reset the search part of the snapshot (mu held). */
 void worker_reset_search_snapshot_locked(worker *w);
 
-/* Engine jobs (worker_jobs.c), worker thread, mu NOT held on entry. */
+/* ---- worker_jobs.c: the model, the search's set-up, the held-out split (mu NOT held) ---- */
 int worker_job_load(worker *w);
 int worker_job_prepare_search(worker *w, const worker_search_req *req);
 /* Make the search of cfg (state_path NULL) or load the one saved in state_path (search_load: its
@@ -124,40 +128,47 @@ int worker_job_prepare_search(worker *w, const worker_search_req *req);
  * calibration split and objective of its config; the snapshot names `method`. 0, or -1 (logged). */
 int worker_search_setup(worker *w, const search_config *cfg, const char *state_path, const char *method);
 void worker_job_free_search(worker *w);
-/* Score m (servable 0) or its servable projection (1) on the held-out probes: snap.heldout or
- * snap.heldout_servable. */
-void worker_job_heldout(worker *w, const ex_mask *m, int servable);
-void worker_job_ask(worker *w, const ex_mask *m, int sample);
-void worker_job_free_all(worker *w);
-/* File jobs (worker_io.c): check the path, then export or load; the result goes to snap.io. */
-void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m);
-/* Hand a file job's result to the UI: snap.io = *res with the next seq; logs `log` when not NULL
- * (worker thread, mu NOT held on entry). */
-void worker_io_publish(worker *w, ex_io *res, const char *log);
-/* The comparison view's reads (worker_compare.c): EX_IO_COMPARE_OPEN, EX_IO_COMPARE_MASK. */
-void worker_job_compare(worker *w, const wcmd *c);
-/* The busy line of the snapshot: what (NULL: not busy). mu NOT held. */
-void worker_set_busy(worker *w, const char *what);
 /* The held-out split of the explorer (made once per length: the search's calibration length,
  * else the tiny preset's). 0, or -1 with a message. */
 int worker_ensure_heldout(worker *w, char *err, size_t errlen);
-/* The attention view (worker_attn.c): compute it for c (layer, kv_head, split, sample, mask) into
- * snap.attn, and start the static rankings in the background when they are not cached. */
-void worker_job_attn(worker *w, const wcmd *c);
+
+/* ---- worker_attn.c: the attention view's static rankings ---- */
 /* 1 while a static ranking remains to be computed (worker thread; the loop's wait predicate). */
 int worker_attn_rank_pending(const worker *w);
+/* One step of the background rankings (one evaluation, or one attention-statistics pass). */
+void worker_attn_rank_step(worker *w);
 /* Write the static rankings the attention view computed so far (cached per session; A starts them)
  * as a scores folder (formats/scores.h: DIR/scores.csv, DIR/<ranking>.json; the rankings not yet
  * computed are left empty), with a one-line summary in msg. -1 with a message when none is. */
 int worker_attn_scores_write(worker *w, const char *dir, char *msg, size_t msglen, char *err, size_t errlen);
-/* One step of the background rankings (one evaluation, or one attention-statistics pass). */
-void worker_attn_rank_step(worker *w);
-/* Workspaces (worker_workspace.c): EX_IO_WORKSPACE_SAVE, EX_IO_WORKSPACE_OPEN; the result goes to
- * snap.io. */
-void worker_job_workspace(worker *w, const wcmd *c);
-/* Queue c (worker.c). 0, or -1 when the queue is full (logged). UI thread. */
-int worker_enqueue(worker *w, const wcmd *c);
 /* Free the rankings and their objective. */
 void worker_attn_free(worker *w);
+
+/* ---- worker_workspace.c ---- */
+/* UI thread, from worker_submit: stage what only the UI has for a workspace save (c->mask and
+ * c->ws: the undo ring, the cursor, follow / edited); the save job takes it over. 0, or -1 when
+ * out of memory. */
+int worker_workspace_stage(worker *w, const ui_cmd *c);
+
+/* ---- the jobs (requests.h UI_JOBS), worker thread, mu NOT held on entry ----
+ *   worker_job_start / pause / resume / step (worker_control.c): the search control;
+ *   worker_job_heldout (worker_jobs.c): score c->mask (or its servable projection) on the held-out
+ *     probes: snap.heldout or snap.heldout_servable;
+ *   worker_job_ask (worker_jobs.c): greedy answer to held-out sample c->sample: snap.ask;
+ *   worker_job_io (worker_io.c): the file jobs of ex_io_kind; the path is checked first (an export:
+ *     not a directory, its folder exists and is writable; a load: a readable regular file) and
+ *     refused with a message naming it before anything is read or written; the trace and the
+ *     per-layer table go through bosch search's writers: snap.io;
+ *   worker_job_compare (worker_compare.c): read a compare folder's held-out rows at the ratio
+ *     nearest c->ratio (EX_IO_COMPARE_OPEN; the rows stay with the worker, worker_compare_rows),
+ *     or the mask of row c->row (EX_IO_COMPARE_MASK): snap.io;
+ *   worker_job_attn (worker_attn.c): the attention view of (c->layer, c->kv_head) on sample
+ *     c->sample (modulo the split's size) of split c->split with the working mask: snap.attn; the
+ *     static rankings follow in the background;
+ *   worker_job_workspace (worker_workspace.c): save the staged UI state and the search to folder
+ *     c->path, or open one (EX_IO_WORKSPACE_OPEN): snap.io. */
+#define WORKER_JOB_PROTO(id, job, on_queued) void job(worker *w, const wcmd *c);
+UI_JOBS(WORKER_JOB_PROTO)
+#undef WORKER_JOB_PROTO
 
 #endif

@@ -128,7 +128,7 @@ static int export_interop(worker *w, ex_io_kind kind, const char *path, const ex
     return 0;
 }
 
-void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m) {
+static void run_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *m) {
     ex_io *res = &w->io_result;
     memset(res, 0, sizeof *res);
     res->kind = kind;
@@ -208,11 +208,6 @@ void worker_job_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
     worker_io_publish(w, res, rc != 0 ? err : NULL);
 }
 
-void worker_io_publish(worker *w, ex_io *res, const char *log) {
-    pthread_mutex_lock(&w->mu);
-    res->seq = w->snap.io.seq + 1;
-    w->snap.io = *res;
-    if (log) worker_log_locked(w, "%s", log);
-    worker_publish_locked(w);
-    pthread_mutex_unlock(&w->mu);
+void worker_job_io(worker *w, const wcmd *c) {
+    run_io(w, c->io, c->path, &c->mask);
 }

@@ -16,14 +16,6 @@
 
 #define HELDOUT_SAMPLES 8
 
-void worker_set_busy(worker *w, const char *what) {
-    pthread_mutex_lock(&w->mu);
-    w->snap.busy = what != NULL;
-    snprintf(w->snap.busy_what, sizeof w->snap.busy_what, "%s", what ? what : "");
-    worker_publish_locked(w);
-    pthread_mutex_unlock(&w->mu);
-}
-
 int worker_job_load(worker *w) {
     char err[512] = "";
     double t0 = base_now_s();
@@ -163,7 +155,9 @@ int worker_ensure_heldout(worker *w, char *err, size_t errlen) {
     return 0;
 }
 
-void worker_job_heldout(worker *w, const ex_mask *em, int servable) {
+void worker_job_heldout(worker *w, const wcmd *c) {
+    const ex_mask *em = &c->mask;
+    const int servable = c->servable;
     char err[512] = "";
     worker_set_busy(w, servable ? "evaluating the servable projection on held-out probes"
                                 : "evaluating the mask on held-out probes");
@@ -273,7 +267,9 @@ static int generate(const model *m, const attn_mask *mask, const int32_t *prompt
     return rc;
 }
 
-void worker_job_ask(worker *w, const ex_mask *em, int sample) {
+void worker_job_ask(worker *w, const wcmd *c) {
+    const ex_mask *em = &c->mask;
+    const int sample = c->sample;
     char err[512] = "";
     worker_set_busy(w, "asking the model (greedy generation with the current mask)");
     double t0 = base_now_s();
@@ -316,16 +312,4 @@ void worker_job_ask(worker *w, const ex_mask *em, int sample) {
     }
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
-}
-
-void worker_job_free_all(worker *w) {
-    worker_attn_free(w);
-    worker_job_free_search(w);
-    evaluator_free(w->heldout_ev);
-    w->heldout_ev = NULL;
-    probe_set_free(&w->heldout);
-    backend_free(w->dev); /* after every evaluator made with it */
-    w->dev = NULL;
-    model_free(w->m);
-    w->m = NULL;
 }

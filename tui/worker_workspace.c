@@ -81,7 +81,7 @@ static int save_files(worker *w, const char *dir, char *err, size_t errlen) {
 static void job_save(worker *w, const char *dir) {
     ex_io *res = &w->io_result;
     char err[512] = "";
-    pthread_mutex_lock(&w->mu); /* take over what the UI staged (worker_workspace_save) */
+    pthread_mutex_lock(&w->mu); /* take over what the UI staged (worker_workspace_stage) */
     workspace_info_free(&w->ws_save);
     w->ws_save = w->ws_ui;
     w->ws_mask = w->ws_ui_mask;
@@ -231,41 +231,31 @@ void worker_job_workspace(worker *w, const wcmd *c) {
 
 /* ---- the UI's calls ------------------------------------------------------------------------- */
 
-/* Queue the workspace job `kind` for folder dir (UI thread: the command scratch). */
-static int queue_workspace(worker *w, ex_io_kind kind, const char *dir) {
-    wcmd *c = &w->cmd_scratch;
-    memset(c, 0, sizeof *c);
-    c->kind = WCMD_WORKSPACE;
-    c->io = kind;
-    snprintf(c->path, sizeof c->path, "%s", dir);
-    return worker_enqueue(w, c);
-}
-
-int worker_workspace_save(worker *w, const char *dir, const worker_ws_ui *ui) {
-    const int L = ui->mask->n_layer, H = ui->mask->n_head_kv;
-    const int n = ui->n_undo < WORKSPACE_UNDO_MAX ? ui->n_undo : WORKSPACE_UNDO_MAX;
+int worker_workspace_stage(worker *w, const ui_cmd *c) {
+    const ex_mask *mask = c->mask;
+    const ui_cmd_ws *ui = &c->ws;
+    if (!mask) return -1;
+    const int L = mask->n_layer, H = mask->n_head_kv;
+    const int n = ui->n < WORKSPACE_UNDO_MAX ? ui->n : WORKSPACE_UNDO_MAX;
     uint8_t *undo = malloc((size_t)L * H * WORKSPACE_UNDO_MAX);
     if (!undo) return -1;
-    for (int i = 0; i < n; i++) memcpy(undo + (size_t)i * L * H, ui->undo[i]->z, (size_t)L * H);
+    for (int i = 0; i < n; i++) /* the ring, oldest first */
+        memcpy(undo + (size_t)i * L * H, ui->ring[(ui->head + i) % ui->cap].z, (size_t)L * H);
     pthread_mutex_lock(&w->mu); /* the staging copy the save job takes over (the latest save wins) */
     workspace_info_free(&w->ws_ui);
     w->ws_ui = (workspace_info){.n_layer = L,
                                 .n_head_kv = H,
-                                .window = ui->mask->window,
-                                .sinks = ui->mask->sinks,
+                                .window = mask->window,
+                                .sinks = mask->sinks,
                                 .cur_layer = ui->cur_layer,
                                 .cur_head = ui->cur_head,
                                 .follow = ui->follow,
                                 .edited = ui->edited,
                                 .n_undo = n,
                                 .undo = undo};
-    w->ws_ui_mask = *ui->mask;
+    w->ws_ui_mask = *mask;
     pthread_mutex_unlock(&w->mu);
-    return queue_workspace(w, EX_IO_WORKSPACE_SAVE, dir);
-}
-
-int worker_workspace_open(worker *w, const char *dir) {
-    return queue_workspace(w, EX_IO_WORKSPACE_OPEN, dir);
+    return 0;
 }
 
 int worker_workspace_undo(worker *w, ex_mask *dst, int cap) {

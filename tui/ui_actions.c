@@ -1,0 +1,207 @@
+/* ui_actions.c — what each request does in UI_NORMAL (the `action` column of requests.h's
+ * UI_REQUESTS): mask edits with undo, search control, held-out evaluation, ask the model, the
+ * dialogs and prompts they open, the views. Pure functions of the UI state (ui_request.h): the
+ * worker job a request needs comes back as a ui_cmd. */
+#define _GNU_SOURCE
+#include <stdio.h>
+
+#include "ui_internal.h"
+
+static const ui_cmd no_cmd = {.kind = UI_CMD_NONE};
+
+ui_cmd ui_act_none(ui_state *u, ui_request req, int ch) {
+    (void)u, (void)req, (void)ch;
+    return no_cmd;
+}
+
+/* The job of request req's row, with the working mask and the cursor's head: what a new
+ * worker-backed key needs (requests.h). */
+ui_cmd ui_act_job(ui_state *u, ui_request req, int ch) {
+    (void)ch;
+    static const ui_cmd_kind jobs[REQ_N] = {
+#define JOB_ROW(id, name, flags, action, job) [REQ_##id] = UI_CMD_##job,
+        UI_REQUESTS(JOB_ROW)
+#undef JOB_ROW
+    };
+    return (ui_cmd){.kind = jobs[req], .mask = &u->mask, .layer = u->cur_layer, .kv_head = u->cur_head};
+}
+
+ui_cmd ui_act_help(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    u->mode = UI_HELP;
+    u->help_page = 0;
+    return no_cmd;
+}
+
+ui_cmd ui_act_quit(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    ui_request_quit(u);
+    return no_cmd;
+}
+
+ui_cmd ui_act_command(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    ui_line_prompt(u, PROMPT_COMMAND);
+    return no_cmd;
+}
+
+ui_cmd ui_act_jump(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    ui_line_prompt(u, PROMPT_JUMP);
+    return no_cmd;
+}
+
+/* ------------------------------------------------------------------ edits */
+
+ui_cmd ui_act_toggle_head(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    ui_toggle_head(u);
+    return no_cmd;
+}
+
+ui_cmd ui_act_toggle_layer(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    const int H = u->mask.n_head_kv;
+    uint8_t *z = &u->mask.z[u->cur_layer * H];
+    ui_begin_edit(u);
+    int any_full = 0;
+    for (int h = 0; h < H; h++) any_full |= z[h] == ATTN_FULL;
+    for (int h = 0; h < H; h++) z[h] = any_full ? ATTN_SWA : ATTN_FULL;
+    return no_cmd;
+}
+
+ui_cmd ui_act_fill(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    u->mode = UI_FILL;
+    return no_cmd;
+}
+
+ui_cmd ui_act_undo(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    if (u->undo_n == 0) {
+        ui_message(u, "nothing to undo");
+        return no_cmd;
+    }
+    u->undo_n--;
+    u->mask = u->undo[(u->undo_head + u->undo_n) % UI_UNDO];
+    u->follow = 0;
+    u->edited = 1;
+    ui_message(u, "undone (%d more)", u->undo_n);
+    return no_cmd;
+}
+
+ui_cmd ui_act_cursor(ui_state *u, ui_request req, int ch) {
+    (void)ch;
+    ui_cursor_request(u, req);
+    return no_cmd;
+}
+
+/* ------------------------------------------------------------------ search control */
+
+ui_cmd ui_act_start_form(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    ui_form_open(u);
+    return no_cmd;
+}
+
+ui_cmd ui_act_pause(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    ex_phase ph = u->snap.phase;
+    if (ph == EX_RUNNING && !u->pause_pending) {
+        u->pause_pending = 1;
+        ui_message(u, "pausing after the evaluation in progress...");
+        return (ui_cmd){.kind = UI_CMD_PAUSE};
+    }
+    if (ph == EX_PAUSED) {
+        ui_message(u, u->edited ? "resumed; your edited mask is on the undo stack (u)" : "resumed");
+        ui_follow_again(u);
+        return (ui_cmd){.kind = UI_CMD_RESUME};
+    }
+    if (ph == EX_DONE)
+        ui_message(u, "the search has finished; s starts a new one");
+    else if (ph == EX_PREPARING)
+        ui_message(u, "the search is being prepared");
+    else if (!u->snap.have_search)
+        ui_message(u, "no search yet: press s to start one");
+    return no_cmd;
+}
+
+ui_cmd ui_act_step(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    ex_phase ph = u->snap.phase;
+    if (ph != EX_RUNNING && ph != EX_PAUSED) {
+        ui_message(u, ph == EX_DONE ? "the search has finished" : "no search to step: press s");
+        return no_cmd;
+    }
+    ui_follow_again(u);
+    ui_message(u, "one evaluation...");
+    return (ui_cmd){.kind = UI_CMD_STEP};
+}
+
+/* ------------------------------------------------------------------ the worker's jobs */
+
+ui_cmd ui_act_heldout(ui_state *u, ui_request req, int ch) {
+    (void)ch;
+    return (ui_cmd){.kind = UI_CMD_HELDOUT, .mask = &u->mask, .servable = req == REQ_HELDOUT_SERVABLE};
+}
+
+ui_cmd ui_act_ask(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    return (ui_cmd){.kind = UI_CMD_ASK, .mask = &u->mask, .sample = u->ask_sample++};
+}
+
+ui_cmd ui_act_attn(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    return ui_attn_open(u);
+}
+
+/* ------------------------------------------------------------------ dialogs, prompts, views */
+
+ui_cmd ui_act_export_menu(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    u->mode = UI_EXPORT;
+    return no_cmd;
+}
+
+/* The requests that open a file-name prompt: load, compare folder, workspace. */
+ui_cmd ui_act_prompt(ui_state *u, ui_request req, int ch) {
+    (void)ch;
+    ui_file_prompt(u, req == REQ_LOAD_MASK      ? PROMPT_LOAD_MASK
+                      : req == REQ_COMPARE_OPEN ? PROMPT_COMPARE_DIR
+                                                : PROMPT_WORKSPACE);
+    return no_cmd;
+}
+
+ui_cmd ui_act_compare_diff(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    if (u->have_cmp) {
+        u->have_cmp = 0;
+        ui_message(u, "diff against %s off", u->cmp_name);
+    } else if (u->cmp_n > 0) {
+        u->mode = UI_COMPARE;
+    } else {
+        ui_message(u, "no comparison loaded: C opens a compare folder");
+    }
+    return no_cmd;
+}
+
+ui_cmd ui_act_query_view(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    u->query_view = !u->query_view;
+    return no_cmd;
+}
+
+ui_cmd ui_act_context(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    static const int ctx[] = {1024, 4096, 8192, 32768, 131072};
+    int i = 0;
+    while (i < 5 && ctx[i] <= u->ctx_tokens) i++;
+    u->ctx_tokens = ctx[i % 5];
+    ui_message(u, "KV bytes now at a %d-token context", u->ctx_tokens);
+    return no_cmd;
+}
+
+ui_cmd ui_act_redraw(ui_state *u, ui_request req, int ch) {
+    (void)u, (void)req, (void)ch;
+    return (ui_cmd){.kind = UI_CMD_REDRAW};
+}
