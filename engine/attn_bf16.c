@@ -29,7 +29,7 @@
 #include <immintrin.h>
 #endif
 
-enum { AB_BQ = 32, AB_BK = 64, AB_DH = 4, AB_DCH = 256, AB_RALIGN = 32 };
+enum { AB_BQ = 32, AB_BK = 64, AB_DH = 4, AB_DCH = 256, AB_RALIGN = 32, AB_PF = 16 /* decode's prefetch, rows */ };
 
 /* fp32 -> bf16 bits, round to nearest even; NaN stays a (quiet) NaN. */
 static inline uint16_t ab_bf16_bits(float f) {

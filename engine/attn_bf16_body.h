@@ -294,6 +294,8 @@ AB_INLINE void AB(chunk_impl)(const uint32_t *qw, const uint16_t *k, const uint1
         for (int hh = 0; hh < nh; hh++) mx[hh] = -INFINITY;
         for (int s = 0; s < n; s++) { /* scores: one key row against each query head */
             const uint16_t *ks = k + (size_t)(s0 + s) * hd;
+            if (s + AB_PF < n) /* a few rows ahead: the cache streams from memory */
+                for (int b = 0; b < hd * 2; b += 64) __builtin_prefetch((const char *)(ks + AB_PF * hd) + b);
             for (int hh = 0; hh < nh; hh++) {
                 const uint32_t *qh = qw + (size_t)(h0 + hh) * half;
                 VF a = AB(splatf)(0.0f);
@@ -326,6 +328,8 @@ AB_INLINE void AB(chunk_impl)(const uint32_t *qw, const uint16_t *k, const uint1
             for (int d = 2 * nvec * AB_VL; d < hd; d++) tail[(size_t)(h0 + hh) * (hd + 2) + d] = 0.0f;
         for (int s = 0; s < n; s += 2) {
             const uint16_t *v0 = v + (size_t)(s0 + s) * hd, *v1 = s + 1 < n ? v0 + hd : NULL;
+            if (s + AB_PF + 1 < n)
+                for (int b = 0; b < hd * 4; b += 64) __builtin_prefetch((const char *)(v0 + AB_PF * hd) + b);
             uint32_t pw[AB_DH];
             for (int hh = 0; hh < nh; hh++) {
                 uint32_t p0, p1 = 0;

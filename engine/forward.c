@@ -176,9 +176,7 @@ static void attend(const model *m, int layer, const attn_mask *mask, int T, int 
         /* the block's tokens are the whole sequence: attention straight from q, k, v */
         attn_prefill(kv ? kv->type : m->kv_type, ws->q, ws->k, ws->v, ws->att, T, hp->n_head, hp->n_head_kv,
                      hp->head_dim, z_row, window, sinks);
-        if (kv)
-            for (int t = 0; t < T; t++)
-                kv_cache_store(kv, layer, t, ws->k + (size_t)t * nkv, ws->v + (size_t)t * nkv);
+        if (kv) kv_cache_store_rows(kv, layer, 0, T, ws->k, ws->v);
     } else {
         /* continuing a cached sequence (decode, or a later prefill chunk): one position at a
          * time, so an SWA ring never loses a key that an earlier query of this block needs */

@@ -112,6 +112,32 @@ void kv_cache_store(kv_cache *kv, int layer, int pos, const float *k_row, const 
     }
 }
 
+void kv_cache_store_rows(kv_cache *kv, int layer, int pos0, int n, const float *k, const float *v) {
+    if (layer < 0 || layer >= kv->n_layer || pos0 < 0 || n < 1 || pos0 + n > kv->n_ctx) return;
+    const int hd = kv->head_dim, eb = attn_kv_elem_bytes(kv->type);
+    const size_t ld = (size_t)kv->n_head_kv * hd;
+    for (int g = 0; g < kv->n_head_kv; g++) {
+        const size_t i = (size_t)layer * kv->n_head_kv + g;
+        const int swa = kv->z[i] == ATTN_SWA, end = pos0 + n;
+        /* an SWA head: the sinks, and the last `window` positions of the block (earlier ones are
+         * overwritten in the ring before the block ends) */
+        const int keep_from = swa && end - kv->window > pos0 ? end - kv->window : pos0;
+#pragma omp parallel for schedule(static) if (n >= 256)
+        for (int p = pos0; p < end; p++) {
+            if (p < keep_from && p >= kv->sinks) continue;
+            const size_t at = (size_t)(swa ? swa_slot(kv, p) : p) * hd;
+            const float *kr = k + (size_t)(p - pos0) * ld + (size_t)g * hd, *vr = v + (size_t)(p - pos0) * ld + (size_t)g * hd;
+            if (eb == 2) {
+                attn_round_bf16(kr, (uint16_t *)kv->k[i] + at, (size_t)hd);
+                attn_round_bf16(vr, (uint16_t *)kv->v[i] + at, (size_t)hd);
+            } else {
+                memcpy((float *)kv->k[i] + at, kr, (size_t)hd * sizeof(float));
+                memcpy((float *)kv->v[i] + at, vr, (size_t)hd * sizeof(float));
+            }
+        }
+    }
+}
+
 int kv_cache_spans(const kv_cache *kv, int layer, int pos, attn_kv_span *sp) {
     if (layer < 0 || layer >= kv->n_layer || pos < 0 || pos >= kv->n_ctx) return -1;
     for (int g = 0; g < kv->n_head_kv; g++) {

@@ -49,6 +49,11 @@ void kv_cache_clear(kv_cache *kv); /* n_past = 0 */
  * pos outside [0, n_ctx) or a bad layer is ignored. Does not change n_past. */
 void kv_cache_store(kv_cache *kv, int layer, int pos, const float *k_row, const float *v_row);
 
+/* kv_cache_store of positions pos0..pos0+n-1 in order (k and v [n][n_head_kv*head_dim]), with the
+ * same result, in parallel over positions: an SWA head's ring gets only the positions no later
+ * one of the block overwrites. Positions outside [0, n_ctx) or a bad layer: nothing is stored. */
+void kv_cache_store_rows(kv_cache *kv, int layer, int pos0, int n, const float *k, const float *v);
+
 /* Decode attention of one query position `pos` (keys 0..pos must be stored, and pos must be the
  * latest stored position, because an SWA ring keeps only the last `window` positions) for `layer`:
  * q [n_head*head_dim] -> out [n_head*head_dim], visibility as in attention.h with the cache's

@@ -27,7 +27,8 @@
  *   kv_type         the KV cache's elements: bf16 or fp32 (kv_bytes counts them); - on other rows
  *   load_before, load_after
  *                   1-minute load average before the first and after the last round, 2 decimals
- * measure speed_round: one row per round of each speed row (its own values, no medians).
+ * measure speed_round: one row per round of each speed row (its own values, no medians), after it;
+ * none when the run had one round.
  * The columns after first_layer were added later, so readers of the older file still work. */
 #ifndef BOSCH_BENCH_H
 #define BOSCH_BENCH_H
