@@ -97,8 +97,9 @@ static int measure_cell(table *t, int li, int bi, int ri, int r) {
     cell *c = cell_at(t, li, bi, ri);
     attn_mask mask;
     if (bench_mask_for_ratio(&mask, &t->m->hp, o->ratios[ri], o->window, o->sinks)) return -1;
-    fprintf(stderr, "bench: round %d/%d T=%d batch=%d rho=%.3f ...\n", r + 1, o->rounds, T, B, mask_ratio(&mask));
-    const int elem = t->gpu ? 4 : attn_kv_elem_bytes(t->m->kv_type); /* the CUDA cache is fp32 */
+    fprintf(stderr, "bench: round %d/%d T=%d batch=%d rho=%.3f ...\n", r + 1, o->rounds, T, B,
+            mask_ratio(&mask));
+    const int elem = t->gpu ? 4 : attn_kv_elem_bytes(t->m->kv_type);       /* the CUDA cache is fp32 */
     c->kv_bytes = (uint64_t)B * kv_cache_bytes(&t->m->hp, &mask, T, elem); /* at context T exactly */
     c->n_swa = mask_count_swa(&mask);
     c->rho = mask_ratio(&mask);
@@ -184,7 +185,8 @@ static double r_prefill(const table *t, int li, int bi, int ri, int r) {
 }
 static double r_decode(const table *t, int li, int bi, int ri, int r) {
     const cell *c = cell_at(t, li, bi, ri);
-    return t->o->n_decode > 0 && c->dc_s[r] > 0.0 ? (double)t->o->batches[bi] * t->o->n_decode / c->dc_s[r] : 0.0;
+    return t->o->n_decode > 0 && c->dc_s[r] > 0.0 ? (double)t->o->batches[bi] * t->o->n_decode / c->dc_s[r]
+                                                  : 0.0;
 }
 static double r_cpu(const table *t, int li, int bi, int ri, int r) {
     return cell_at(t, li, bi, ri)->cpu_s[r];
@@ -227,8 +229,8 @@ static int print_ceilings(const table *t) {
             for (int r = 0; r < t->o->rounds; r++)
                 g[r] = flop / t->ceil_s[((size_t)li * t->o->rounds + r) * (N_SHAPES + 1) + k] / 1e9;
             bench_median_range(g, t->o->rounds, &s[0], &s[1], &s[2]);
-            printf(" %s %dx%dx%d %.0f GFLOP/s;", names[k], M[k], gemm_weight_cols(w[k]), gemm_weight_rows(w[k]),
-                   s[0]);
+            printf(" %s %dx%dx%d %.0f GFLOP/s;", names[k], M[k], gemm_weight_cols(w[k]),
+                   gemm_weight_rows(w[k]), s[0]);
         }
         double s[3];
         char buf[64];
@@ -320,12 +322,13 @@ static void print_targets(const table *t) {
                 const cell *c = cell_at(t, li, bi, ri), *full = cell_at(t, li, bi, f);
                 if (!header) printf("\n"), header = 1;
                 double kv = full->kv_bytes ? (double)c->kv_bytes / (double)full->kv_bytes : 0.0, d[3];
-                printf("target T=%d batch=%d (%d of %d KV heads SWA): ", o->lengths[li], o->batches[bi], c->n_swa,
-                       t->m->hp.n_layer * t->m->hp.n_head_kv);
+                printf("target T=%d batch=%d (%d of %d KV heads SWA): ", o->lengths[li], o->batches[bi],
+                       c->n_swa, t->m->hp.n_layer * t->m->hp.n_head_kv);
                 summarise(t, r_dec_vs_0, li, bi, ri, d);
                 if (o->n_decode > 0 && d[0] > 0.0)
-                    printf("decode tok/s rho %.3f / rho 0 = %.2fx (%.2f-%.2f over %d rounds; goal >= 2: %s), ",
-                           BENCH_TARGET_RHO, d[0], d[1], d[2], o->rounds, d[0] >= 2.0 ? "met" : "NOT met");
+                    printf(
+                        "decode tok/s rho %.3f / rho 0 = %.2fx (%.2f-%.2f over %d rounds; goal >= 2: %s), ",
+                        BENCH_TARGET_RHO, d[0], d[1], d[2], o->rounds, d[0] >= 2.0 ? "met" : "NOT met");
                 else
                     printf("decode not timed, ");
                 printf("KV bytes rho %.3f / rho 0 = %.3fx (goal <= 0.2: %s)\n", BENCH_TARGET_RHO, kv,
@@ -374,7 +377,8 @@ static int run_rounds(table *t) {
     print_head(t);
     if (!t->gpu && print_ceilings(t)) return 1;
     printf("%7s %5s %6s %5s %12s %24s %22s %16s %22s %20s %8s %10s\n", "length", "batch", "ratio", "n_swa",
-           "kv_bytes", "prefill_tok/s", "vs_full", "of_ceil", "decode_tok/s", "dec_vs_0", "cpu_s", "gpu_peak_MiB");
+           "kv_bytes", "prefill_tok/s", "vs_full", "of_ceil", "decode_tok/s", "dec_vs_0", "cpu_s",
+           "gpu_peak_MiB");
     const double load_pair[2] = {t->load[0][0], t->load[1][0]};
     for (int li = 0; li < o->n_lengths; li++)
         for (int bi = 0; bi < o->n_batches; bi++)
@@ -393,7 +397,8 @@ int bench_table(const model *m, const bench_opts *o, backend *gpu, csv_out *csv)
         fprintf(stderr, "bosch bench: batch %d x length %d is too many tokens\n", max_b, max_t);
         return 1;
     }
-    const size_t n_pf = (size_t)max_b * max_t + (size_t)o->n_decode + 1, n_dc = (size_t)o->n_decode * max_b + 1;
+    const size_t n_pf = (size_t)max_b * max_t + (size_t)o->n_decode + 1,
+                 n_dc = (size_t)o->n_decode * max_b + 1;
     const size_t n_cells = (size_t)o->n_lengths * o->n_batches * o->n_ratios, R = (size_t)o->rounds;
     table t = {m, o, gpu, csv, NULL, NULL, NULL, NULL, {{0}}};
     int32_t *toks = malloc(sizeof(int32_t) * (n_pf + n_dc));
@@ -407,7 +412,8 @@ int bench_table(const model *m, const bench_opts *o, backend *gpu, csv_out *csv)
     bench_fill_tokens(toks, (int)(n_pf + n_dc), m->hp.n_vocab);
     t.toks = toks, t.dec_toks = toks + n_pf;
     for (size_t i = 0; i < n_cells; i++)
-        t.cells[i].pf_s = store + i * 3 * R, t.cells[i].dc_s = t.cells[i].pf_s + R, t.cells[i].cpu_s = t.cells[i].dc_s + R;
+        t.cells[i].pf_s = store + i * 3 * R, t.cells[i].dc_s = t.cells[i].pf_s + R,
+        t.cells[i].cpu_s = t.cells[i].dc_s + R;
     t.ceil_s = store + n_cells * 3 * R;
     status = run_rounds(&t);
 out:

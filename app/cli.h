@@ -92,7 +92,7 @@ int cli_parse_decode(const char *cmd, const char *v, model_opts *opts);
     "                   to bf16, fp32 accumulation) or auto (default: bf16 where the CPU has bf16\n"         \
     "                   hardware, else fp32)\n"
 #define CLI_KV_HELP                                                                                          \
-    "  --kv T           keys and values of attention and the KV cache: bf16 (default: rounded to\n"        \
+    "  --kv T           keys and values of attention and the KV cache: bf16 (default: rounded to\n"          \
     "                   nearest even when written, bf16 products, fp32 softmax) or fp32 (the reference)\n"
 #define CLI_DECODE_HELP                                                                                      \
     "  --decode-weights D  blocks (default: decode reads the file's quantized weights with 8-bit\n"          \

@@ -219,11 +219,12 @@ static int bench_eval(const model *m, const bench_opts *o, const backend *be, cs
            "layers %d..%d\n",
            backend_device_name(dev), ns, T, o->window, from, hp->n_layer - 1);
     printf("  medians of %d rounds (min-max)\n", o->rounds);
-    printf("  from scratch   %8.3f s (%.3f-%.3f)   cpu %8.3f s\n", best_scratch, s[1][1], s[1][2], cpu_scratch);
-    printf("  prefix reuse   %8.3f s (%.3f-%.3f)   cpu %8.3f s  (from layer %d)\n", best_reuse, s[0][1], s[0][2],
-           cpu_reuse, rr.first_layer);
-    printf("  speed-up       %8.2fx (%.2f-%.2f)   cpu %8.2fx   results identical: %s\n", s[4][0], s[4][1], s[4][2],
-           cpu_scratch / cpu_reuse,
+    printf("  from scratch   %8.3f s (%.3f-%.3f)   cpu %8.3f s\n", best_scratch, s[1][1], s[1][2],
+           cpu_scratch);
+    printf("  prefix reuse   %8.3f s (%.3f-%.3f)   cpu %8.3f s  (from layer %d)\n", best_reuse, s[0][1],
+           s[0][2], cpu_reuse, rr.first_layer);
+    printf("  speed-up       %8.2fx (%.2f-%.2f)   cpu %8.2fx   results identical: %s\n", s[4][0], s[4][1],
+           s[4][2], cpu_scratch / cpu_reuse,
            rr.score == rs.score && rr.accuracy == rs.accuracy && rr.nll == rs.nll ? "yes" : "NO");
     double rho = mask_ratio(&other);
     int nsw = mask_count_swa(&other);

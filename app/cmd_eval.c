@@ -340,7 +340,8 @@ static int eval_cell(eval_run_ctx *c, probe_task task, int length, results_row *
     progress(o->quiet, c->done, c->total, label, c->t0);
     if (!rc) {
         acc /= n, score /= n;
-        const int elem = c->be && c->be->device != BACKEND_CPU ? 4 : attn_kv_elem_bytes(c->m->kv_type); /* CUDA: fp32 */
+        const int elem =
+            c->be && c->be->device != BACKEND_CPU ? 4 : attn_kv_elem_bytes(c->m->kv_type); /* CUDA: fp32 */
         uint64_t kvb = kv_cache_bytes(&c->m->hp, c->mask, length, elem),
                  skvb = kv_cache_bytes(&c->m->hp, c->serv, length, elem);
         printf("%-14s %7s %7.1f%% %10.4f %8d %14llu %14llu %9.1f\n", probe_task_name(task), len_label,

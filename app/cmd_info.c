@@ -11,11 +11,12 @@
 #include "quant.h"
 
 static void info_usage(FILE *f) {
-    fprintf(f,
-            "usage: bosch info [MODEL] [--precision P] [--kv T]\n"
-            "  print the architecture, hyper-parameters, tensor types and bytes of a GGUF model\n"
-            "  (default model: %s), and the CPU kernels the engine uses for it\n" CLI_PRECISION_HELP CLI_KV_HELP,
-            cli_default_model());
+    fprintf(
+        f,
+        "usage: bosch info [MODEL] [--precision P] [--kv T]\n"
+        "  print the architecture, hyper-parameters, tensor types and bytes of a GGUF model\n"
+        "  (default model: %s), and the CPU kernels the engine uses for it\n" CLI_PRECISION_HELP CLI_KV_HELP,
+        cli_default_model());
 }
 
 static int info_run(cmd_env *e, void *opts) {

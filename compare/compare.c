@@ -351,8 +351,9 @@ static uint64_t fingerprint(const compare_plan *p, const model *m, const backend
     snprintf(buf, sizeof buf, "%s|%llu|%d|%d|%s|%s%s|calib %d %d %d %d %d%s|w %d s %d", m->name,
              (unsigned long long)model_file_bytes(m), m->hp.n_layer, m->hp.n_head_kv,
              cpu ? "cpu" : be->ops->name, cpu ? gemm_precision_name(m->precision) : "bf16",
-             cpu && m->kv_type == ATTN_KV_BF16 ? "|kv bf16" : "", p->cfg.calib_samples, p->cfg.calib_tokens, (int)pc.task, (int)pc.haystack,
-             (int)PROBE_DEFAULT_CALIB_SEED, p->cfg.calib_mix ? " mix" : "", p->cfg.window, p->cfg.sinks);
+             cpu && m->kv_type == ATTN_KV_BF16 ? "|kv bf16" : "", p->cfg.calib_samples, p->cfg.calib_tokens,
+             (int)pc.task, (int)pc.haystack, (int)PROBE_DEFAULT_CALIB_SEED, p->cfg.calib_mix ? " mix" : "",
+             p->cfg.window, p->cfg.sinks);
     uint64_t h = 0xcbf29ce484222325ull;
     for (const char *s = buf; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
     return h;

@@ -29,7 +29,14 @@
 #include <immintrin.h>
 #endif
 
-enum { AB_BQ = 32, AB_BK = 64, AB_DH = 4, AB_DCH = 256, AB_RALIGN = 32, AB_PF = 16 /* decode's prefetch, rows */ };
+enum {
+    AB_BQ = 32,
+    AB_BK = 64,
+    AB_DH = 4,
+    AB_DCH = 256,
+    AB_RALIGN = 32,
+    AB_PF = 16 /* decode's prefetch, rows */
+};
 
 /* fp32 -> bf16 bits, round to nearest even; NaN stays a (quiet) NaN. */
 static inline uint16_t ab_bf16_bits(float f) {
@@ -116,12 +123,16 @@ static void ab_tile_reset(ab_tile *w, const ab_args *A, int g, int i0, int nq) {
 
 /* ---- the kernels, once per instruction set ---- */
 
+/* vdpbf16ps by two multiply-adds per lane (high pair first, as the instruction): a bf16 value is
+ * the high half of an fp32, and the product of two is exact in fp32. */
+#define AB_DOT2_EMU(acc, a, b)                                                                               \
+    ((acc) + (VF)((a) & (int32_t)0xFFFF0000u) * (VF)((b) & (int32_t)0xFFFF0000u) +                           \
+     (VF)((a) << 16) * (VF)((b) << 16))
+
 #define AB_SUFFIX _portable
 #define AB_VL 4
 #define AB_MAX(a, b) AB(selectf)((a) > (b), (a), (b))
-#define AB_DOT2(acc, a, b)                                                                                   \
-    ((acc) + (VF)((a) & (int32_t)0xFFFF0000u) * (VF)((b) & (int32_t)0xFFFF0000u) +                         \
-     (VF)((a) << 16) * (VF)((b) << 16))
+#define AB_DOT2 AB_DOT2_EMU
 #include "attn_bf16_body.h"
 #undef AB_DOT2
 #undef AB_MAX
@@ -134,9 +145,7 @@ static void ab_tile_reset(ab_tile *w, const ab_args *A, int g, int i0, int nq) {
 #define AB_SUFFIX _avx2
 #define AB_VL 8
 #define AB_MAX(a, b) ((VF)_mm256_max_ps((__m256)(a), (__m256)(b))) /* maxps: a > b ? a : b */
-#define AB_DOT2(acc, a, b)                                                                                   \
-    ((acc) + (VF)((a) & (int32_t)0xFFFF0000u) * (VF)((b) & (int32_t)0xFFFF0000u) +                         \
-     (VF)((a) << 16) * (VF)((b) << 16))
+#define AB_DOT2 AB_DOT2_EMU
 #include "attn_bf16_body.h"
 #undef AB_DOT2
 #undef AB_MAX
@@ -229,14 +238,25 @@ static void fill_nan(float *out, int i0, int i1, int g, const ab_args *A) {
     for (int i = i0; i < i1; i++)
         for (int hh = 0; hh < A->group; hh++)
             for (int d = 0; d < A->head_dim; d++)
-                out[(size_t)i * A->n_head * A->head_dim + (size_t)(g * A->group + hh) * A->head_dim + d] = NAN;
+                out[(size_t)i * A->n_head * A->head_dim + (size_t)(g * A->group + hh) * A->head_dim + d] =
+                    NAN;
 }
 
-void attn_prefill_bf16(const float *q, const uint16_t *k, const uint16_t *v, float *out, int n_tokens, int n_head,
-                       int n_head_kv, int head_dim, const uint8_t *z_row, int window, int sinks) {
+void attn_prefill_bf16(const float *q, const uint16_t *k, const uint16_t *v, float *out, int n_tokens,
+                       int n_head, int n_head_kv, int head_dim, const uint8_t *z_row, int window, int sinks) {
     if (n_tokens <= 0) return;
-    ab_args A = {q,         k,       v, out, n_tokens, n_head, n_head_kv, head_dim, n_head / n_head_kv,
-                 window < 1 ? 1 : window, sinks < 0 ? 0 : sinks, z_row};
+    const ab_args A = {.q = q,
+                       .k = k,
+                       .v = v,
+                       .out = out,
+                       .n_tokens = n_tokens,
+                       .n_head = n_head,
+                       .n_head_kv = n_head_kv,
+                       .head_dim = head_dim,
+                       .group = n_head / n_head_kv,
+                       .window = window < 1 ? 1 : window,
+                       .sinks = sinks < 0 ? 0 : sinks,
+                       .z_row = z_row};
     const tile_fn run = pick_tile(attn_isa_current());
     const int n_tiles = (n_tokens + AB_BQ - 1) / AB_BQ, n_items = n_tiles * n_head_kv;
 #pragma omp parallel
@@ -260,7 +280,8 @@ void attn_bf16_decode_chunk(const float *q, const uint16_t *k, const uint16_t *v
                             int head_dim, float *part) {
     const int half = head_dim / 2;
     uint32_t qw_small[8 * 64];
-    uint32_t *qw = (size_t)group * half <= 8 * 64 ? qw_small : malloc(sizeof(uint32_t) * (size_t)group * half);
+    uint32_t *qw =
+        (size_t)group * half <= 8 * 64 ? qw_small : malloc(sizeof(uint32_t) * (size_t)group * half);
     if (!qw || head_dim % 2) {
         for (size_t i = 0; i < (size_t)group * (head_dim + 2); i++) part[i] = NAN;
         return;
@@ -269,8 +290,8 @@ void attn_bf16_decode_chunk(const float *q, const uint16_t *k, const uint16_t *v
     for (int h = 0; h < group; h++)
         for (int p = 0; p < half; p++) {
             const float *qh = q + (size_t)h * head_dim;
-            qw[(size_t)h * half + p] =
-                (uint32_t)ab_bf16_bits(qh[2 * p] * scale) | (uint32_t)ab_bf16_bits(qh[2 * p + 1] * scale) << 16;
+            qw[(size_t)h * half + p] = (uint32_t)ab_bf16_bits(qh[2 * p] * scale) |
+                                       (uint32_t)ab_bf16_bits(qh[2 * p + 1] * scale) << 16;
         }
     pick_chunk(attn_isa_current())(qw, k, v, s0, s1, group, part, head_dim);
     if (qw != qw_small) free(qw);

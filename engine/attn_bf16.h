@@ -27,8 +27,8 @@ void attn_round_bf16(const float *src, uint16_t *dst, size_t n);
  * determinism) with k and v [n_tokens][n_head_kv*head_dim] bf16 bit patterns. q is fp32; it is
  * scaled by log2(e)/sqrt(head_dim) and rounded to bf16 per tile. head_dim must be even (else,
  * like an allocation failure, the outputs are NaN). */
-void attn_prefill_bf16(const float *q, const uint16_t *k, const uint16_t *v, float *out, int n_tokens, int n_head,
-                       int n_head_kv, int head_dim, const uint8_t *z_row, int window, int sinks);
+void attn_prefill_bf16(const float *q, const uint16_t *k, const uint16_t *v, float *out, int n_tokens,
+                       int n_head, int n_head_kv, int head_dim, const uint8_t *z_row, int window, int sinks);
 
 /* One decode work item over slots [s0, s1) of one KV head (k, v: that head's [cap][head_dim]
  * bf16 cache): q holds the group's query heads [group][head_dim] (fp32); part receives, per query

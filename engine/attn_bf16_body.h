@@ -96,8 +96,8 @@ AB_INLINE float AB(hsum)(VF a) {
 enum { AB(MVMAX) = AB_VL == 16 ? 3 : 2, AB(KC) = AB_VL == 16 ? 8 : 4, AB(DMAX) = 128 / AB_VL };
 
 /* st[c0+c][r0..r0+MR) = sum over pair words w of qp[w][r] · k[c0+c][2w..2w+1], keys c < nk. */
-AB_INLINE void AB(scores_micro)(ab_tile *w, const uint16_t *k, size_t ldk, int r0, int c0, int nk, const int hd,
-                                const int mv) {
+AB_INLINE void AB(scores_micro)(ab_tile *w, const uint16_t *k, size_t ldk, int r0, int c0, int nk,
+                                const int hd, const int mv) {
     const int rp = w->rows_p;
     VF a[AB(KC)][AB(MVMAX)];
     for (int c = 0; c < nk; c++)
@@ -209,7 +209,8 @@ AB_INLINE void AB(pv_micro)(ab_tile *w, int ncp, int r0, int d0, int nd, const i
         for (int x = 0; x < mv; x++) AB(stf)(w->acc + (size_t)(d0 + d) * rp + r0 + x * AB_VL, a[d][x]);
 }
 
-AB_INLINE void AB(block_scores)(ab_tile *w, const uint16_t *kp, size_t ld, int nb, const int hd, const int mv) {
+AB_INLINE void AB(block_scores)(ab_tile *w, const uint16_t *kp, size_t ld, int nb, const int hd,
+                                const int mv) {
     for (int r0 = 0; r0 < w->rows_p; r0 += mv * AB_VL) {
         int c0 = 0;
         for (; c0 + AB(KC) <= nb; c0 += AB(KC)) AB(scores_micro)(w, kp, ld, r0, c0, AB(KC), hd, mv);
@@ -283,8 +284,8 @@ static void AB(tile_run)(ab_tile *w, const ab_args *A, int g, int tile) {
 
 /* ---- decode: one chunk of slots [s0, s1) of one KV head, every query head of its group ------ */
 
-AB_INLINE void AB(chunk_impl)(const uint32_t *qw, const uint16_t *k, const uint16_t *v, int s0, int s1, int group,
-                              float *part, const int hd) {
+AB_INLINE void AB(chunk_impl)(const uint32_t *qw, const uint16_t *k, const uint16_t *v, int s0, int s1,
+                              int group, float *part, const int hd) {
     const int half = hd / 2, n = s1 - s0;
     const int nvec = half / AB_VL < AB(DMAX) ? half / AB_VL : AB(DMAX); /* the rest: scalar */
     float sc[AB_DH][AB_DCH] __attribute__((aligned(64)));
@@ -299,7 +300,8 @@ AB_INLINE void AB(chunk_impl)(const uint32_t *qw, const uint16_t *k, const uint1
             for (int hh = 0; hh < nh; hh++) {
                 const uint32_t *qh = qw + (size_t)(h0 + hh) * half;
                 VF a = AB(splatf)(0.0f);
-                for (int x = 0; x < nvec; x++) a = AB_DOT2(a, AB(ldi)(qh + x * AB_VL), AB(ldi)(ks + 2 * x * AB_VL));
+                for (int x = 0; x < nvec; x++)
+                    a = AB_DOT2(a, AB(ldi)(qh + x * AB_VL), AB(ldi)(ks + 2 * x * AB_VL));
                 float dot = AB(hsum)(a);
                 for (int p = nvec * AB_VL; p < half; p++)
                     dot = ab_dot2_scalar(dot, qh[p], (uint32_t)ks[2 * p] | (uint32_t)ks[2 * p + 1] << 16);
@@ -366,8 +368,8 @@ AB_INLINE void AB(chunk_impl)(const uint32_t *qw, const uint16_t *k, const uint1
     }
 }
 
-static void AB(decode_chunk)(const uint32_t *qw, const uint16_t *k, const uint16_t *v, int s0, int s1, int group,
-                             float *part, int hd) {
+static void AB(decode_chunk)(const uint32_t *qw, const uint16_t *k, const uint16_t *v, int s0, int s1,
+                             int group, float *part, int hd) {
     if (hd == 64)
         AB(chunk_impl)(qw, k, v, s0, s1, group, part, 64);
     else if (hd == 128)

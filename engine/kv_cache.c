@@ -35,7 +35,8 @@ int kv_cache_init(kv_cache *kv, const model_hparams *hp, const attn_mask *mask, 
     return kv_cache_init_type(kv, hp, mask, n_ctx, ATTN_KV_FP32);
 }
 
-int kv_cache_init_type(kv_cache *kv, const model_hparams *hp, const attn_mask *mask, int n_ctx, attn_kv_type type) {
+int kv_cache_init_type(kv_cache *kv, const model_hparams *hp, const attn_mask *mask, int n_ctx,
+                       attn_kv_type type) {
     memset(kv, 0, sizeof *kv);
     if (!hp || !mask || mask->n_layer != hp->n_layer || mask->n_head_kv != hp->n_head_kv || n_ctx <= 0 ||
         mask->window < 1 || mask->sinks < 0 || hp->head_dim <= 0)
@@ -126,7 +127,8 @@ void kv_cache_store_rows(kv_cache *kv, int layer, int pos0, int n, const float *
         for (int p = pos0; p < end; p++) {
             if (p < keep_from && p >= kv->sinks) continue;
             const size_t at = (size_t)(swa ? swa_slot(kv, p) : p) * hd;
-            const float *kr = k + (size_t)(p - pos0) * ld + (size_t)g * hd, *vr = v + (size_t)(p - pos0) * ld + (size_t)g * hd;
+            const float *kr = k + (size_t)(p - pos0) * ld + (size_t)g * hd,
+                        *vr = v + (size_t)(p - pos0) * ld + (size_t)g * hd;
             if (eb == 2) {
                 attn_round_bf16(kr, (uint16_t *)kv->k[i] + at, (size_t)hd);
                 attn_round_bf16(vr, (uint16_t *)kv->v[i] + at, (size_t)hd);

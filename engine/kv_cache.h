@@ -17,9 +17,9 @@ typedef struct {
     int n_layer, n_head_kv, head_dim;
     int n_ctx; /* maximum positions, tokens */
     int window, sinks;
-    int n_past;     /* positions stored so far */
-    uint8_t *z;     /* [n_layer][n_head_kv] copy of the mask */
-    int *cap;       /* [n_layer][n_head_kv] slots: n_ctx (full) or min(n_ctx, sinks + window) (SWA) */
+    int n_past;        /* positions stored so far */
+    uint8_t *z;        /* [n_layer][n_head_kv] copy of the mask */
+    int *cap;          /* [n_layer][n_head_kv] slots: n_ctx (full) or min(n_ctx, sinks + window) (SWA) */
     attn_kv_type type; /* element type of k and v */
     void **k;          /* [n_layer*n_head_kv] -> [cap][head_dim] elements of `type` */
     void **v;          /* same layout as k */
@@ -36,7 +36,8 @@ uint64_t kv_cache_bytes(const model_hparams *hp, const attn_mask *mask, int n_ct
  * one block of exactly kv_cache_bytes(hp, mask, n_ctx, attn_kv_elem_bytes(type)) bytes, zeroed
  * lazily (calloc). 0 or -1 (OOM, shape mismatch: mask n_layer/n_head_kv differ from hp, n_ctx < 1,
  * window < 1, sinks < 0). */
-int kv_cache_init_type(kv_cache *kv, const model_hparams *hp, const attn_mask *mask, int n_ctx, attn_kv_type type);
+int kv_cache_init_type(kv_cache *kv, const model_hparams *hp, const attn_mask *mask, int n_ctx,
+                       attn_kv_type type);
 /* kv_cache_init_type with fp32 elements (the reference). */
 int kv_cache_init(kv_cache *kv, const model_hparams *hp, const attn_mask *mask, int n_ctx);
 void kv_cache_free(kv_cache *kv);

@@ -144,10 +144,11 @@ static void panel(plot_script *s, const rows *rs, int col, const char *title, co
         char t[64];
         series_title(rs, i, t, sizeof t);
         if (col == 4)
-            plot_script_printf(s, "%s$r%d using 1:4 with linespoints lt %d title ", i ? ", \\\n     " : "", i, i + 1);
+            plot_script_printf(s, "%s$r%d using 1:4 with linespoints lt %d title ", i ? ", \\\n     " : "", i,
+                               i + 1);
         else
-            plot_script_printf(s, "%s$r%d using 1:%d:%d:%d with yerrorlines lt %d title ", i ? ", \\\n     " : "", i,
-                               col, col == 2 ? 5 : 7, col == 2 ? 6 : 8, i + 1);
+            plot_script_printf(s, "%s$r%d using 1:%d:%d:%d with yerrorlines lt %d title ",
+                               i ? ", \\\n     " : "", i, col, col == 2 ? 5 : 7, col == 2 ? 6 : 8, i + 1);
         plot_script_quoted(s, t);
     }
     plot_script_printf(s, "\n");
@@ -166,8 +167,8 @@ static int figure(const char *base, const char *name, const rows *rs, const char
         for (int k = 0; k < rs->n; k++)
             if (rs->r[k].series == i)
                 plot_script_printf(&s, "%.0f %.2f %.2f %.6f %.2f %.2f %.2f %.2f\n", rs->r[k].length,
-                                   rs->r[k].prefill, rs->r[k].decode, rs->r[k].kv_mib, rs->r[k].pmin, rs->r[k].pmax,
-                                   rs->r[k].dmin, rs->r[k].dmax);
+                                   rs->r[k].prefill, rs->r[k].decode, rs->r[k].kv_mib, rs->r[k].pmin,
+                                   rs->r[k].pmax, rs->r[k].dmin, rs->r[k].dmax);
         plot_script_printf(&s, "EOD\n");
     }
     plot_script_printf(&s,
@@ -176,10 +177,11 @@ static int figure(const char *base, const char *name, const rows *rs, const char
                        "set multiplot layout 1,3 title ");
     char title[320], runs[160] = "";
     if (rs->rounds > 0)
-        snprintf(runs, sizeof runs, "; medians of %d interleaved rounds, bars min-max; load %.1f before, %.1f after",
-                 rs->rounds, rs->load[0], rs->load[1]);
-    snprintf(title, sizeof title, "bosch bench on %s: SWA window %d, sinks %d, KV cache %s%s", rs->device, rs->window,
-             rs->sinks, rs->kv_type[0] ? rs->kv_type : "fp32", runs);
+        snprintf(runs, sizeof runs,
+                 "; medians of %d interleaved rounds, bars min-max; load %.1f before, %.1f after", rs->rounds,
+                 rs->load[0], rs->load[1]);
+    snprintf(title, sizeof title, "bosch bench on %s: SWA window %d, sinks %d, KV cache %s%s", rs->device,
+             rs->window, rs->sinks, rs->kv_type[0] ? rs->kv_type : "fp32", runs);
     plot_script_quoted(&s, title);
     plot_script_printf(&s, "\n");
     panel(&s, rs, 2, "Prefill", "tokens/s", 0);

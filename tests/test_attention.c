@@ -98,8 +98,8 @@ static float round_bf16(float f) {
 }
 
 /* Run one configuration with keys and values of `type` and compare every output element. */
-static void check_one(attn_kv_type type, int T, int n_head, int n_head_kv, int hd, const uint8_t *z, int window,
-                      int sinks) {
+static void check_one(attn_kv_type type, int T, int n_head, int n_head_kv, int hd, const uint8_t *z,
+                      int window, int sinks) {
     size_t nq = (size_t)T * n_head * hd, nk = (size_t)T * n_head_kv * hd;
     float *q = malloc(nq * 4), *k = malloc(nk * 4), *v = malloc(nk * 4), *out = malloc(nq * 4);
     double *ref = malloc(nq * 8);
@@ -119,12 +119,14 @@ static void check_one(attn_kv_type type, int T, int n_head, int n_head_kv, int h
     }
     const double tol = type == ATTN_KV_BF16 ? TOL_BF16 : TOL_FP32;
     if (!(worst < tol))
-        print_error("%s (%s) T=%d heads=%d/%d hd=%d W=%d S=%d: max error %g at element %zu (got %g, want %g)\n",
-                    attn_kv_type_name(type), type == ATTN_KV_BF16 ? attn_isa_name(attn_isa_current()) : "fp32 kernel", T, n_head, n_head_kv, hd, window,
-                    sinks, worst, at, out[at], ref[at]);
+        print_error(
+            "%s (%s) T=%d heads=%d/%d hd=%d W=%d S=%d: max error %g at element %zu (got %g, want %g)\n",
+            attn_kv_type_name(type), type == ATTN_KV_BF16 ? attn_isa_name(attn_isa_current()) : "fp32 kernel",
+            T, n_head, n_head_kv, hd, window, sinks, worst, at, out[at], ref[at]);
     if (getenv("BOSCH_TEST_VERBOSE"))
         fprintf(stderr, "%s (%s) T=%d heads=%d/%d hd=%d W=%d S=%d: max error %.3g\n", attn_kv_type_name(type),
-                type == ATTN_KV_BF16 ? attn_isa_name(attn_isa_current()) : "fp32 kernel", T, n_head, n_head_kv, hd, window, sinks, worst);
+                type == ATTN_KV_BF16 ? attn_isa_name(attn_isa_current()) : "fp32 kernel", T, n_head,
+                n_head_kv, hd, window, sinks, worst);
     assert_true(worst < tol);
     if (type == ATTN_KV_BF16) { /* the reference on the kernel's rounded inputs: only P's rounding is left */
         const float scale = 1.4426950408889634f / sqrtf((float)hd); /* the kernel's base-2 query scale */
@@ -134,7 +136,8 @@ static void check_one(attn_kv_type type, int T, int n_head, int n_head_kv, int h
         double w2 = 0.0;
         for (size_t i = 0; i < nq; i++) w2 = fmax(w2, fabs(out[i] - ref[i]));
         if (!(w2 < TOL_BF16_ROUNDED) || getenv("BOSCH_TEST_VERBOSE"))
-            fprintf(stderr, "  against the rounded inputs: max error %.3g (limit %g)\n", w2, TOL_BF16_ROUNDED);
+            fprintf(stderr, "  against the rounded inputs: max error %.3g (limit %g)\n", w2,
+                    TOL_BF16_ROUNDED);
         assert_true(w2 < TOL_BF16_ROUNDED);
     }
     free(q), free(k), free(v), free(out), free(ref);

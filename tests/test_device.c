@@ -159,10 +159,11 @@ static void test_bench_cpu_csv_targets(void **state) {
     assert_non_null(f);
     char line[1024];
     assert_non_null(fgets(line, sizeof line, f));
-    assert_string_equal(line, "measure,length,ratio,n_swa,window,sinks,kv_bytes,prefill_tok_s,decode_tok_s,"
-                              "seconds,cpu_s,first_layer,batch,device,decode_fill,gpu_peak_bytes,round,rounds,"
-                              "prefill_tok_s_min,prefill_tok_s_max,decode_tok_s_min,decode_tok_s_max,"
-                              "prefill_vs_full,decode_vs_full,kv_type,load_before,load_after\n");
+    assert_string_equal(line,
+                        "measure,length,ratio,n_swa,window,sinks,kv_bytes,prefill_tok_s,decode_tok_s,"
+                        "seconds,cpu_s,first_layer,batch,device,decode_fill,gpu_peak_bytes,round,rounds,"
+                        "prefill_tok_s_min,prefill_tok_s_max,decode_tok_s_min,decode_tok_s_max,"
+                        "prefill_vs_full,decode_vs_full,kv_type,load_before,load_after\n");
     /* first the GEMM ceiling at T (CPU benches only), then the speed rows */
     assert_non_null(fgets(line, sizeof line, f));
     {
@@ -181,11 +182,12 @@ static void test_bench_cpu_csv_targets(void **state) {
         int length, n_swa, window, sinks, first, batch, rnd, rounds;
         double ratio, pf, dc, secs, cpu, pmin, pmax, dmin, dmax, pvs, dvs;
         unsigned long long kv, peak;
-        int n = sscanf(line,
-                       "%31[^,],%d,%lf,%d,%d,%d,%llu,%lf,%lf,%lf,%lf,%d,%d,%15[^,],%15[^,],%llu,%d,%d,%lf,%lf,%lf,%lf,"
-                       "%lf,%lf,%7[^,]",
-                       measure, &length, &ratio, &n_swa, &window, &sinks, &kv, &pf, &dc, &secs, &cpu, &first,
-                       &batch, device, fill, &peak, &rnd, &rounds, &pmin, &pmax, &dmin, &dmax, &pvs, &dvs, kvt);
+        int n = sscanf(
+            line,
+            "%31[^,],%d,%lf,%d,%d,%d,%llu,%lf,%lf,%lf,%lf,%d,%d,%15[^,],%15[^,],%llu,%d,%d,%lf,%lf,%lf,%lf,"
+            "%lf,%lf,%7[^,]",
+            measure, &length, &ratio, &n_swa, &window, &sinks, &kv, &pf, &dc, &secs, &cpu, &first, &batch,
+            device, fill, &peak, &rnd, &rounds, &pmin, &pmax, &dmin, &dmax, &pvs, &dvs, kvt);
         assert_int_equal(n, 25);
         assert_string_equal(measure, round ? "speed_round" : "speed");
         assert_int_equal(rnd, round);

@@ -180,9 +180,10 @@ static void check_decode_type(attn_kv_type type, int T, int n_ctx, int nh, int n
     }
     const double tol = type == ATTN_KV_BF16 ? 1.6e-2 : 2e-5;
     if (!(worst < tol) || getenv("BOSCH_TEST_VERBOSE"))
-        fprintf(stderr, "decode %s (%s) T=%d n_ctx=%d W=%d S=%d: max error %g (limit %g)\n", attn_kv_type_name(type),
-                type == ATTN_KV_BF16 ? attn_isa_name(attn_isa_current()) : "fp32 kernel", T, n_ctx, window, sinks,
-                worst, tol);
+        fprintf(stderr, "decode %s (%s) T=%d n_ctx=%d W=%d S=%d: max error %g (limit %g)\n",
+                attn_kv_type_name(type),
+                type == ATTN_KV_BF16 ? attn_isa_name(attn_isa_current()) : "fp32 kernel", T, n_ctx, window,
+                sinks, worst, tol);
     assert_true(worst < tol);
     free(k), free(v), free(q), free(out), free(w);
     kv_cache_free(&kv);

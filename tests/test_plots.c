@@ -201,15 +201,16 @@ static void test_bench_figure(void **st) {
  * rounds' range, the title names the KV type, the rounds and the load. */
 static void test_bench_figure_rounds(void **st) {
     (void)st;
-    write_file("br.csv",
-               "measure,length,ratio,n_swa,window,sinks,kv_bytes,prefill_tok_s,decode_tok_s,seconds,cpu_s,"
-               "first_layer,batch,device,decode_fill,gpu_peak_bytes,round,rounds,prefill_tok_s_min,"
-               "prefill_tok_s_max,decode_tok_s_min,decode_tok_s_max,prefill_vs_full,decode_vs_full,kv_type,"
-               "load_before,load_after\n"
-               "speed,1024,0.0000,0,256,0,23592960,2000.50,70.25,0.5,1.0,0,1,cpu,prefill,0,0,3,1900.00,2100.00,"
-               "60.00,75.50,1.0000,1.0000,bf16,0.31,1.92\n"
-               "speed_round,1024,0.0000,0,256,0,23592960,1900.00,60.00,0.5,1.0,0,1,cpu,prefill,0,1,3,1900.00,"
-               "1900.00,60.00,60.00,1.0000,1.0000,bf16,0.31,1.92\n");
+    write_file(
+        "br.csv",
+        "measure,length,ratio,n_swa,window,sinks,kv_bytes,prefill_tok_s,decode_tok_s,seconds,cpu_s,"
+        "first_layer,batch,device,decode_fill,gpu_peak_bytes,round,rounds,prefill_tok_s_min,"
+        "prefill_tok_s_max,decode_tok_s_min,decode_tok_s_max,prefill_vs_full,decode_vs_full,kv_type,"
+        "load_before,load_after\n"
+        "speed,1024,0.0000,0,256,0,23592960,2000.50,70.25,0.5,1.0,0,1,cpu,prefill,0,0,3,1900.00,2100.00,"
+        "60.00,75.50,1.0000,1.0000,bf16,0.31,1.92\n"
+        "speed_round,1024,0.0000,0,256,0,23592960,1900.00,60.00,0.5,1.0,0,1,cpu,prefill,0,1,3,1900.00,"
+        "1900.00,60.00,60.00,1.0000,1.0000,bf16,0.31,1.92\n");
     char err[1024] = "", path[512];
     snprintf(path, sizeof path, "%s/br.csv", dir);
     int rc = plots_bench(path, gnuplot, err, sizeof err);
@@ -226,7 +227,8 @@ static void test_bench_figure_rounds(void **st) {
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = 0;
-    assert_non_null(strstr(text, "KV cache bf16; medians of 3 interleaved rounds, bars min-max; load 0.3 before, 1.9 after"));
+    assert_non_null(strstr(
+        text, "KV cache bf16; medians of 3 interleaved rounds, bars min-max; load 0.3 before, 1.9 after"));
     assert_non_null(strstr(text, "using 1:2:5:6 with yerrorlines"));
     assert_non_null(strstr(text, "using 1:3:7:8 with yerrorlines"));
 }
@@ -273,8 +275,8 @@ int main(void) {
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pareto_front), cmocka_unit_test(test_compare_figures),
-        cmocka_unit_test(test_bench_figure), cmocka_unit_test(test_bench_figure_rounds), cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_no_gnuplot),
+        cmocka_unit_test(test_bench_figure), cmocka_unit_test(test_bench_figure_rounds),
+        cmocka_unit_test(test_bad_input),    cmocka_unit_test(test_no_gnuplot),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];
