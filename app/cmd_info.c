@@ -25,7 +25,7 @@ static int info_run(cmd_env *e, void *opts) {
     const model_hparams *hp = &m->hp;
     printf("model: %s\n", m->path);
     printf("name: %s\n", m->name);
-    printf("architecture: %s\n", hp->arch == MODEL_ARCH_QWEN3 ? "qwen3" : "llama");
+    printf("architecture: %s\n", hp->arch->name);
     printf("n_layer: %d\n", hp->n_layer);
     printf("n_head: %d\n", hp->n_head);
     printf("n_head_kv: %d\n", hp->n_head_kv);
@@ -40,7 +40,7 @@ static int info_run(cmd_env *e, void *opts) {
     printf("rms_eps: %g\n", (double)hp->rms_eps);
     printf("vocab_size: %d\n", hp->n_vocab);
     printf("output_embedding: %s\n", m->output == m->tok_embd ? "tied" : "separate");
-    printf("qk_norm: %s\n", m->layers[0].q_norm ? "yes" : "no");
+    printf("qk_norm: %s\n", hp->arch->qk_norm ? "yes" : "no");
     /* tensor types: count and bytes per type, in first-seen order */
     uint32_t types[32];
     uint64_t counts[32] = {0}, bytes[32] = {0};

@@ -1,7 +1,6 @@
-/* backend_cuda.c — the model on the GPU: weight upload and the batched hybrid forward
- * (see backend_cuda.h). Every launch goes on the default stream, so kernels, uploads and
- * downloads run in program order; errors of asynchronous kernels surface at the next
- * download or kern_sync. KV-cache and decode: backend_cuda_kv.c. */
+/* backend_cuda.c — the model on the GPU (see backend_cuda.h): the weights, uploaded as the
+ * architecture registry names them (arch.h), and the activation scratch. The forward:
+ * backend_cuda_forward.c; the KV cache: backend_cuda_kv.c. */
 #ifdef BOSCH_HAVE_CUDA
 
 #include "backend_cuda_internal.h"
@@ -71,25 +70,63 @@ static int vector(cuda_model *g, const float *h, int n, float **out, char *err, 
     return kern_upload(*out, h, sizeof(float) * n, err, errlen);
 }
 
+/* The device copy of per-layer tensor t in G: a bf16 matrix or an fp32 vector (NULL: the other). */
+static uint16_t **layer_matrix(cuda_layer *G, arch_tensor t) {
+    switch (t) {
+    case ARCH_T_ATTN_Q:
+        return &G->wq;
+    case ARCH_T_ATTN_K:
+        return &G->wk;
+    case ARCH_T_ATTN_V:
+        return &G->wv;
+    case ARCH_T_ATTN_OUT:
+        return &G->wo;
+    case ARCH_T_FFN_GATE:
+        return &G->w_gate;
+    case ARCH_T_FFN_UP:
+        return &G->w_up;
+    case ARCH_T_FFN_DOWN:
+        return &G->w_down;
+    default:
+        return NULL;
+    }
+}
+static float **layer_vector(cuda_layer *G, arch_tensor t) {
+    switch (t) {
+    case ARCH_T_ATTN_NORM:
+        return &G->attn_norm;
+    case ARCH_T_FFN_NORM:
+        return &G->ffn_norm;
+    case ARCH_T_ATTN_Q_NORM:
+        return &G->q_norm;
+    case ARCH_T_ATTN_K_NORM:
+        return &G->k_norm;
+    default:
+        return NULL;
+    }
+}
+
+/* Every tensor the architecture gives a layer (arch.h): matrices from the file's bytes as bf16,
+ * vectors from the model's fp32 copy. */
 static int upload_layer(cuda_model *g, int l, char *err, size_t errlen) {
     const model_hparams *hp = &g->hp;
     const model_layer *L = &g->m->layers[l];
     cuda_layer *G = &g->layers[l];
-    int E = hp->n_embd, nq = hp->n_head * hp->head_dim, nkv = hp->n_head_kv * hp->head_dim, F = hp->n_ff;
+    arch_dims d = {hp->n_embd, hp->n_ff, hp->n_vocab, hp->n_head, hp->n_head_kv, hp->head_dim};
     char name[96];
-#define MAT(field, suffix, rows, cols)                                                                       \
-    (snprintf(name, sizeof name, "blk.%d.%s.weight", l, suffix),                                             \
-     matrix(g, name, rows, cols, &G->field, err, errlen))
-    if (MAT(wq, "attn_q", nq, E) || MAT(wk, "attn_k", nkv, E) || MAT(wv, "attn_v", nkv, E) ||
-        MAT(wo, "attn_output", E, nq) || MAT(w_gate, "ffn_gate", F, E) || MAT(w_up, "ffn_up", F, E) ||
-        MAT(w_down, "ffn_down", E, F))
-        return -1;
-#undef MAT
-    if (vector(g, L->attn_norm, E, &G->attn_norm, err, errlen) ||
-        vector(g, L->ffn_norm, E, &G->ffn_norm, err, errlen) ||
-        vector(g, L->q_norm, hp->head_dim, &G->q_norm, err, errlen) ||
-        vector(g, L->k_norm, hp->head_dim, &G->k_norm, err, errlen))
-        return -1;
+    for (int t = ARCH_T_FIRST_LAYER; t < ARCH_T_COUNT; t++) {
+        arch_use use = arch_tensor_use(hp->arch, (arch_tensor)t);
+        if (use != ARCH_USE_REQUIRED && use != ARCH_USE_OPTIONAL) continue;
+        uint64_t ne[2];
+        arch_tensor_shape(&d, (arch_tensor)t, ne);
+        uint16_t **mat = layer_matrix(G, (arch_tensor)t);
+        float **vec = layer_vector(G, (arch_tensor)t);
+        int rc = mat ? matrix(g, arch_tensor_name(hp->arch, (arch_tensor)t, l, name, sizeof name), (int)ne[1],
+                              (int)ne[0], mat, err, errlen)
+                 : vec ? vector(g, model_layer_weight(L, (arch_tensor)t), (int)ne[0], vec, err, errlen)
+                       : 0;
+        if (rc) return -1;
+    }
     return 0;
 }
 
@@ -130,12 +167,15 @@ int cuda_model_create(cuda_model **out, const model *m, int device, const char *
     g->hp = m->hp;
     g->prefill_attn = attn;
     const model_hparams *hp = &g->hp;
+    char embd[96], output[96];
+    arch_tensor_name(hp->arch, ARCH_T_TOKEN_EMBD, 0, embd, sizeof embd);
+    arch_tensor_name(hp->arch, ARCH_T_OUTPUT, 0, output, sizeof output);
     int rc = kern_blas_create(&g->blas, err, errlen) ||
-             matrix(g, "token_embd.weight", hp->n_vocab, hp->n_embd, &g->tok_embd, err, errlen) ||
+             matrix(g, embd, hp->n_vocab, hp->n_embd, &g->tok_embd, err, errlen) ||
              vector(g, m->output_norm, hp->n_embd, &g->output_norm, err, errlen);
-    g->output = g->tok_embd; /* tied embedding, unless the file has its own output.weight */
+    g->output = g->tok_embd; /* tied embedding, unless the file has its own output tensor */
     if (!rc && m->output != m->tok_embd)
-        rc = matrix(g, "output.weight", hp->n_vocab, hp->n_embd, &g->output, err, errlen);
+        rc = matrix(g, output, hp->n_vocab, hp->n_embd, &g->output, err, errlen);
     for (int l = 0; l < hp->n_layer && !rc; l++) rc = upload_layer(g, l, err, errlen);
     if (!rc)
         rc = dev_alloc(g, (void **)&g->d_rows, sizeof(int32_t) * CUDA_LOGIT_CHUNK, "logit rows", err,
@@ -209,225 +249,6 @@ oom:
     free_scratch(g);
     base_seterr(err, errlen, "cuda: activations for %d token rows: %s", rows, msg);
     return -1;
-}
-
-/* Device copy of the masks' z rows: [n_seq][n_layer][n_head_kv] (all full when masks is NULL). */
-static int upload_masks(cuda_model *g, const attn_mask *const *masks, int n_seq, char *err, size_t errlen) {
-    size_t per = (size_t)g->hp.n_layer * g->hp.n_head_kv, bytes = per * (size_t)n_seq;
-    if ((size_t)g->z_cap < bytes) {
-        kern_free(g->d_z);
-        g->d_z = NULL;
-        g->z_cap = 0;
-        if (kern_malloc((void **)&g->d_z, bytes, err, errlen)) return -1;
-        g->z_cap = (int)bytes;
-    }
-    uint8_t *h = malloc(bytes);
-    if (!h) {
-        base_seterr(err, errlen, "cuda: out of host memory");
-        return -1;
-    }
-    for (int s = 0; s < n_seq; s++) {
-        if (masks)
-            memcpy(h + per * s, masks[s]->z, per);
-        else
-            memset(h + per * s, ATTN_FULL, per);
-    }
-    int rc = kern_upload(g->d_z, h, bytes, err, errlen);
-    free(h);
-    return rc;
-}
-
-/* y[rows][n_out] = xb[rows][n_in] · W[n_out][n_in]ᵀ (xb already bf16 in g->xb). */
-static int gemm(cuda_model *g, const uint16_t *w, float *y, int rows, int n_in, int n_out, char *err,
-                size_t errlen) {
-    return kern_gemm_bf16(g->blas, g->xb, w, y, rows, n_in, n_out, NULL, err, errlen);
-}
-
-static int to_bf16(cuda_model *g, const float *x, uint64_t n, char *err, size_t errlen) {
-    return kern_f32_to_bf16(x, g->xb, n, NULL, err, errlen);
-}
-
-#define TRY(call)                                                                                            \
-    do {                                                                                                     \
-        if ((call) != 0) return -1;                                                                          \
-    } while (0)
-
-int cuda_qkv(cuda_model *g, int l, int rows, char *err, size_t errlen) {
-    const model_hparams *hp = &g->hp;
-    const cuda_layer *G = &g->layers[l];
-    int E = hp->n_embd, nq = hp->n_head * hp->head_dim, nkv = hp->n_head_kv * hp->head_dim;
-    TRY(kern_rmsnorm(g->x, G->attn_norm, g->xn, rows, E, hp->rms_eps, NULL, err, errlen));
-    TRY(to_bf16(g, g->xn, (uint64_t)rows * E, err, errlen));
-    TRY(gemm(g, G->wq, g->q, rows, E, nq, err, errlen));
-    TRY(gemm(g, G->wk, g->k, rows, E, nkv, err, errlen));
-    TRY(gemm(g, G->wv, g->v, rows, E, nkv, err, errlen));
-    if (G->q_norm) /* qwen3: RMSNorm of every head's q and k */
-        TRY(kern_rmsnorm(g->q, G->q_norm, g->q, rows * hp->n_head, hp->head_dim, hp->rms_eps, NULL, err,
-                         errlen));
-    if (G->k_norm)
-        TRY(kern_rmsnorm(g->k, G->k_norm, g->k, rows * hp->n_head_kv, hp->head_dim, hp->rms_eps, NULL, err,
-                         errlen));
-    return 0;
-}
-
-int cuda_attn_out_ffn(cuda_model *g, int l, int rows, char *err, size_t errlen) {
-    const model_hparams *hp = &g->hp;
-    const cuda_layer *G = &g->layers[l];
-    int E = hp->n_embd, nq = hp->n_head * hp->head_dim, F = hp->n_ff;
-    uint64_t nE = (uint64_t)rows * E, nF = (uint64_t)rows * F;
-    /* x += att · Woᵀ */
-    TRY(to_bf16(g, g->att, (uint64_t)rows * nq, err, errlen));
-    TRY(gemm(g, G->wo, g->tmp, rows, nq, E, err, errlen));
-    TRY(kern_add(g->x, g->tmp, nE, NULL, err, errlen));
-    /* x += Wdown · (silu(Wgate·n) * Wup·n), n = RMSNorm(x) */
-    TRY(kern_rmsnorm(g->x, G->ffn_norm, g->xn, rows, E, hp->rms_eps, NULL, err, errlen));
-    TRY(to_bf16(g, g->xn, nE, err, errlen));
-    TRY(gemm(g, G->w_gate, g->gate, rows, E, F, err, errlen));
-    TRY(gemm(g, G->w_up, g->up, rows, E, F, err, errlen));
-    TRY(kern_swiglu(g->gate, g->up, g->gate, nF, NULL, err, errlen));
-    TRY(to_bf16(g, g->gate, nF, err, errlen));
-    TRY(gemm(g, G->w_down, g->tmp, rows, F, E, err, errlen));
-    return kern_add(g->x, g->tmp, nE, NULL, err, errlen);
-}
-
-/* One block over n_seq sequences of T tokens (positions 0..T-1), in place on g->x. */
-static int prefill_layer(cuda_model *g, int l, const attn_mask *const *masks, int n_seq, int T, cuda_kv *kv,
-                         char *err, size_t errlen) {
-    const model_hparams *hp = &g->hp;
-    int hd = hp->head_dim, nq = hp->n_head * hd, nkv = hp->n_head_kv * hd, rows = n_seq * T;
-    TRY(cuda_qkv(g, l, rows, err, errlen));
-    for (int s = 0; s < n_seq; s++) {
-        size_t r0 = (size_t)s * T;
-        int window = masks ? masks[s]->window : 1, sinks = masks ? masks[s]->sinks : 0;
-        const uint8_t *z_row = g->d_z + ((size_t)s * hp->n_layer + l) * hp->n_head_kv;
-        TRY(kern_rope(g->q + r0 * nq, T, hp->n_head, hd, hp->rope_dim, 0, hp->rope_base, hp->rope_neox, NULL,
-                      err, errlen));
-        TRY(kern_rope(g->k + r0 * nkv, T, hp->n_head_kv, hd, hp->rope_dim, 0, hp->rope_base, hp->rope_neox,
-                      NULL, err, errlen));
-        TRY(g->prefill_attn(g->q + r0 * nq, g->k + r0 * nkv, g->v + r0 * nkv, g->att + r0 * nq, T, hp->n_head,
-                            hp->n_head_kv, hd, z_row, window, sinks, NULL, err, errlen));
-    }
-    if (kv) TRY(cuda_kv_store_prefill(kv, l, g->k, g->v, T, err, errlen));
-    return cuda_attn_out_ffn(g, l, rows, err, errlen);
-}
-
-/* Final RMSNorm + LM head for rows of g->x (host indexes), in chunks: logits [n_rows][n_vocab]. */
-int cuda_logits(cuda_model *g, const int *rows, int n_rows, float *logits, char *err, size_t errlen) {
-    const model_hparams *hp = &g->hp;
-    int E = hp->n_embd, V = hp->n_vocab;
-    for (int r0 = 0; r0 < n_rows; r0 += CUDA_LOGIT_CHUNK) {
-        int n = n_rows - r0 < CUDA_LOGIT_CHUNK ? n_rows - r0 : CUDA_LOGIT_CHUNK;
-        int32_t idx[CUDA_LOGIT_CHUNK];
-        for (int i = 0; i < n; i++) idx[i] = rows[r0 + i];
-        TRY(kern_upload(g->d_rows, idx, sizeof(int32_t) * n, err, errlen));
-        TRY(kern_gather_rows(g->x, g->d_rows, g->lx, n, E, NULL, err, errlen));
-        TRY(kern_rmsnorm(g->lx, g->output_norm, g->lx, n, E, hp->rms_eps, NULL, err, errlen));
-        TRY(kern_f32_to_bf16(g->lx, g->lxb, (uint64_t)n * E, NULL, err, errlen));
-        TRY(kern_gemm_bf16(g->blas, g->lxb, g->output, g->d_logits, n, E, V, NULL, err, errlen));
-        TRY(kern_download(logits + (size_t)r0 * V, g->d_logits, sizeof(float) * n * (size_t)V, err, errlen));
-    }
-    return 0;
-}
-
-/* Check ids on the host, upload them and embed: g->x [n][n_embd]. */
-int cuda_embed(cuda_model *g, const int32_t *tokens, int n, char *err, size_t errlen) {
-    for (int i = 0; i < n; i++)
-        if (tokens[i] < 0 || tokens[i] >= g->hp.n_vocab) {
-            base_seterr(err, errlen, "cuda: token %d (index %d) is outside the vocabulary of %d", tokens[i],
-                        i, g->hp.n_vocab);
-            return -1;
-        }
-    TRY(kern_upload(g->d_tokens, tokens, sizeof(int32_t) * n, err, errlen));
-    return kern_embed(g->tok_embd, g->d_tokens, g->x, n, g->hp.n_embd, NULL, err, errlen);
-}
-
-static int check_args(const cuda_model *g, const attn_mask *const *masks, int n_seq, int n_tokens, int layer0,
-                      const cuda_kv *kv, const int *rows, int n_rows, char *err, size_t errlen) {
-    const model_hparams *hp = &g->hp;
-    if (n_seq < 1 || n_tokens < 1 || (long long)n_seq * n_tokens > (1 << 30) || layer0 < 0 ||
-        layer0 >= hp->n_layer) {
-        base_seterr(err, errlen, "cuda: forward: bad batch (n_seq %d, n_tokens %d, layer0 %d)", n_seq,
-                    n_tokens, layer0);
-        return -1;
-    }
-    for (int s = 0; masks && s < n_seq; s++)
-        if (masks[s]->n_layer != hp->n_layer || masks[s]->n_head_kv != hp->n_head_kv ||
-            masks[s]->window < 1 || masks[s]->sinks < 0) {
-            base_seterr(err, errlen,
-                        "cuda: forward: mask %d is %d x %d (window %d, sinks %d); the model has %d x %d", s,
-                        masks[s]->n_layer, masks[s]->n_head_kv, masks[s]->window, masks[s]->sinks,
-                        hp->n_layer, hp->n_head_kv);
-            return -1;
-        }
-    if (n_rows < 0 || (n_rows > 0 && !rows)) {
-        base_seterr(err, errlen, "cuda: forward: %d logit rows need a rows array", n_rows);
-        return -1;
-    }
-    for (int i = 0; i < n_rows; i++)
-        if (rows[i] < 0 || rows[i] >= n_seq * n_tokens) {
-            base_seterr(err, errlen, "cuda: forward: logit row %d = %d is outside 0..%d", i, rows[i],
-                        n_seq * n_tokens - 1);
-            return -1;
-        }
-    if (kv && (layer0 != 0 || cuda_kv_check(kv, masks, n_seq, n_tokens, err, errlen))) {
-        if (layer0 != 0) base_seterr(err, errlen, "cuda: forward: a KV cache needs layer0 = 0");
-        return -1;
-    }
-    return 0;
-}
-
-int cuda_forward_layers(cuda_model *g, const attn_mask *const *masks, int n_seq, int n_tokens,
-                        const int32_t *tokens, const float *x_in, int layer0, float *const *x_save,
-                        float *x_out, cuda_kv *kv, const int *rows, int n_rows, float *logits, char *err,
-                        size_t errlen) {
-    return cuda_forward_layers_cancel(g, masks, n_seq, n_tokens, tokens, x_in, layer0, x_save, x_out, kv,
-                                      rows, n_rows, logits, NULL, err, errlen);
-}
-
-int cuda_forward_layers_cancel(cuda_model *g, const attn_mask *const *masks, int n_seq, int n_tokens,
-                               const int32_t *tokens, const float *x_in, int layer0, float *const *x_save,
-                               float *x_out, cuda_kv *kv, const int *rows, int n_rows, float *logits,
-                               const atomic_int *cancel, char *err, size_t errlen) {
-    const model_hparams *hp = &g->hp;
-    TRY(check_args(g, masks, n_seq, n_tokens, layer0, kv, rows, n_rows, err, errlen));
-    if (n_rows > 0 && !logits) {
-        base_seterr(err, errlen, "cuda: forward: %d logit rows need a logits array", n_rows);
-        return -1;
-    }
-    if (layer0 == 0 ? !tokens : !x_in) {
-        base_seterr(err, errlen, "cuda: forward: %s is NULL (layer0 %d)", layer0 == 0 ? "tokens" : "x_in",
-                    layer0);
-        return -1;
-    }
-    int n = n_seq * n_tokens;
-    size_t x_bytes = sizeof(float) * (size_t)n * hp->n_embd;
-    TRY(cuda_ensure_rows(g, n, err, errlen));
-    TRY(upload_masks(g, masks, n_seq, err, errlen));
-    if (layer0 == 0)
-        TRY(cuda_embed(g, tokens, n, err, errlen));
-    else
-        TRY(kern_upload(g->x, x_in, x_bytes, err, errlen));
-    for (int l = layer0; l < hp->n_layer; l++) {
-        if (cancel && atomic_load_explicit(cancel, memory_order_relaxed)) {
-            TRY(kern_sync(NULL, err, errlen)); /* the layers already queued finish before we return */
-            base_seterr(err, errlen, "cancelled");
-            return CUDA_CANCELLED;
-        }
-        if (x_save && x_save[l] && l > layer0) TRY(kern_download(x_save[l], g->x, x_bytes, err, errlen));
-        TRY(prefill_layer(g, l, masks, n_seq, n_tokens, kv, err, errlen));
-    }
-    if (x_out) TRY(kern_download(x_out, g->x, x_bytes, err, errlen));
-    if (n_rows > 0) TRY(cuda_logits(g, rows, n_rows, logits, err, errlen));
-    TRY(kern_sync(NULL, err, errlen));
-    if (kv) cuda_kv_set_n_past(kv, n_tokens);
-    return 0;
-}
-
-int cuda_forward_prefill(cuda_model *g, const attn_mask *const *masks, int n_seq, const int32_t *tokens,
-                         int n_tokens, cuda_kv *kv, const int *rows, int n_rows, float *logits, char *err,
-                         size_t errlen) {
-    return cuda_forward_layers(g, masks, n_seq, n_tokens, tokens, NULL, 0, NULL, NULL, kv, rows, n_rows,
-                               logits, err, errlen);
 }
 
 #endif /* BOSCH_HAVE_CUDA */

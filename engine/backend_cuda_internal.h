@@ -1,4 +1,6 @@
-/* backend_cuda_internal.h — what backend_cuda.c and backend_cuda_kv.c share (not public). */
+/* backend_cuda_internal.h — what the GPU backend's files share (not public): the model's device
+ * copy (backend_cuda.c), the KV cache's calls the forward makes (backend_cuda_kv.c), for the
+ * forward (backend_cuda_forward.c). */
 #ifndef BOSCH_BACKEND_CUDA_INTERNAL_H
 #define BOSCH_BACKEND_CUDA_INTERNAL_H
 
@@ -12,7 +14,7 @@
 
 typedef struct {
     float *attn_norm, *ffn_norm; /* [n_embd] fp32 */
-    float *q_norm, *k_norm;      /* [head_dim] fp32, qwen3 only, else NULL */
+    float *q_norm, *k_norm;      /* [head_dim] fp32 when arch->qk_norm, else NULL */
     uint16_t *wq;                /* [n_head*head_dim][n_embd] bf16 */
     uint16_t *wk, *wv;           /* [n_head_kv*head_dim][n_embd] bf16 */
     uint16_t *wo;                /* [n_embd][n_head*head_dim] bf16 */
@@ -56,23 +58,24 @@ struct cuda_model {
     float *d_logits; /* [CUDA_LOGIT_CHUNK][n_vocab] */
 };
 
+/* backend_cuda.c: activation scratch for `rows` token rows (grown, never shrunk). */
 int cuda_ensure_rows(cuda_model *g, int rows, char *err, size_t errlen);
-/* g->x [n][n_embd] = embeddings of tokens (ids checked on the host). */
-int cuda_embed(cuda_model *g, const int32_t *tokens, int n, char *err, size_t errlen);
-/* From g->x: attention RMSNorm, q/k/v GEMMs into g->q, g->k, g->v, qwen3 q/k norms (no RoPE). */
-int cuda_qkv(cuda_model *g, int l, int rows, char *err, size_t errlen);
-/* From g->att: x += Wo·att, then the SwiGLU FFN sub-block on g->x. */
-int cuda_attn_out_ffn(cuda_model *g, int l, int rows, char *err, size_t errlen);
-/* Final RMSNorm + LM head of rows of g->x; logits [n_rows][n_vocab] host. */
-int cuda_logits(cuda_model *g, const int *rows, int n_rows, float *logits, char *err, size_t errlen);
 
-/* backend_cuda_kv.c: the cache must be empty, made for n_seq sequences of at least n_tokens
- * positions, and every masks[s] (NULL: all full) equal to its mask. */
+/* backend_cuda_kv.c, for the forward (backend_cuda_forward.c). The cache must be empty, made for
+ * n_seq sequences of at least n_tokens positions, and every masks[s] (NULL: all full) equal to its
+ * mask. */
 int cuda_kv_check(const cuda_kv *kv, const attn_mask *const *masks, int n_seq, int n_tokens, char *err,
                   size_t errlen);
 /* Store layer l's keys/values k, v [n_seq][n_tokens][n_head_kv*head_dim] at positions 0..n_tokens-1. */
 int cuda_kv_store_prefill(cuda_kv *kv, int l, const float *d_k, const float *d_v, int n_tokens, char *err,
                           size_t errlen);
+/* Decode at position pos of every sequence: store layer l's k, v [n_seq][n_head_kv*head_dim], then
+ * att [n_seq][n_head*head_dim] = each row's query q over the slots its sequence sees
+ * (kern_attn_decode_split, or kern_attn_decode for GQA groups over 8). */
+int cuda_kv_attend_decode(cuda_kv *kv, int l, int pos, const float *d_q, const float *d_k, const float *d_v,
+                          float *d_att, int n_head, char *err, size_t errlen);
+int cuda_kv_n_seq(const cuda_kv *kv);
+int cuda_kv_n_ctx(const cuda_kv *kv);
 void cuda_kv_set_n_past(cuda_kv *kv, int n_past);
 
 #endif /* BOSCH_HAVE_CUDA */

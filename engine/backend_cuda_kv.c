@@ -1,4 +1,6 @@
-/* backend_cuda_kv.c — the hybrid KV cache on the GPU and the decode step (see backend_cuda.h).
+/* backend_cuda_kv.c — the hybrid KV cache on the GPU (see backend_cuda.h): its storage, the prefill's
+ * store, the random fill, and the decode step's store and attention (the step itself, the block's
+ * recipe: backend_cuda_forward.c).
  * Layout as kern_attn_decode wants it: per (layer, kv_head) one [n_seq][cap][head_dim] block,
  * cap = n_ctx for a full head and min(n_ctx, sinks + window) for an SWA head (ring slots). */
 #ifdef BOSCH_HAVE_CUDA
@@ -103,6 +105,12 @@ void cuda_kv_free(cuda_kv *kv) {
 int cuda_kv_n_past(const cuda_kv *kv) {
     return kv->n_past;
 }
+int cuda_kv_n_seq(const cuda_kv *kv) {
+    return kv->n_seq;
+}
+int cuda_kv_n_ctx(const cuda_kv *kv) {
+    return kv->n_ctx;
+}
 uint64_t cuda_kv_bytes(const cuda_kv *kv) {
     return kv->bytes;
 }
@@ -197,56 +205,21 @@ done:
     return rc;
 }
 
-#define TRY(call)                                                                                            \
-    do {                                                                                                     \
-        if ((call) != 0) return -1;                                                                          \
-    } while (0)
-
-/* One block of the decode step for the n_seq rows of g->x at position pos. */
-static int decode_layer(cuda_model *g, cuda_kv *kv, int l, int pos, char *err, size_t errlen) {
-    const model_hparams *hp = &g->hp;
-    int n = kv->n_seq, hd = hp->head_dim;
+int cuda_kv_attend_decode(cuda_kv *kv, int l, int pos, const float *d_q, const float *d_k, const float *d_v,
+                          float *d_att, int n_head, char *err, size_t errlen) {
     size_t u = (size_t)l * kv->n_head_kv;
-    TRY(cuda_qkv(g, l, n, err, errlen));
-    /* every row is at position pos: RoPE over one "token" of n*heads heads */
-    TRY(kern_rope(g->q, 1, n * hp->n_head, hd, hp->rope_dim, pos, hp->rope_base, hp->rope_neox, NULL, err,
-                  errlen));
-    TRY(kern_rope(g->k, 1, n * hp->n_head_kv, hd, hp->rope_dim, pos, hp->rope_base, hp->rope_neox, NULL, err,
-                  errlen));
-    TRY(kern_kv_store(g->k, g->v, kv->d_k + u, kv->d_v + u, kv->d_cap + u, kv->d_z + u, n, pos, hp->n_head_kv,
-                      hd, kv->mask.window, kv->mask.sinks, NULL, err, errlen));
-    if (kv->d_scratch) /* GQA-aware, split over blocks */
-        TRY(kern_attn_decode_split(g->q, (const float *const *)(kv->d_k + u),
-                                   (const float *const *)(kv->d_v + u), kv->d_cap + u, kv->d_z + u, g->att, n,
-                                   pos, hp->n_head, hp->n_head_kv, hd, kv->mask.window, kv->mask.sinks, 0,
-                                   kv->d_scratch, kv->scratch_n, NULL, err, errlen));
-    else
-        TRY(kern_attn_decode(g->q, (const float *const *)(kv->d_k + u), (const float *const *)(kv->d_v + u),
-                             kv->d_cap + u, kv->d_z + u, g->att, n, pos, hp->n_head, hp->n_head_kv, hd,
-                             kv->mask.window, kv->mask.sinks, NULL, err, errlen));
-    return cuda_attn_out_ffn(g, l, n, err, errlen);
-}
-
-int cuda_decode(cuda_model *g, cuda_kv *kv, const int32_t *tokens, float *logits, char *err, size_t errlen) {
-    int n = kv->n_seq, pos = kv->n_past;
-    if (pos >= kv->n_ctx) {
-        base_seterr(err, errlen, "cuda: decode: the KV cache is full (%d positions)", kv->n_ctx);
+    int n = kv->n_seq, hd = kv->head_dim;
+    if (kern_kv_store(d_k, d_v, kv->d_k + u, kv->d_v + u, kv->d_cap + u, kv->d_z + u, n, pos, kv->n_head_kv,
+                      hd, kv->mask.window, kv->mask.sinks, NULL, err, errlen))
         return -1;
-    }
-    TRY(cuda_ensure_rows(g, n, err, errlen));
-    TRY(cuda_embed(g, tokens, n, err, errlen));
-    for (int l = 0; l < g->hp.n_layer; l++) TRY(decode_layer(g, kv, l, pos, err, errlen));
-    if (logits) {
-        int rows[CUDA_LOGIT_CHUNK];
-        for (int r0 = 0; r0 < n; r0 += CUDA_LOGIT_CHUNK) {
-            int c = n - r0 < CUDA_LOGIT_CHUNK ? n - r0 : CUDA_LOGIT_CHUNK;
-            for (int i = 0; i < c; i++) rows[i] = r0 + i;
-            TRY(cuda_logits(g, rows, c, logits + (size_t)r0 * g->hp.n_vocab, err, errlen));
-        }
-    }
-    TRY(kern_sync(NULL, err, errlen));
-    kv->n_past = pos + 1;
-    return 0;
+    if (kv->d_scratch) /* GQA-aware, split over blocks */
+        return kern_attn_decode_split(d_q, (const float *const *)(kv->d_k + u),
+                                      (const float *const *)(kv->d_v + u), kv->d_cap + u, kv->d_z + u, d_att,
+                                      n, pos, n_head, kv->n_head_kv, hd, kv->mask.window, kv->mask.sinks, 0,
+                                      kv->d_scratch, kv->scratch_n, NULL, err, errlen);
+    return kern_attn_decode(d_q, (const float *const *)(kv->d_k + u), (const float *const *)(kv->d_v + u),
+                            kv->d_cap + u, kv->d_z + u, d_att, n, pos, n_head, kv->n_head_kv, hd,
+                            kv->mask.window, kv->mask.sinks, NULL, err, errlen);
 }
 
 #endif /* BOSCH_HAVE_CUDA */

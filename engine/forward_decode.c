@@ -1,11 +1,11 @@
 /* forward_decode.c — one decode step (forward.h: forward_decode). With model->decode_blocks, every
  * matrix-vector product reads the file's quantized blocks (qdot.h), and the whole step, all layers
- * and the LM head, runs in ONE OpenMP parallel region whose threads meet at team barriers (team.h)
- * between phases:
- *   per layer: [t0] RMSNorm, quantize -> Q|K|V rows split -> [t0] q/k norms, RoPE, cache store,
- *   attention plan -> attention items split -> per-KV-head merges split -> [t0] quantize ->
- *   Wo rows split -> [t0] residual, RMSNorm, quantize -> gate|up rows split -> [t0] SwiGLU,
- *   quantize -> down rows split -> [t0] residual.
+ * and the LM head, runs in ONE OpenMP parallel region: every thread runs the block's recipe
+ * (layer.h) over DECODE_OPS, whose operations meet at team barriers (team.h):
+ *   per layer: [t0] RMSNorm -> Q|K|V: [t0] quantize, rows split -> [t0] q/k norms, RoPE, cache
+ *   store, attention plan -> attention items split -> per-KV-head merges split -> Wo: [t0]
+ *   quantize, rows split -> [t0] residual, RMSNorm -> gate|up: [t0] quantize, rows split -> [t0]
+ *   SwiGLU -> down: [t0] quantize, rows split -> [t0] residual.
  * [t0] marks the short serial phases (thread 0). Rows are split into fixed contiguous ranges, and
  * every product and every attention item is computed by one thread in a fixed order, so the result
  * does not depend on the number of threads. Without decode_blocks, decode is a one-token prefill. */
@@ -16,6 +16,7 @@
 
 #include "forward_internal.h"
 #include "kv_cache.h"
+#include "layer.h"
 #include "ops.h"
 #include "team.h"
 
@@ -54,12 +55,67 @@ static void quantize_for(forward_ws *ws, const model_qmat *const *W, int n, cons
     if (uses) qdot_quantize_act(x, W[0]->n_cols, ws->xq);
 }
 
-/* Thread 0, before the layer's attention: q/k norms and RoPE, store k/v, plan the items. */
+/* ---- the block's operations for one token (layer.h), run by every thread of the team ---- */
+
+/* What one thread runs the recipe with. */
+typedef struct {
+    decode_step *d;
+    int tid, nt;
+} decode_thread;
+
+/* [t0] quantize x for the products W; all threads: their rows of Y = W · x; the results are
+ * complete on return. */
+static void team_matvec(decode_thread *th, const model_qmat *const *W, float *const *Y, int n,
+                        const float *x) {
+    if (th->tid == 0) quantize_for(th->d->ws, W, n, x);
+    team_barrier_wait(&th->d->bar);
+    matvec_part(th->d, W, Y, n, x, th->tid, th->nt);
+    team_barrier_wait(&th->d->bar);
+}
+
+/* [t0] x += t (the output of Wo or Wdown in ws->tmp) */
+static void residual_add(decode_thread *th) {
+    forward_ws *ws = th->d->ws;
+    if (th->tid == 0)
+        for (int i = 0; i < ws->hp.n_embd; i++) ws->x[i] += ws->tmp[i];
+}
+
+static int dec_norm(void *ctx, layer_norm which, int layer, int r0, int n) {
+    decode_thread *th = ctx;
+    const model_layer *L = &th->d->m->layers[layer];
+    forward_ws *ws = th->d->ws;
+    if (th->tid == 0)
+        ops_rmsnorm(ws->xn, ws->x, which == LAYER_ATTN_NORM ? L->attn_norm : L->ffn_norm, ws->hp.n_embd,
+                    ws->hp.rms_eps);
+    return 0;
+}
+
+static int dec_qkv(void *ctx, int layer, int r0, int n) {
+    decode_thread *th = ctx;
+    const model_layer *L = &th->d->m->layers[layer];
+    forward_ws *ws = th->d->ws;
+    const model_qmat *W[3] = {&L->q_wq, &L->q_wk, &L->q_wv};
+    float *Y[3] = {ws->q, ws->k, ws->v};
+    team_matvec(th, W, Y, 3, ws->xn);
+    return 0;
+}
+
+static int dec_qk_norm(void *ctx, int layer, int r0, int n) {
+    decode_thread *th = ctx;
+    if (th->tid == 0) forward_qk_norm(th->d->m, &th->d->m->layers[layer], 1, th->d->ws);
+    return 0;
+}
+
+static int dec_rope(void *ctx, int layer, int r0, int n) {
+    decode_thread *th = ctx;
+    if (th->tid == 0) forward_rope(th->d->m, 1, th->d->pos, th->d->ws);
+    return 0;
+}
+
+/* Thread 0, before the layer's attention: store k/v, plan the items. */
 static void attention_prepare(decode_step *d, int layer) {
-    const model *m = d->m;
+    const model_hparams *hp = &d->m->hp;
     forward_ws *ws = d->ws;
-    const model_hparams *hp = &m->hp;
-    forward_qk_norm_rope(m, &m->layers[layer], 1, d->pos, ws);
     kv_cache_store(d->kv, layer, d->pos, ws->k, ws->v);
     d->n_items = -1;
     if (kv_cache_spans(d->kv, layer, d->pos, ws->spans) != 0) return;
@@ -77,59 +133,78 @@ static void attention_prepare(decode_step *d, int layer) {
     d->n_items = n;
 }
 
-static void layer_step(decode_step *d, int layer, int tid, int nt) {
-    const model *m = d->m;
+/* The cache's visible slots cut into items, computed by the team, then merged per KV head. */
+static int dec_attend(void *ctx, int layer, int r0, int n) {
+    decode_thread *th = ctx;
+    decode_step *d = th->d;
     forward_ws *ws = d->ws;
-    const model_hparams *hp = &m->hp;
-    const model_layer *L = &m->layers[layer];
-    const int E = hp->n_embd, F = hp->n_ff;
-    float *x = ws->x, *t = ws->tmp;
-    const model_qmat *qkv[3] = {&L->q_wq, &L->q_wk, &L->q_wv}, *o[1] = {&L->q_wo};
-    const model_qmat *gu[2] = {&L->q_gate, &L->q_up}, *down[1] = {&L->q_down};
-    float *qkv_out[3] = {ws->q, ws->k, ws->v}, *gu_out[2] = {ws->gu, ws->gu + F};
-
-    if (tid == 0) {
-        ops_rmsnorm(ws->xn, x, L->attn_norm, E, hp->rms_eps);
-        quantize_for(ws, qkv, 3, ws->xn);
-    }
-    team_barrier_wait(&d->bar);
-    matvec_part(d, qkv, qkv_out, 3, ws->xn, tid, nt);
-    team_barrier_wait(&d->bar);
-    if (tid == 0) attention_prepare(d, layer);
+    const model_hparams *hp = &d->m->hp;
+    if (th->tid == 0) attention_prepare(d, layer);
     team_barrier_wait(&d->bar);
     if (d->n_items >= 0) {
-        for (int it = tid; it < d->n_items; it += nt)
+        for (int it = th->tid; it < d->n_items; it += th->nt)
             attn_decode_item(ws->q, hp->n_head, hp->n_head_kv, hp->head_dim, ws->spans, ws->first, it,
                              ws->part);
         team_barrier_wait(&d->bar);
-        for (int g = tid; g < hp->n_head_kv; g += nt)
+        for (int g = th->tid; g < hp->n_head_kv; g += th->nt)
             attn_decode_merge(g, hp->n_head, hp->n_head_kv, hp->head_dim, ws->first, ws->part, ws->att);
-    } else if (tid == 0) { /* bad position or out of memory: a visible NaN, as kv_cache_attend */
+    } else if (th->tid == 0) { /* bad position or out of memory: a visible NaN, as kv_cache_attend */
         for (int i = 0; i < ws->n_q; i++) ws->att[i] = 0.0f / 0.0f;
     }
     team_barrier_wait(&d->bar);
-    if (tid == 0) quantize_for(ws, o, 1, ws->att);
-    team_barrier_wait(&d->bar);
-    matvec_part(d, o, &t, 1, ws->att, tid, nt);
-    team_barrier_wait(&d->bar);
-    if (tid == 0) {
-        for (int i = 0; i < E; i++) x[i] += t[i];
-        ops_rmsnorm(ws->xn, x, L->ffn_norm, E, hp->rms_eps);
-        quantize_for(ws, gu, 2, ws->xn);
-    }
-    team_barrier_wait(&d->bar);
-    matvec_part(d, gu, gu_out, 2, ws->xn, tid, nt);
-    team_barrier_wait(&d->bar);
-    if (tid == 0) {
-        ops_swiglu(ws->gu, F, ws->gu, F, ws->gu + F, F, 1, F);
-        quantize_for(ws, down, 1, ws->gu);
-    }
-    team_barrier_wait(&d->bar);
-    matvec_part(d, down, &t, 1, ws->gu, tid, nt);
-    team_barrier_wait(&d->bar);
-    if (tid == 0)
-        for (int i = 0; i < E; i++) x[i] += t[i];
+    return 0;
 }
+
+static int dec_attn_out(void *ctx, int layer, int r0, int n) {
+    decode_thread *th = ctx;
+    forward_ws *ws = th->d->ws;
+    const model_qmat *W[1] = {&th->d->m->layers[layer].q_wo};
+    team_matvec(th, W, &ws->tmp, 1, ws->att);
+    residual_add(th);
+    return 0;
+}
+
+static int dec_gate_up(void *ctx, int layer, int r0, int n) {
+    decode_thread *th = ctx;
+    const model_layer *L = &th->d->m->layers[layer];
+    forward_ws *ws = th->d->ws;
+    const model_qmat *W[2] = {&L->q_gate, &L->q_up};
+    float *Y[2] = {ws->gu, ws->gu + ws->hp.n_ff};
+    team_matvec(th, W, Y, 2, ws->xn);
+    return 0;
+}
+
+static int dec_glu(void *ctx, int layer, int r0, int n) {
+    decode_thread *th = ctx;
+    forward_ws *ws = th->d->ws;
+    const int F = ws->hp.n_ff;
+    if (th->tid == 0) ops_swiglu(ws->gu, F, ws->gu, F, ws->gu + F, F, 1, F);
+    return 0;
+}
+
+static int dec_ffn_down(void *ctx, int layer, int r0, int n) {
+    decode_thread *th = ctx;
+    forward_ws *ws = th->d->ws;
+    const model_qmat *W[1] = {&th->d->m->layers[layer].q_down};
+    team_matvec(th, W, &ws->tmp, 1, ws->gu);
+    residual_add(th);
+    return 0;
+}
+
+/* Thread 0 alone does the short serial operations; the next operation of the others starts at a
+ * barrier, so every operation needs a barrier only after a product's rows. */
+static const layer_ops DECODE_OPS = {
+    .norm = dec_norm,
+    .qkv = dec_qkv,
+    .qk_norm = dec_qk_norm,
+    .rope = dec_rope,
+    .attend = dec_attend,
+    .attn_out = dec_attn_out,
+    .gate_up = dec_gate_up,
+    .glu = dec_glu,
+    .ffn_down = dec_ffn_down,
+    .ffn_rows = 0,
+};
 
 int forward_decode(const model *m, const attn_mask *mask, int32_t token, kv_cache *kv, float *logits,
                    forward_ws *ws) {
@@ -159,7 +234,8 @@ int forward_decode(const model *m, const attn_mask *mask, int32_t token, kv_cach
         if (got == nt || tid == 0) {
             if (got != nt) team_barrier_init(&d.bar, 1, &ws->spin_us);
             const int n = got == nt ? nt : 1;
-            for (int l = 0; l < m->hp.n_layer; l++) layer_step(&d, l, tid, n);
+            decode_thread th = {&d, tid, n};
+            for (int l = 0; l < m->hp.n_layer; l++) layer_forward(&DECODE_OPS, &th, m->hp.arch, l, 1);
             if (logits) {
                 const model_qmat *out[1] = {&m->q_output};
                 if (tid == 0) {

@@ -43,8 +43,12 @@ struct forward_ws {
     char err[256];            /* why the last call failed */
 };
 
-/* qwen3 per-head RMSNorm of q and k, then RoPE at positions pos0..pos0+T-1 (ws->q, ws->k). */
-void forward_qk_norm_rope(const model *m, const model_layer *L, int T, int pos0, forward_ws *ws);
+/* Per-head RMSNorm of ws->q and ws->k, T tokens, with L's q_norm and k_norm (arch->qk_norm). T == 1
+ * runs on the calling thread alone (decode calls it inside its parallel region). */
+void forward_qk_norm(const model *m, const model_layer *L, int T, forward_ws *ws);
+/* RoPE of ws->q and ws->k, T tokens at positions pos0..pos0+T-1, through ws's angle table (made
+ * again only when the positions change). */
+void forward_rope(const model *m, int T, int pos0, forward_ws *ws);
 
 /* 1 when mask is NULL or shaped like the model with window >= 1, sinks >= 0. */
 int forward_mask_fits(const model *m, const attn_mask *mask);

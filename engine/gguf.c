@@ -48,11 +48,15 @@ typedef struct {
     size_t errlen;
 } gguf_reader;
 
-static uint16_t ld16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static uint16_t ld16(const uint8_t *p) {
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
 static uint32_t ld32(const uint8_t *p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
-static uint64_t ld64(const uint8_t *p) { return (uint64_t)ld32(p) | ((uint64_t)ld32(p + 4) << 32); }
+static uint64_t ld64(const uint8_t *p) {
+    return (uint64_t)ld32(p) | ((uint64_t)ld32(p + 4) << 32);
+}
 
 /* Copy at most 48 bytes of a file string into dst as printable ASCII ('?' for anything else). */
 static void str_printable(char *dst, size_t cap, const char *s, uint64_t len) {
@@ -78,8 +82,8 @@ static void set_field(gguf_reader *r, const char *fmt, ...) {
 /* Write "gguf: <path>: offset <at>: <field>: <message>" and return -1. */
 static int fail_at(gguf_reader *r, uint64_t at, const char *fmt, ...) {
     if (!r->err || r->errlen == 0) return -1;
-    int n = snprintf(r->err, r->errlen, "gguf: %s: offset %llu: %s: ", r->path,
-                     (unsigned long long)at, r->field);
+    int n =
+        snprintf(r->err, r->errlen, "gguf: %s: offset %llu: %s: ", r->path, (unsigned long long)at, r->field);
     if (n >= 0 && (size_t)n < r->errlen) {
         va_list ap;
         va_start(ap, fmt);
@@ -89,12 +93,14 @@ static int fail_at(gguf_reader *r, uint64_t at, const char *fmt, ...) {
     return -1;
 }
 
-static uint64_t bytes_left(const gguf_reader *r) { return r->size - r->pos; }
+static uint64_t bytes_left(const gguf_reader *r) {
+    return r->size - r->pos;
+}
 
 static int need(gguf_reader *r, uint64_t n, const char *what) {
     if (n <= bytes_left(r)) return 0;
-    return fail_at(r, r->pos, "truncated: %s needs %llu bytes, %llu left", what,
-                   (unsigned long long)n, (unsigned long long)bytes_left(r));
+    return fail_at(r, r->pos, "truncated: %s needs %llu bytes, %llu left", what, (unsigned long long)n,
+                   (unsigned long long)bytes_left(r));
 }
 
 static int rd_u32(gguf_reader *r, uint32_t *v, const char *what) {
@@ -116,11 +122,11 @@ static int rd_str(gguf_reader *r, gguf_str *s, uint64_t max_len, const char *wha
     uint64_t at = r->pos, len;
     if (rd_u64(r, &len, what)) return -1;
     if (len > max_len)
-        return fail_at(r, at, "%s length %llu exceeds the limit of %llu", what,
-                       (unsigned long long)len, (unsigned long long)max_len);
+        return fail_at(r, at, "%s length %llu exceeds the limit of %llu", what, (unsigned long long)len,
+                       (unsigned long long)max_len);
     if (len > bytes_left(r))
-        return fail_at(r, at, "truncated: %s of %llu bytes, %llu left", what,
-                       (unsigned long long)len, (unsigned long long)bytes_left(r));
+        return fail_at(r, at, "truncated: %s of %llu bytes, %llu left", what, (unsigned long long)len,
+                       (unsigned long long)bytes_left(r));
     s->len = len;
     s->ptr = (const char *)r->buf + r->pos;
     r->pos += len;
@@ -132,25 +138,26 @@ static uint64_t type_size(uint32_t t) {
     switch (t) {
     case GGUF_TYPE_UINT8:
     case GGUF_TYPE_INT8:
-    case GGUF_TYPE_BOOL: return 1;
+    case GGUF_TYPE_BOOL:
+        return 1;
     case GGUF_TYPE_UINT16:
-    case GGUF_TYPE_INT16: return 2;
+    case GGUF_TYPE_INT16:
+        return 2;
     case GGUF_TYPE_UINT32:
     case GGUF_TYPE_INT32:
-    case GGUF_TYPE_FLOAT32: return 4;
+    case GGUF_TYPE_FLOAT32:
+        return 4;
     case GGUF_TYPE_UINT64:
     case GGUF_TYPE_INT64:
-    case GGUF_TYPE_FLOAT64: return 8;
-    default: return 0;
+    case GGUF_TYPE_FLOAT64:
+        return 8;
+    default:
+        return 0;
     }
 }
 
-static int type_known(uint32_t t) { return t <= GGUF_TYPE_FLOAT64; }
-
-const char *gguf_type_name(gguf_type t) {
-    static const char *names[] = {"u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
-                                  "bool", "string", "array", "u64", "i64", "f64"};
-    return ((unsigned)t <= GGUF_TYPE_FLOAT64) ? names[t] : "unknown";
+static int type_known(uint32_t t) {
+    return t <= GGUF_TYPE_FLOAT64;
 }
 
 /* Decode one fixed-size scalar at p into kv->v (unsigned and bool -> u64, signed -> i64,
@@ -161,14 +168,30 @@ static void decode_scalar(uint32_t t, const uint8_t *p, gguf_kv *kv) {
     float f;
     switch (t) {
     case GGUF_TYPE_UINT8:
-    case GGUF_TYPE_BOOL: kv->v.u64 = p[0]; break;
-    case GGUF_TYPE_INT8: kv->v.i64 = (int8_t)p[0]; break;
-    case GGUF_TYPE_UINT16: kv->v.u64 = ld16(p); break;
-    case GGUF_TYPE_INT16: kv->v.i64 = (int16_t)ld16(p); break;
-    case GGUF_TYPE_UINT32: kv->v.u64 = ld32(p); break;
-    case GGUF_TYPE_INT32: kv->v.i64 = (int32_t)ld32(p); break;
-    case GGUF_TYPE_UINT64: kv->v.u64 = ld64(p); break;
-    case GGUF_TYPE_INT64: kv->v.i64 = (int64_t)ld64(p); break;
+    case GGUF_TYPE_BOOL:
+        kv->v.u64 = p[0];
+        break;
+    case GGUF_TYPE_INT8:
+        kv->v.i64 = (int8_t)p[0];
+        break;
+    case GGUF_TYPE_UINT16:
+        kv->v.u64 = ld16(p);
+        break;
+    case GGUF_TYPE_INT16:
+        kv->v.i64 = (int16_t)ld16(p);
+        break;
+    case GGUF_TYPE_UINT32:
+        kv->v.u64 = ld32(p);
+        break;
+    case GGUF_TYPE_INT32:
+        kv->v.i64 = (int32_t)ld32(p);
+        break;
+    case GGUF_TYPE_UINT64:
+        kv->v.u64 = ld64(p);
+        break;
+    case GGUF_TYPE_INT64:
+        kv->v.i64 = (int64_t)ld64(p);
+        break;
     case GGUF_TYPE_FLOAT32:
         b32 = ld32(p);
         memcpy(&f, &b32, 4);
@@ -178,7 +201,8 @@ static void decode_scalar(uint32_t t, const uint8_t *p, gguf_kv *kv) {
         b64 = ld64(p);
         memcpy(&kv->v.f64, &b64, 8);
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -188,8 +212,7 @@ static int read_array_body(gguf_reader *r, uint32_t et, uint64_t n, int depth) {
     if (sz) {
         if (n > bytes_left(r) / sz)
             return fail_at(r, at, "truncated: array of %llu %s needs more than the %llu bytes left",
-                           (unsigned long long)n, gguf_type_name(et),
-                           (unsigned long long)bytes_left(r));
+                           (unsigned long long)n, gguf_type_name(et), (unsigned long long)bytes_left(r));
         if (et == GGUF_TYPE_BOOL)
             for (uint64_t i = 0; i < n; i++)
                 if (r->buf[r->pos + i] > 1)
@@ -200,8 +223,7 @@ static int read_array_body(gguf_reader *r, uint32_t et, uint64_t n, int depth) {
     }
     if (et == GGUF_TYPE_STRING) {
         if (n > bytes_left(r) / 8)
-            return fail_at(r, at,
-                           "truncated: array of %llu strings needs more than the %llu bytes left",
+            return fail_at(r, at, "truncated: array of %llu strings needs more than the %llu bytes left",
                            (unsigned long long)n, (unsigned long long)bytes_left(r));
         for (uint64_t i = 0; i < n; i++) {
             gguf_str s;
@@ -211,19 +233,17 @@ static int read_array_body(gguf_reader *r, uint32_t et, uint64_t n, int depth) {
     }
     /* et == GGUF_TYPE_ARRAY: each element is {u32 type, u64 count, elements}. */
     if (depth >= GGUF_MAX_ARRAY_DEPTH)
-        return fail_at(r, at, "arrays nested deeper than %d levels are not supported",
-                       GGUF_MAX_ARRAY_DEPTH);
+        return fail_at(r, at, "arrays nested deeper than %d levels are not supported", GGUF_MAX_ARRAY_DEPTH);
     if (n > bytes_left(r) / 12)
         return fail_at(r, at, "truncated: array of %llu arrays needs more than the %llu bytes left",
                        (unsigned long long)n, (unsigned long long)bytes_left(r));
     for (uint64_t i = 0; i < n; i++) {
         uint32_t sub_t;
         uint64_t sub_n, sub_at = r->pos;
-        if (rd_u32(r, &sub_t, "nested array type") || rd_u64(r, &sub_n, "nested array count"))
-            return -1;
+        if (rd_u32(r, &sub_t, "nested array type") || rd_u64(r, &sub_n, "nested array count")) return -1;
         if (!type_known(sub_t))
-            return fail_at(r, sub_at, "nested array %llu: unknown element type %u",
-                           (unsigned long long)i, sub_t);
+            return fail_at(r, sub_at, "nested array %llu: unknown element type %u", (unsigned long long)i,
+                           sub_t);
         if (read_array_body(r, sub_t, sub_n, depth + 1)) return -1;
     }
     return 0;
@@ -284,8 +304,7 @@ static int64_t name_set_insert(name_set *s, uint64_t i) {
             return -1;
         }
         const gguf_str *o = name_set_get(s, s->slot[j] - 1);
-        if (o->len == nm->len && memcmp(o->ptr, nm->ptr, nm->len) == 0)
-            return (int64_t)(s->slot[j] - 1);
+        if (o->len == nm->len && memcmp(o->ptr, nm->ptr, nm->len) == 0) return (int64_t)(s->slot[j] - 1);
     }
 }
 
@@ -294,9 +313,8 @@ static int parse_header(gguf_reader *r, gguf_file *g) {
     if (need(r, 4, "magic")) return -1;
     const uint8_t *m = r->buf;
     if (memcmp(m, "GGUF", 4) != 0)
-        return fail_at(r, 0, "bad magic %02x %02x %02x %02x, expected 47 47 55 46 (\"GGUF\")%s",
-                       m[0], m[1], m[2], m[3],
-                       memcmp(m, "FUGG", 4) == 0 ? " (byte-swapped file?)" : "");
+        return fail_at(r, 0, "bad magic %02x %02x %02x %02x, expected 47 47 55 46 (\"GGUF\")%s", m[0], m[1],
+                       m[2], m[3], memcmp(m, "FUGG", 4) == 0 ? " (byte-swapped file?)" : "");
     r->pos = 4;
     set_field(r, "version");
     if (rd_u32(r, &g->version, "version")) return -1;
@@ -373,8 +391,7 @@ static int parse_alignment(gguf_reader *r, gguf_file *g) {
     if (kv->type != GGUF_TYPE_UINT32)
         return fail_at(r, kv->offset, "type %s, expected u32", gguf_type_name(kv->type));
     if (kv->v.u64 == 0 || (kv->v.u64 & (kv->v.u64 - 1)) != 0)
-        return fail_at(r, kv->offset, "alignment %llu is not a power of two",
-                       (unsigned long long)kv->v.u64);
+        return fail_at(r, kv->offset, "alignment %llu is not a power of two", (unsigned long long)kv->v.u64);
     g->alignment = kv->v.u64;
     return 0;
 }
@@ -409,13 +426,11 @@ static int parse_tensor_info(gguf_reader *r, gguf_tensor *t, uint64_t i, uint64_
     uint64_t block = quant_block_elems(t->type);
     if (t->ne[0] % block != 0)
         return fail_at(r, at, "row length ne[0] = %llu is not a multiple of the %s block size %llu",
-                       (unsigned long long)t->ne[0], quant_type_name(t->type),
-                       (unsigned long long)block);
+                       (unsigned long long)t->ne[0], quant_type_name(t->type), (unsigned long long)block);
     /* ne[0] <= INT64_MAX and block_bytes <= 256, so (ne[0]/block)*block_bytes cannot overflow. */
     uint64_t row_bytes = (t->ne[0] / block) * quant_block_bytes(t->type);
     uint64_t n_rows = n_elems / t->ne[0];
-    if (row_bytes != 0 && n_rows > UINT64_MAX / row_bytes)
-        return fail_at(r, at, "data size overflows");
+    if (row_bytes != 0 && n_rows > UINT64_MAX / row_bytes) return fail_at(r, at, "data size overflows");
     t->n_bytes = row_bytes * n_rows;
     *off_at = r->pos;
     if (rd_u64(r, &t->offset, "data offset")) return -1;
@@ -477,10 +492,9 @@ static int check_tensor_data(gguf_reader *r, gguf_file *g, const uint64_t *off_a
             str_printable(name, sizeof name, t->name.ptr, t->name.len);
             str_printable(pname, sizeof pname, p->name.ptr, p->name.len);
             set_field(r, "tensor '%s'", name);
-            rc = fail_at(
-                r, off_at[spans[k].index], "data [%llu, %llu) overlaps tensor '%s' [%llu, %llu)",
-                (unsigned long long)t->offset, (unsigned long long)(t->offset + t->n_bytes), pname,
-                (unsigned long long)p->offset, (unsigned long long)(p->offset + p->n_bytes));
+            rc = fail_at(r, off_at[spans[k].index], "data [%llu, %llu) overlaps tensor '%s' [%llu, %llu)",
+                         (unsigned long long)t->offset, (unsigned long long)(t->offset + t->n_bytes), pname,
+                         (unsigned long long)p->offset, (unsigned long long)(p->offset + p->n_bytes));
         }
     }
     free(spans);
@@ -499,8 +513,7 @@ static int parse_tensors(gguf_reader *r, gguf_file *g) {
         uint64_t at = r->pos;
         if ((rc = parse_tensor_info(r, &g->tensors[i], i, &off_at[i]))) break;
         int64_t prev = name_set_insert(&set, i);
-        if (prev >= 0)
-            rc = fail_at(r, at, "duplicate tensor name (first is tensor %lld)", (long long)prev);
+        if (prev >= 0) rc = fail_at(r, at, "duplicate tensor name (first is tensor %lld)", (long long)prev);
     }
     if (rc == 0) rc = check_tensor_data(r, g, off_at);
     free(set.slot);
@@ -508,8 +521,8 @@ static int parse_tensors(gguf_reader *r, gguf_file *g) {
     return rc;
 }
 
-static int gguf_parse(gguf_file **out, const uint8_t *buf, uint64_t size, int owns_map,
-                      const char *path, char *err, size_t errlen) {
+static int gguf_parse(gguf_file **out, const uint8_t *buf, uint64_t size, int owns_map, const char *path,
+                      char *err, size_t errlen) {
     gguf_reader r = {.buf = buf, .size = size, .path = path, .err = err, .errlen = errlen};
     gguf_file_impl *impl = calloc(1, sizeof *impl);
     char *path_copy = strdup(path);
@@ -564,8 +577,8 @@ int gguf_open(gguf_file **out, const char *path, char *err, size_t errlen) {
     int map_errno = errno;
     close(fd);
     if (map == MAP_FAILED) {
-        snprintf(err, errlen, "gguf: %s: mmap of %lld bytes failed: %s", path,
-                 (long long)st.st_size, strerror(map_errno));
+        snprintf(err, errlen, "gguf: %s: mmap of %lld bytes failed: %s", path, (long long)st.st_size,
+                 strerror(map_errno));
         return -1;
     }
     if (gguf_parse(out, map, (uint64_t)st.st_size, 1, path, err, errlen)) {

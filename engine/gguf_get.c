@@ -1,4 +1,5 @@
-/* gguf_get.c — lookups and typed getters over a validated gguf_file (see gguf.h).
+/* gguf_get.c — type names, lookups and typed getters over a validated gguf_file (see gguf.h); the
+ * reader (gguf.c) uses the first two, nothing here calls back into it.
  *
  * Everything here runs after gguf_open has checked every length and count, so reads need no
  * bounds checks; only types and value ranges are checked. Values are little-endian in the file.
@@ -9,6 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *gguf_type_name(gguf_type t) {
+    static const char *names[] = {"u8",   "i8",     "u16",   "i16", "u32", "i32", "f32",
+                                  "bool", "string", "array", "u64", "i64", "f64"};
+    return ((unsigned)t <= GGUF_TYPE_FLOAT64) ? names[t] : "unknown";
+}
+
 /* Little-endian unsigned load of `n` bytes (1, 2, 4 or 8). */
 static uint64_t ld_le(const uint8_t *p, int n) {
     uint64_t v = 0;
@@ -17,27 +24,30 @@ static uint64_t ld_le(const uint8_t *p, int n) {
 }
 
 static int is_unsigned_type(gguf_type t) {
-    return t == GGUF_TYPE_UINT8 || t == GGUF_TYPE_UINT16 || t == GGUF_TYPE_UINT32 ||
-           t == GGUF_TYPE_UINT64;
+    return t == GGUF_TYPE_UINT8 || t == GGUF_TYPE_UINT16 || t == GGUF_TYPE_UINT32 || t == GGUF_TYPE_UINT64;
 }
 
 static int is_signed_type(gguf_type t) {
-    return t == GGUF_TYPE_INT8 || t == GGUF_TYPE_INT16 || t == GGUF_TYPE_INT32 ||
-           t == GGUF_TYPE_INT64;
+    return t == GGUF_TYPE_INT8 || t == GGUF_TYPE_INT16 || t == GGUF_TYPE_INT32 || t == GGUF_TYPE_INT64;
 }
 
 /* Bytes of one integer element (0 for non-integer types). */
 static int int_size(gguf_type t) {
     switch (t) {
     case GGUF_TYPE_UINT8:
-    case GGUF_TYPE_INT8: return 1;
+    case GGUF_TYPE_INT8:
+        return 1;
     case GGUF_TYPE_UINT16:
-    case GGUF_TYPE_INT16: return 2;
+    case GGUF_TYPE_INT16:
+        return 2;
     case GGUF_TYPE_UINT32:
-    case GGUF_TYPE_INT32: return 4;
+    case GGUF_TYPE_INT32:
+        return 4;
     case GGUF_TYPE_UINT64:
-    case GGUF_TYPE_INT64: return 8;
-    default: return 0;
+    case GGUF_TYPE_INT64:
+        return 8;
+    default:
+        return 0;
     }
 }
 
@@ -96,14 +106,17 @@ static int kv_is_int(const gguf_kv *kv) {
 static int kv_is_float(const gguf_kv *kv) {
     return kv->type == GGUF_TYPE_FLOAT32 || kv->type == GGUF_TYPE_FLOAT64;
 }
-static int kv_is_bool(const gguf_kv *kv) { return kv->type == GGUF_TYPE_BOOL; }
-static int kv_is_str(const gguf_kv *kv) { return kv->type == GGUF_TYPE_STRING; }
+static int kv_is_bool(const gguf_kv *kv) {
+    return kv->type == GGUF_TYPE_BOOL;
+}
+static int kv_is_str(const gguf_kv *kv) {
+    return kv->type == GGUF_TYPE_STRING;
+}
 static int kv_is_str_arr(const gguf_kv *kv) {
     return kv->type == GGUF_TYPE_ARRAY && kv->arr_type == GGUF_TYPE_STRING;
 }
 static int kv_is_int_arr(const gguf_kv *kv) {
-    return kv->type == GGUF_TYPE_ARRAY &&
-           (is_unsigned_type(kv->arr_type) || is_signed_type(kv->arr_type));
+    return kv->type == GGUF_TYPE_ARRAY && (is_unsigned_type(kv->arr_type) || is_signed_type(kv->arr_type));
 }
 static int kv_is_f32_arr(const gguf_kv *kv) {
     return kv->type == GGUF_TYPE_ARRAY && kv->arr_type == GGUF_TYPE_FLOAT32;
@@ -116,11 +129,11 @@ int gguf_get_u32(const gguf_file *g, const char *key, uint32_t *out, char *err, 
                                           : (kv->v.i64 >= 0 && kv->v.i64 <= (int64_t)UINT32_MAX);
     if (!fits) {
         if (is_unsigned_type(kv->type))
-            snprintf(err, errlen, "gguf: %s: offset %llu: key '%s': value %llu does not fit in u32",
-                     g->path, (unsigned long long)kv->offset, key, (unsigned long long)kv->v.u64);
+            snprintf(err, errlen, "gguf: %s: offset %llu: key '%s': value %llu does not fit in u32", g->path,
+                     (unsigned long long)kv->offset, key, (unsigned long long)kv->v.u64);
         else
-            snprintf(err, errlen, "gguf: %s: offset %llu: key '%s': value %lld does not fit in u32",
-                     g->path, (unsigned long long)kv->offset, key, (long long)kv->v.i64);
+            snprintf(err, errlen, "gguf: %s: offset %llu: key '%s': value %lld does not fit in u32", g->path,
+                     (unsigned long long)kv->offset, key, (long long)kv->v.i64);
         return -1;
     }
     *out = is_unsigned_type(kv->type) ? (uint32_t)kv->v.u64 : (uint32_t)kv->v.i64;
@@ -192,9 +205,8 @@ int gguf_get_i32_array(const gguf_file *g, const char *key, int32_t **out, uint6
         int big;
         int64_t v = arr_int_at(kv, i, &big);
         if (big || v < INT32_MIN || v > INT32_MAX) {
-            snprintf(err, errlen,
-                     "gguf: %s: offset %llu: key '%s': element %llu does not fit in i32", g->path,
-                     (unsigned long long)kv->offset, key, (unsigned long long)i);
+            snprintf(err, errlen, "gguf: %s: offset %llu: key '%s': element %llu does not fit in i32",
+                     g->path, (unsigned long long)kv->offset, key, (unsigned long long)i);
             free(a);
             return -1;
         }

@@ -1,4 +1,4 @@
-/* gguf_write.c — random-weight llama GGUF writer (see gguf_write.h). Layout of the file (GGUF v3):
+/* gguf_write.c — random-weight GGUF writer (see gguf_write.h). Layout of the file (GGUF v3):
  * header (magic, version, tensor count, key count), key/values, tensor infos, padding to the
  * alignment (32), then each tensor's data at an offset that is a multiple of 32. */
 #include "gguf_write.h"
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "gguf.h"
 #include "quant.h"
 #include "unicode.h"
@@ -27,9 +28,9 @@ static const char CHAT_TEMPLATE[] =
 
 int mkmodel_preset(const char *name, mkmodel_shape *out) {
     static const mkmodel_shape smollm2 = {
-        30, 576, 9, 3, 1536, 49152, 8192, 100000.0f, 1e-5f, GGML_TYPE_Q4_1, 0.02f, 1};
-    static const mkmodel_shape tiny = {2,     128, 4, 2, 256, 512, 2048, 10000.0f, 1e-5f, GGML_TYPE_Q4_1,
-                                       0.02f, 1};
+        30, 576, 9, 3, 1536, 49152, 8192, 100000.0f, 1e-5f, GGML_TYPE_Q4_1, 0.02f, 1, "llama"};
+    static const mkmodel_shape tiny = {2,     128, 4,      2, 256, 512, 2048, 10000.0f, 1e-5f, GGML_TYPE_Q4_1,
+                                       0.02f, 1,   "llama"};
     if (!strcmp(name, "smollm2"))
         *out = smollm2;
     else if (!strcmp(name, "tiny"))
@@ -126,6 +127,24 @@ static void write_tokenizer(writer *w, int n_vocab) {
     kv_str(w, "tokenizer.chat_template", CHAT_TEMPLATE);
 }
 
+/* ---- hyper-parameters ---- */
+
+static void write_hparams(writer *w, const mkmodel_shape *s, const model_arch *a) {
+    char key[128], name[96];
+    snprintf(name, sizeof name, "bosch-random-%s", a->name);
+    kv_str(w, "general.architecture", a->name);
+    kv_str(w, "general.name", name);
+    const arch_key ku[] = {ARCH_KEY_BLOCK_COUNT,          ARCH_KEY_CONTEXT_LENGTH, ARCH_KEY_EMBEDDING_LENGTH,
+                           ARCH_KEY_FEED_FORWARD_LENGTH,  ARCH_KEY_HEAD_COUNT,     ARCH_KEY_HEAD_COUNT_KV,
+                           ARCH_KEY_ROPE_DIMENSION_COUNT, ARCH_KEY_VOCAB_SIZE};
+    const int vu[] = {
+        s->n_layer, s->n_ctx, s->n_embd, s->n_ff, s->n_head, s->n_head_kv, s->n_embd / s->n_head, s->n_vocab};
+    for (size_t i = 0; i < sizeof ku / sizeof ku[0]; i++)
+        kv_u32(w, arch_key_name(a, ku[i], key, sizeof key), (uint32_t)vu[i]);
+    kv_f32(w, arch_key_name(a, ARCH_KEY_ROPE_FREQ_BASE, key, sizeof key), s->rope_base);
+    kv_f32(w, arch_key_name(a, ARCH_KEY_RMS_EPS, key, sizeof key), s->rms_eps);
+}
+
 /* ---- tensors ---- */
 
 typedef struct {
@@ -136,24 +155,22 @@ typedef struct {
     uint64_t offset, bytes;
 } mk_tensor;
 
-static int plan_tensors(const mkmodel_shape *s, mk_tensor *t) {
-    int n = 0, hd = s->n_embd / s->n_head;
-    uint64_t E = s->n_embd, F = s->n_ff, Q = (uint64_t)s->n_head * hd, KV = (uint64_t)s->n_head_kv * hd;
+/* The tensors `a` requires (arch.h), in arch_tensor order: the model's, then each layer's. */
+static int plan_tensors(const mkmodel_shape *s, const model_arch *a, mk_tensor *t) {
+    int n = 0;
+    arch_dims d = {s->n_embd, s->n_ff, s->n_vocab, s->n_head, s->n_head_kv, s->n_embd / s->n_head};
     uint32_t wt = s->wtype, et = s->wtype == GGML_TYPE_Q4_1 ? GGML_TYPE_Q8_0 : GGML_TYPE_F16;
-#define ADD(nm, a, b, ty, norm)                                                                              \
-    (t[n] = (mk_tensor){"", a, b, ty, norm, 0, 0}, snprintf(t[n].name, 64, "%s", nm), n++)
-    ADD("token_embd.weight", E, (uint64_t)s->n_vocab, et, 0);
-    ADD("output_norm.weight", E, 1, GGML_TYPE_F32, 1);
-    static const char *const names[9] = {"attn_norm", "attn_q",   "attn_k", "attn_v",  "attn_output",
-                                         "ffn_norm",  "ffn_gate", "ffn_up", "ffn_down"};
-    const uint64_t ne0[9] = {E, E, E, E, Q, E, E, E, F}, ne1[9] = {1, Q, KV, KV, E, 1, F, F, E};
-    for (int l = 0; l < s->n_layer; l++)
-        for (int k = 0; k < 9; k++) {
-            char nm[64];
-            snprintf(nm, sizeof nm, "blk.%d.%s.weight", l, names[k]);
-            ADD(nm, ne0[k], ne1[k], ne1[k] == 1 ? GGML_TYPE_F32 : wt, ne1[k] == 1);
+    for (int l = -1; l < s->n_layer; l++) /* l = -1: the model's own tensors */
+        for (int k = l < 0 ? 0 : ARCH_T_FIRST_LAYER; k < (l < 0 ? ARCH_T_FIRST_LAYER : ARCH_T_COUNT); k++) {
+            if (arch_tensor_use(a, (arch_tensor)k) != ARCH_USE_REQUIRED) continue;
+            uint64_t ne[2];
+            arch_tensor_shape(&d, (arch_tensor)k, ne);
+            int norm = ne[1] == 1;
+            t[n] = (mk_tensor){"",   ne[0], ne[1], norm ? GGML_TYPE_F32 : k == ARCH_T_TOKEN_EMBD ? et : wt,
+                               norm, 0,     0};
+            arch_tensor_name(a, (arch_tensor)k, l, t[n].name, sizeof t[n].name);
+            n++;
         }
-#undef ADD
     uint64_t off = 0;
     for (int i = 0; i < n; i++) {
         t[i].offset = off;
@@ -241,12 +258,19 @@ static int check_shape(const mkmodel_shape *s, char *err, size_t errlen) {
     else if (!(s->std > 0) || s->n_ctx < 1 || !(s->rope_base > 0) || !(s->rms_eps > 0))
         bad = "std / n_ctx / rope / eps";
     if (bad) base_seterr(err, errlen, "mkmodel: bad %s", bad);
+    if (!bad && !arch_find(s->arch ? s->arch : "llama")) {
+        char names[256];
+        base_seterr(err, errlen, "mkmodel: unknown architecture '%s' (registered: %s)", s->arch,
+                    arch_names(names, sizeof names));
+        return -1;
+    }
     return bad ? -1 : 0;
 }
 
 int mkmodel_write(const char *path, const mkmodel_shape *s, char *err, size_t errlen) {
     if (check_shape(s, err, errlen)) return -1;
-    mk_tensor *t = malloc(sizeof(mk_tensor) * (2 + 9 * (size_t)s->n_layer));
+    const model_arch *a = arch_find(s->arch ? s->arch : "llama");
+    mk_tensor *t = malloc(sizeof(mk_tensor) * ARCH_T_COUNT * (1 + (size_t)s->n_layer));
     size_t widest = (size_t)(s->n_ff > s->n_embd ? s->n_ff : s->n_embd);
     float *row = malloc(sizeof(float) * widest);
     uint8_t *qrow = malloc(4 * widest);
@@ -262,23 +286,12 @@ int mkmodel_write(const char *path, const mkmodel_shape *s, char *err, size_t er
         base_seterr(err, errlen, "mkmodel: %s: %s", tmp, strerror(errno));
         goto done;
     }
-    int n_t = plan_tensors(s, t);
+    int n_t = plan_tensors(s, a, t);
     w_bytes(&w, "GGUF", 4);
     w_u32(&w, 3);
     w_u64(&w, (uint64_t)n_t);
     w_u64(&w, 0); /* key count, patched below */
-    kv_str(&w, "general.architecture", "llama");
-    kv_str(&w, "general.name", "bosch-random-llama");
-    kv_u32(&w, "llama.block_count", (uint32_t)s->n_layer);
-    kv_u32(&w, "llama.context_length", (uint32_t)s->n_ctx);
-    kv_u32(&w, "llama.embedding_length", (uint32_t)s->n_embd);
-    kv_u32(&w, "llama.feed_forward_length", (uint32_t)s->n_ff);
-    kv_u32(&w, "llama.attention.head_count", (uint32_t)s->n_head);
-    kv_u32(&w, "llama.attention.head_count_kv", (uint32_t)s->n_head_kv);
-    kv_u32(&w, "llama.rope.dimension_count", (uint32_t)(s->n_embd / s->n_head));
-    kv_u32(&w, "llama.vocab_size", (uint32_t)s->n_vocab);
-    kv_f32(&w, "llama.rope.freq_base", s->rope_base);
-    kv_f32(&w, "llama.attention.layer_norm_rms_epsilon", s->rms_eps);
+    write_hparams(&w, s, a);
     write_tokenizer(&w, s->n_vocab);
     for (int i = 0; i < n_t; i++) {
         w_str(&w, t[i].name, strlen(t[i].name));

@@ -1,5 +1,6 @@
-/* model.c — load a llama/qwen3 GGUF: hyper-parameters from `{arch}.*` keys, tensors checked
- * for shape and dequantized to fp32 in parallel (OpenMP over row chunks). */
+/* model.c — load a GGUF of a registered architecture (arch.h): hyper-parameters from its keys
+ * through typed getters, its tensors checked for shape and dequantized to fp32 in parallel (OpenMP
+ * over row chunks). */
 #include "model.h"
 
 #include <errno.h>
@@ -26,11 +27,11 @@ static char *dup_str(const char *s) {
     return d;
 }
 
-/* `{arch}.{suffix}` as u32; missing keys take `def` when def >= 0, else fail. */
-static int read_u32(const gguf_file *g, const char *arch, const char *suffix, long def, int *out,
-                    char *err, size_t errlen) {
+/* Key `k` of the model's architecture as u32; missing keys take `def` when def >= 0, else fail. */
+static int read_u32(const model *m, arch_key k, long def, int *out, char *err, size_t errlen) {
+    const gguf_file *g = m->gguf;
     char key[128];
-    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    arch_key_name(m->hp.arch, k, key, sizeof key);
     if (!gguf_find_kv(g, key)) {
         if (def < 0) {
             base_seterr(err, errlen, "model: %s: missing metadata key '%s'", g->path, key);
@@ -49,10 +50,12 @@ static int read_u32(const gguf_file *g, const char *arch, const char *suffix, lo
     return 0;
 }
 
-static int read_f32(const gguf_file *g, const char *arch, const char *suffix, double def,
-                    int required, float *out, char *err, size_t errlen) {
+/* Key `k` as f32; a missing key is an error when `required`, else takes `def`. */
+static int read_f32(const model *m, arch_key k, double def, int required, float *out, char *err,
+                    size_t errlen) {
+    const gguf_file *g = m->gguf;
     char key[128];
-    snprintf(key, sizeof key, "%s.%s", arch, suffix);
+    arch_key_name(m->hp.arch, k, key, sizeof key);
     if (!gguf_find_kv(g, key)) {
         if (required) {
             base_seterr(err, errlen, "model: %s: missing metadata key '%s'", g->path, key);
@@ -64,67 +67,73 @@ static int read_f32(const gguf_file *g, const char *arch, const char *suffix, do
     return gguf_get_f32(g, key, out, err, errlen);
 }
 
-static int read_hparams(model *m, const char *arch, char *err, size_t errlen) {
+/* RoPE scaling (linear, YaRN, llama3 rope_freqs) would change the angles: refuse it rather than
+ * compute silently wrong logits. */
+static int refuse_rope_scaling(const model *m, char *err, size_t errlen) {
     const gguf_file *g = m->gguf;
-    model_hparams *hp = &m->hp;
-    if (read_u32(g, arch, "block_count", -1, &hp->n_layer, err, errlen) ||
-        read_u32(g, arch, "embedding_length", -1, &hp->n_embd, err, errlen) ||
-        read_u32(g, arch, "feed_forward_length", -1, &hp->n_ff, err, errlen) ||
-        read_u32(g, arch, "attention.head_count", -1, &hp->n_head, err, errlen) ||
-        read_u32(g, arch, "attention.head_count_kv", hp->n_head, &hp->n_head_kv, err, errlen) ||
-        read_u32(g, arch, "context_length", 0, &hp->n_ctx_train, err, errlen) ||
-        read_f32(g, arch, "rope.freq_base", 10000.0, 0, &hp->rope_base, err, errlen) ||
-        read_f32(g, arch, "attention.layer_norm_rms_epsilon", 0, 1, &hp->rms_eps, err, errlen))
-        return -1;
-    if (hp->n_layer < 1 || hp->n_embd < 1 || hp->n_ff < 1 || hp->n_head < 1 || hp->n_head_kv < 1) {
-        base_seterr(err, errlen,
-               "model: %s: bad shape n_layer=%d n_embd=%d n_ff=%d n_head=%d n_head_kv=%d", g->path,
-               hp->n_layer, hp->n_embd, hp->n_ff, hp->n_head, hp->n_head_kv);
-        return -1;
-    }
-    if (hp->n_head % hp->n_head_kv != 0) {
-        base_seterr(err, errlen, "model: %s: n_head=%d is not a multiple of n_head_kv=%d", g->path,
-               hp->n_head, hp->n_head_kv);
-        return -1;
-    }
-    if (read_u32(g, arch, "attention.key_length", hp->n_embd / hp->n_head, &hp->head_dim, err,
-                 errlen) ||
-        read_u32(g, arch, "rope.dimension_count", hp->head_dim, &hp->rope_dim, err, errlen))
-        return -1;
-    if (hp->head_dim < 2 || hp->rope_dim < 2 || hp->rope_dim > hp->head_dim || hp->rope_dim % 2) {
-        base_seterr(err, errlen, "model: %s: bad head_dim=%d / rope.dimension_count=%d", g->path,
-               hp->head_dim, hp->rope_dim);
-        return -1;
-    }
-    int vlen;
-    if (read_u32(g, arch, "attention.value_length", hp->head_dim, &vlen, err, errlen)) return -1;
-    if (vlen != hp->head_dim) {
-        base_seterr(err, errlen, "model: %s: %s.attention.value_length=%d differs from key_length=%d "
-               "(unsupported)", g->path, arch, vlen, hp->head_dim);
-        return -1;
-    }
-    /* RoPE scaling (linear, YaRN, llama3 rope_freqs) would change the angles: refuse it rather
-     * than compute silently wrong logits */
-    char key[128];
-    snprintf(key, sizeof key, "%s.rope.scaling.type", arch);
+    char key[128], name[96];
+    arch_key_name(m->hp.arch, ARCH_KEY_ROPE_SCALING_TYPE, key, sizeof key);
     if (gguf_find_kv(g, key)) {
         char *type = NULL;
         if (gguf_get_str(g, key, &type, err, errlen) != 0) return -1;
         int none = !strcmp(type, "none");
         if (!none)
-            base_seterr(err, errlen, "model: %s: %s = '%s' is not supported (no RoPE scaling)", g->path,
-                   key, type);
+            base_seterr(err, errlen, "model: %s: %s = '%s' is not supported (no RoPE scaling)", g->path, key,
+                        type);
         free(type);
         if (!none) return -1;
     }
-    if (gguf_find_tensor(g, "rope_freqs.weight")) {
-        base_seterr(err, errlen, "model: %s: tensor 'rope_freqs.weight' (RoPE frequency factors) is not "
-               "supported", g->path);
+    arch_tensor_name(m->hp.arch, ARCH_T_ROPE_FREQS, 0, name, sizeof name);
+    if (arch_tensor_use(m->hp.arch, ARCH_T_ROPE_FREQS) == ARCH_USE_REFUSED && gguf_find_tensor(g, name)) {
+        base_seterr(err, errlen, "model: %s: tensor '%s' (RoPE frequency factors) is not supported", g->path,
+                    name);
         return -1;
     }
+    return 0;
+}
+
+static int read_hparams(model *m, char *err, size_t errlen) {
+    const gguf_file *g = m->gguf;
+    model_hparams *hp = &m->hp;
+    if (read_u32(m, ARCH_KEY_BLOCK_COUNT, -1, &hp->n_layer, err, errlen) ||
+        read_u32(m, ARCH_KEY_EMBEDDING_LENGTH, -1, &hp->n_embd, err, errlen) ||
+        read_u32(m, ARCH_KEY_FEED_FORWARD_LENGTH, -1, &hp->n_ff, err, errlen) ||
+        read_u32(m, ARCH_KEY_HEAD_COUNT, -1, &hp->n_head, err, errlen) ||
+        read_u32(m, ARCH_KEY_HEAD_COUNT_KV, hp->n_head, &hp->n_head_kv, err, errlen) ||
+        read_u32(m, ARCH_KEY_CONTEXT_LENGTH, 0, &hp->n_ctx_train, err, errlen) ||
+        read_f32(m, ARCH_KEY_ROPE_FREQ_BASE, 10000.0, 0, &hp->rope_base, err, errlen) ||
+        read_f32(m, ARCH_KEY_RMS_EPS, 0, 1, &hp->rms_eps, err, errlen))
+        return -1;
+    if (hp->n_layer < 1 || hp->n_embd < 1 || hp->n_ff < 1 || hp->n_head < 1 || hp->n_head_kv < 1) {
+        base_seterr(err, errlen, "model: %s: bad shape n_layer=%d n_embd=%d n_ff=%d n_head=%d n_head_kv=%d",
+                    g->path, hp->n_layer, hp->n_embd, hp->n_ff, hp->n_head, hp->n_head_kv);
+        return -1;
+    }
+    if (hp->n_head % hp->n_head_kv != 0) {
+        base_seterr(err, errlen, "model: %s: n_head=%d is not a multiple of n_head_kv=%d", g->path,
+                    hp->n_head, hp->n_head_kv);
+        return -1;
+    }
+    if (read_u32(m, ARCH_KEY_KEY_LENGTH, hp->n_embd / hp->n_head, &hp->head_dim, err, errlen) ||
+        read_u32(m, ARCH_KEY_ROPE_DIMENSION_COUNT, hp->head_dim, &hp->rope_dim, err, errlen))
+        return -1;
+    if (hp->head_dim < 2 || hp->rope_dim < 2 || hp->rope_dim > hp->head_dim || hp->rope_dim % 2) {
+        base_seterr(err, errlen, "model: %s: bad head_dim=%d / rope.dimension_count=%d", g->path,
+                    hp->head_dim, hp->rope_dim);
+        return -1;
+    }
+    int vlen;
+    if (read_u32(m, ARCH_KEY_VALUE_LENGTH, hp->head_dim, &vlen, err, errlen)) return -1;
+    if (vlen != hp->head_dim) {
+        char key[128];
+        base_seterr(err, errlen, "model: %s: %s=%d differs from key_length=%d (unsupported)", g->path,
+                    arch_key_name(hp->arch, ARCH_KEY_VALUE_LENGTH, key, sizeof key), vlen, hp->head_dim);
+        return -1;
+    }
+    if (refuse_rope_scaling(m, err, errlen)) return -1;
     if (!(hp->rms_eps > 0.0f) || !(hp->rope_base > 0.0f)) {
         base_seterr(err, errlen, "model: %s: bad rms epsilon %g or rope base %g", g->path,
-               (double)hp->rms_eps, (double)hp->rope_base);
+                    (double)hp->rms_eps, (double)hp->rope_base);
         return -1;
     }
     return 0;
@@ -160,8 +169,7 @@ static void shape_str(char *buf, size_t cap, const uint64_t *ne, int nd) {
 
 /* Check tensor `name` exists (unless optional) with GGUF shape ne0 x ne1 (ne1 = 1 for vectors) and
  * a supported type; reserve its place in the arena. *slot receives the arena offset + 1 (0: absent). */
-static int plan_tensor(loader *ld, const char *name, uint64_t ne0, uint64_t ne1, int optional,
-                       size_t *slot) {
+static int plan_tensor(loader *ld, const char *name, uint64_t ne0, uint64_t ne1, int optional, size_t *slot) {
     const gguf_file *g = ld->m->gguf;
     const gguf_tensor *t = gguf_find_tensor(g, name);
     *slot = 0;
@@ -176,13 +184,13 @@ static int plan_tensor(loader *ld, const char *name, uint64_t ne0, uint64_t ne1,
         char ws[64], hs[96];
         shape_str(ws, sizeof ws, want, ne1 == 1 ? 1 : 2);
         shape_str(hs, sizeof hs, t->ne, t->n_dims ? (int)t->n_dims : 1);
-        base_seterr(ld->err, ld->errlen, "model: %s: tensor '%s': expected shape %s, got %s", g->path,
-               name, ws, hs);
+        base_seterr(ld->err, ld->errlen, "model: %s: tensor '%s': expected shape %s, got %s", g->path, name,
+                    ws, hs);
         return -1;
     }
     if (!quant_type_supported(t->type)) {
         base_seterr(ld->err, ld->errlen, "model: %s: tensor '%s': unsupported type %u", g->path, name,
-               t->type);
+                    t->type);
         return -1;
     }
     ld->jobs[ld->n_jobs].t = t;
@@ -193,43 +201,68 @@ static int plan_tensor(loader *ld, const char *name, uint64_t ne0, uint64_t ne1,
     return 0;
 }
 
-/* Slots of every tensor, as arena offsets + 1 (0 = absent), resolved to pointers after allocation. */
-typedef struct {
-    size_t attn_norm, wq, wk, wv, wo, q_norm, k_norm, ffn_norm, w_gate, w_up, w_down;
-} layer_slots;
-
-static int plan_all(loader *ld, size_t *tok, size_t *onorm, size_t *out, layer_slots *ls) {
-    const model_hparams *hp = &ld->m->hp;
-    uint64_t E = hp->n_embd, F = hp->n_ff, V = hp->n_vocab;
-    uint64_t Q = (uint64_t)hp->n_head * hp->head_dim, KV = (uint64_t)hp->n_head_kv * hp->head_dim;
-    int qk_norm = hp->arch == MODEL_ARCH_QWEN3;
-    char name[96];
-    if (plan_tensor(ld, "token_embd.weight", E, V, 0, tok) ||
-        plan_tensor(ld, "output_norm.weight", E, 1, 0, onorm) ||
-        plan_tensor(ld, "output.weight", E, V, 1, out))
-        return -1;
-#define PLAN(field, suffix, a, b, opt)                                                    \
-    do {                                                                                  \
-        snprintf(name, sizeof name, "blk.%d.%s.weight", l, suffix);                       \
-        if (plan_tensor(ld, name, a, b, opt, &ls[l].field)) return -1;                    \
-    } while (0)
-    for (int l = 0; l < hp->n_layer; l++) {
-        /* order matters: wq|wk|wv and w_gate|w_up are laid out back to back (fused GEMMs) */
-        PLAN(attn_norm, "attn_norm", E, 1, 0);
-        PLAN(wq, "attn_q", E, Q, 0);
-        PLAN(wk, "attn_k", E, KV, 0);
-        PLAN(wv, "attn_v", E, KV, 0);
-        PLAN(wo, "attn_output", Q, E, 0);
-        if (qk_norm) {
-            PLAN(q_norm, "attn_q_norm", hp->head_dim, 1, 0);
-            PLAN(k_norm, "attn_k_norm", hp->head_dim, 1, 0);
-        }
-        PLAN(ffn_norm, "ffn_norm", E, 1, 0);
-        PLAN(w_gate, "ffn_gate", E, F, 0);
-        PLAN(w_up, "ffn_up", E, F, 0);
-        PLAN(w_down, "ffn_down", F, E, 0);
+/* Where the fp32 copy of each per-layer tensor lives in a model_layer (NULL: not a weight of L). */
+static float **layer_slot(model_layer *L, arch_tensor t) {
+    switch (t) {
+    case ARCH_T_ATTN_NORM:
+        return &L->attn_norm;
+    case ARCH_T_ATTN_Q:
+        return &L->wq;
+    case ARCH_T_ATTN_K:
+        return &L->wk;
+    case ARCH_T_ATTN_V:
+        return &L->wv;
+    case ARCH_T_ATTN_OUT:
+        return &L->wo;
+    case ARCH_T_ATTN_Q_NORM:
+        return &L->q_norm;
+    case ARCH_T_ATTN_K_NORM:
+        return &L->k_norm;
+    case ARCH_T_FFN_NORM:
+        return &L->ffn_norm;
+    case ARCH_T_FFN_GATE:
+        return &L->w_gate;
+    case ARCH_T_FFN_UP:
+        return &L->w_up;
+    case ARCH_T_FFN_DOWN:
+        return &L->w_down;
+    default:
+        return NULL;
     }
-#undef PLAN
+}
+
+float *model_layer_weight(const model_layer *L, arch_tensor t) {
+    float **p = layer_slot((model_layer *)L, t);
+    return p ? *p : NULL;
+}
+
+/* Arena offset + 1 of every tensor (0 = absent), resolved to pointers after allocation. */
+typedef struct {
+    size_t slot[ARCH_T_COUNT];
+} tensor_slots;
+
+/* Plan tensor t (of layer l for per-layer tensors) as the architecture uses it. */
+static int plan_one(loader *ld, arch_tensor t, int l, size_t *slot) {
+    const model_hparams *hp = &ld->m->hp;
+    arch_use use = arch_tensor_use(hp->arch, t);
+    *slot = 0;
+    if (use != ARCH_USE_REQUIRED && use != ARCH_USE_OPTIONAL) return 0;
+    arch_dims d = {hp->n_embd, hp->n_ff, hp->n_vocab, hp->n_head, hp->n_head_kv, hp->head_dim};
+    uint64_t ne[2];
+    char name[96];
+    arch_tensor_shape(&d, t, ne);
+    arch_tensor_name(hp->arch, t, l, name, sizeof name);
+    return plan_tensor(ld, name, ne[0], ne[1], use == ARCH_USE_OPTIONAL, slot);
+}
+
+/* The model's tensors, then each layer's, in arch_tensor order: wq|wk|wv and w_gate|w_up end up
+ * back to back in the arena (the fused GEMMs). */
+static int plan_all(loader *ld, tensor_slots *own, tensor_slots *ls) {
+    for (int t = 0; t < ARCH_T_FIRST_LAYER; t++)
+        if (plan_one(ld, (arch_tensor)t, 0, &own->slot[t])) return -1;
+    for (int l = 0; l < ld->m->hp.n_layer; l++)
+        for (int t = ARCH_T_FIRST_LAYER; t < ARCH_T_COUNT; t++)
+            if (plan_one(ld, (arch_tensor)t, l, &ls[l].slot[t])) return -1;
     return 0;
 }
 
@@ -280,32 +313,33 @@ static int dequantize_all(loader *ld) {
     free(c_row);
     if (failed >= 0) {
         const gguf_tensor *t = ld->jobs[failed].t;
-        base_seterr(ld->err, ld->errlen, "model: %s: tensor '%.*s': cannot dequantize type %s",
-               ld->m->path, (int)t->name.len, t->name.ptr, quant_type_name(t->type));
+        base_seterr(ld->err, ld->errlen, "model: %s: tensor '%.*s': cannot dequantize type %s", ld->m->path,
+                    (int)t->name.len, t->name.ptr, quant_type_name(t->type));
         return -1;
     }
     return 0;
 }
 
-static float *arena_at(model *m, size_t slot) { return slot ? m->arena + (slot - 1) : NULL; }
+static float *arena_at(model *m, size_t slot) {
+    return slot ? m->arena + (slot - 1) : NULL;
+}
 
 static int load_weights(model *m, char *err, size_t errlen) {
     const model_hparams *hp = &m->hp;
-    int max_jobs = 3 + 11 * hp->n_layer;
-    layer_slots *ls = calloc((size_t)hp->n_layer, sizeof *ls);
+    int max_jobs = ARCH_T_COUNT * (1 + hp->n_layer);
+    tensor_slots own = {{0}}, *ls = calloc((size_t)hp->n_layer, sizeof *ls);
     loader ld = {m, calloc((size_t)max_jobs, sizeof(load_job)), 0, 0, err, errlen};
     m->layers = calloc((size_t)hp->n_layer, sizeof(model_layer));
     int rc = -1;
-    size_t s_tok, s_onorm, s_out;
     if (!ls || !ld.jobs || !m->layers) {
         base_seterr(err, errlen, "model: %s: out of memory", m->path);
         goto done;
     }
-    if (plan_all(&ld, &s_tok, &s_onorm, &s_out, ls)) goto done;
+    if (plan_all(&ld, &own, ls)) goto done;
     if (ld.arena_elems > SIZE_MAX / sizeof(float) ||
         !(m->arena = aligned_alloc(MODEL_ALIGN, ld.arena_elems * sizeof(float)))) {
         base_seterr(err, errlen, "model: %s: out of memory for %zu MiB of fp32 weights", m->path,
-               ld.arena_elems * sizeof(float) >> 20);
+                    ld.arena_elems * sizeof(float) >> 20);
         goto done;
     }
     m->arena_bytes = ld.arena_elems * sizeof(float);
@@ -317,23 +351,14 @@ static int load_weights(model *m, char *err, size_t errlen) {
             off += round_up((size_t)(ld.jobs[j].t->ne[0] * ld.jobs[j].t->ne[1]));
         }
     }
-    m->tok_embd = arena_at(m, s_tok);
-    m->output_norm = arena_at(m, s_onorm);
-    m->output = s_out ? arena_at(m, s_out) : m->tok_embd;
-    for (int l = 0; l < hp->n_layer; l++) {
-        model_layer *L = &m->layers[l];
-        L->attn_norm = arena_at(m, ls[l].attn_norm);
-        L->wq = arena_at(m, ls[l].wq);
-        L->wk = arena_at(m, ls[l].wk);
-        L->wv = arena_at(m, ls[l].wv);
-        L->wo = arena_at(m, ls[l].wo);
-        L->q_norm = arena_at(m, ls[l].q_norm);
-        L->k_norm = arena_at(m, ls[l].k_norm);
-        L->ffn_norm = arena_at(m, ls[l].ffn_norm);
-        L->w_gate = arena_at(m, ls[l].w_gate);
-        L->w_up = arena_at(m, ls[l].w_up);
-        L->w_down = arena_at(m, ls[l].w_down);
-    }
+    m->tok_embd = arena_at(m, own.slot[ARCH_T_TOKEN_EMBD]);
+    m->output_norm = arena_at(m, own.slot[ARCH_T_OUTPUT_NORM]);
+    m->output = own.slot[ARCH_T_OUTPUT] ? arena_at(m, own.slot[ARCH_T_OUTPUT]) : m->tok_embd;
+    for (int l = 0; l < hp->n_layer; l++)
+        for (int t = ARCH_T_FIRST_LAYER; t < ARCH_T_COUNT; t++) {
+            float **p = layer_slot(&m->layers[l], (arch_tensor)t);
+            if (p) *p = arena_at(m, ls[l].slot[t]);
+        }
     rc = dequantize_all(&ld);
 done:
     free(ls);
@@ -367,10 +392,11 @@ int model_load_opts(model **out, const char *path, const model_opts *opts, char 
     *out = NULL;
     struct stat st;
     if (stat(path, &st) != 0) {
-        base_seterr(err, errlen,
-               "model: %s: %s; run scripts/setup to download the default model "
-               "(SmolLM2-135M-Instruct Q4_1) into models/, or give another GGUF path (argument or BOSCH_MODEL)",
-               path, strerror(errno));
+        base_seterr(
+            err, errlen,
+            "model: %s: %s; run scripts/setup to download the default model "
+            "(SmolLM2-135M-Instruct Q4_1) into models/, or give another GGUF path (argument or BOSCH_MODEL)",
+            path, strerror(errno));
         return -1;
     }
     if (gemm_precision_resolve(o.precision, &prec, err, errlen) != 0) return -1;
@@ -383,26 +409,24 @@ int model_load_opts(model **out, const char *path, const model_opts *opts, char 
     char *arch = NULL;
     if (gguf_open(&m->gguf, path, err, errlen) != 0) goto fail;
     if (gguf_get_str(m->gguf, "general.architecture", &arch, err, errlen) != 0) goto fail;
-    if (!strcmp(arch, "llama")) {
-        m->hp.arch = MODEL_ARCH_LLAMA;
-        m->hp.rope_neox = 0;
-    } else if (!strcmp(arch, "qwen3")) {
-        m->hp.arch = MODEL_ARCH_QWEN3;
-        m->hp.rope_neox = 1;
-    } else {
-        base_seterr(err, errlen,
-               "model: %s: unsupported architecture '%s' (supported: llama, qwen3)", path, arch);
+    if (!(m->hp.arch = arch_find(arch))) {
+        char names[256];
+        base_seterr(err, errlen, "model: %s: unsupported architecture '%s' (supported: %s)", path, arch,
+                    arch_names(names, sizeof names));
         goto fail;
     }
-    if (read_hparams(m, arch, err, errlen) != 0) goto fail;
-    const gguf_tensor *te = gguf_find_tensor(m->gguf, "token_embd.weight");
+    m->hp.rope_neox = m->hp.arch->rope == ARCH_ROPE_NEOX;
+    if (read_hparams(m, err, errlen) != 0) goto fail;
+    char embd[96];
+    arch_tensor_name(m->hp.arch, ARCH_T_TOKEN_EMBD, 0, embd, sizeof embd);
+    const gguf_tensor *te = gguf_find_tensor(m->gguf, embd);
     if (!te) {
-        base_seterr(err, errlen, "model: %s: missing tensor 'token_embd.weight'", path);
+        base_seterr(err, errlen, "model: %s: missing tensor '%s'", path, embd);
         goto fail;
     }
     if (te->ne[1] < 1 || te->ne[1] > (1u << 24)) {
-        base_seterr(err, errlen, "model: %s: tensor 'token_embd.weight': bad vocabulary size %llu", path,
-               (unsigned long long)te->ne[1]);
+        base_seterr(err, errlen, "model: %s: tensor '%s': bad vocabulary size %llu", path, embd,
+                    (unsigned long long)te->ne[1]);
         goto fail;
     }
     m->hp.n_vocab = (int)te->ne[1];
@@ -415,7 +439,7 @@ int model_load_opts(model **out, const char *path, const model_opts *opts, char 
     if (tokenizer_load(&m->tok, m->gguf, err, errlen) != 0) goto fail;
     if (tokenizer_n_vocab(m->tok) > m->hp.n_vocab) {
         base_seterr(err, errlen, "model: %s: tokenizer has %d tokens but token_embd has %d rows", path,
-               tokenizer_n_vocab(m->tok), m->hp.n_vocab);
+                    tokenizer_n_vocab(m->tok), m->hp.n_vocab);
         goto fail;
     }
     if (load_weights(m, err, errlen) != 0) goto fail;
@@ -423,7 +447,8 @@ int model_load_opts(model **out, const char *path, const model_opts *opts, char 
     if (model_prepare_gemm(m, prec, err, errlen) != 0) {
         char msg[256];
         snprintf(msg, sizeof msg, "%s", err);
-        base_seterr(err, errlen, "model: %s: preparing the %s GEMM weights: %s", path, gemm_precision_name(prec), msg);
+        base_seterr(err, errlen, "model: %s: preparing the %s GEMM weights: %s", path,
+                    gemm_precision_name(prec), msg);
         goto fail;
     }
     m->decode_blocks = !o.decode_fp32 && model_map_blocks(m) == 0;

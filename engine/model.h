@@ -1,4 +1,5 @@
-/* model.h — hyper-parameters and weights of a llama- or qwen3-architecture GGUF.
+/* model.h — hyper-parameters and weights of a GGUF of a registered architecture (arch.h: llama,
+ * qwen3).
  * Three views of the same weights:
  *  - fp32: dequantized at load; matrices keep GGUF's layout, a [rows][cols] row-major matrix whose
  *    rows are output features (ne[1]) and columns input features (ne[0]). The reference, and what
@@ -14,26 +15,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch.h"
 #include "attention.h"
 #include "gemm.h"
 #include "gguf.h"
 #include "tokenizer.h"
 
-typedef enum { MODEL_ARCH_LLAMA = 0, MODEL_ARCH_QWEN3 = 1 } model_arch;
-
-typedef struct {
-    model_arch arch;
+typedef struct model_hparams {
+    const model_arch *arch; /* the registry's row (arch.h); NULL only in hand-made shapes of tests */
     int n_layer;
-    int n_head;     /* query heads */
-    int n_head_kv;  /* KV heads; GQA group = n_head / n_head_kv */
-    int head_dim;   /* per-head dimension (key_length) */
+    int n_head;    /* query heads */
+    int n_head_kv; /* KV heads; GQA group = n_head / n_head_kv */
+    int head_dim;  /* per-head dimension (key_length) */
     int n_embd;
     int n_ff;
     int n_ctx_train; /* context length the model was trained for, tokens */
     int n_vocab;
     float rope_base;
-    int rope_dim;    /* rotated dimensions per head (= head_dim for our architectures) */
-    int rope_neox;   /* 0: rotate adjacent pairs (llama GGUFs); 1: rotate halves (qwen2/qwen3) */
+    int rope_dim;  /* rotated dimensions per head (= head_dim for our architectures) */
+    int rope_neox; /* arch->rope: 0 rotates adjacent pairs (llama GGUFs), 1 halves (qwen2/qwen3) */
     float rms_eps;
 } model_hparams;
 
@@ -52,8 +52,8 @@ typedef struct {
     float *wk;        /* [n_head_kv*head_dim][n_embd] */
     float *wv;        /* [n_head_kv*head_dim][n_embd] */
     float *wo;        /* [n_embd][n_head*head_dim] */
-    float *q_norm;    /* [head_dim], qwen3 only, else NULL */
-    float *k_norm;    /* [head_dim], qwen3 only, else NULL */
+    float *q_norm;    /* [head_dim] when arch->qk_norm, else NULL */
+    float *k_norm;    /* [head_dim] when arch->qk_norm, else NULL */
     float *ffn_norm;  /* [n_embd] */
     float *w_gate;    /* [n_ff][n_embd] */
     float *w_up;      /* [n_ff][n_embd] */
@@ -77,20 +77,20 @@ typedef struct {
 
 typedef struct model {
     char *path;
-    char *name;         /* general.name or the file name */
+    char *name; /* general.name or the file name */
     model_hparams hp;
-    float *tok_embd;    /* [n_vocab][n_embd] */
-    float *output_norm; /* [n_embd] */
-    float *output;      /* [n_vocab][n_embd]; == tok_embd when the embedding is tied */
+    float *tok_embd;     /* [n_vocab][n_embd] */
+    float *output_norm;  /* [n_embd] */
+    float *output;       /* [n_vocab][n_embd]; == tok_embd when the embedding is tied */
     model_layer *layers; /* [n_layer] */
     tokenizer *tok;
     gguf_file *gguf;
-    double load_s;      /* seconds spent in model_load */
-    float *arena;       /* every fp32 weight above lives in this one allocation */
-    size_t arena_bytes; /* its size, bytes */
-    int fused_qkv;      /* 1: in every layer wq, wk, wv are back to back, so
-                         * wq is also [(n_head + 2*n_head_kv)*head_dim][n_embd] (one GEMM) */
-    int fused_gate_up;  /* 1: in every layer w_up follows w_gate: [2*n_ff][n_embd] (one GEMM) */
+    double load_s;            /* seconds spent in model_load */
+    float *arena;             /* every fp32 weight above lives in this one allocation */
+    size_t arena_bytes;       /* its size, bytes */
+    int fused_qkv;            /* 1: in every layer wq, wk, wv are back to back, so
+                               * wq is also [(n_head + 2*n_head_kv)*head_dim][n_embd] (one GEMM) */
+    int fused_gate_up;        /* 1: in every layer w_up follows w_gate: [2*n_ff][n_embd] (one GEMM) */
     gemm_precision precision; /* of the GEMM weights */
     gemm_ctx *gemm;           /* oneDNN context of the GEMM weights */
     gemm_weight *g_output;    /* LM head [n_vocab][n_embd] */
@@ -99,16 +99,17 @@ typedef struct model {
     attn_kv_type kv_type;     /* model_opts.kv_type: the CPU forward's attention and KV cache elements */
 } model;
 
-/* Load and dequantize `path`. Hyper-parameters come from the `{arch}.*` keys (block_count,
+/* Load and dequantize `path`. general.architecture picks the registry's row (arch.h), whose key and
+ * tensor names the loader reads. Hyper-parameters come from the `{arch}.*` keys (block_count,
  * embedding_length, feed_forward_length, attention.head_count, attention.head_count_kv (default
  * n_head), attention.key_length (default n_embd/n_head), rope.freq_base (default 10000),
  * attention.layer_norm_rms_epsilon, context_length (default 0), rope.dimension_count (default
  * head_dim)); n_vocab is the row count of token_embd. Every tensor's shape is checked; `output` is
- * optional (tied embedding). Dequantization runs in parallel (OpenMP) and load_s is recorded.
- * Returns 0, or -1 with a message: a missing file says how to get the default model
- * (scripts/setup); an unsupported architecture names itself; a missing tensor or key is named; a
- * wrong shape names the tensor, the expected and the actual shape (GGUF order, ne[0] first).
- * Free with model_free. */
+ * optional when the row says the output may be tied to the embedding. Dequantization runs in parallel
+ * (OpenMP) and load_s is recorded. Returns 0, or -1 with a message: a missing file says how to get the
+ * default model (scripts/setup); an unsupported architecture names itself; a missing tensor or key is named;
+ * a wrong shape names the tensor, the expected and the actual shape (GGUF order, ne[0] first). Free with
+ * model_free. */
 int model_load(model **out, const char *path, char *err, size_t errlen);
 /* model_load with options (NULL = fp32 GEMMs, decode from the file's blocks, as model_load). The GEMM
  * weights are reordered here, once (PRECISION_AUTO resolves to bf16 where the CPU has bf16
@@ -117,6 +118,10 @@ int model_load(model **out, const char *path, char *err, size_t errlen);
  * a precision the CPU cannot run (message names the CPU's ISA). */
 int model_load_opts(model **out, const char *path, const model_opts *opts, char *err, size_t errlen);
 void model_free(model *m);
+
+/* The fp32 weight of per-layer tensor `t` (ARCH_T_ATTN_NORM .. ARCH_T_FFN_DOWN) of L, or NULL when
+ * the architecture has none (arch.h arch_tensor_use). */
+float *model_layer_weight(const model_layer *L, arch_tensor t);
 
 /* Bytes of the GEMM weights (the reordered copies, gemm_weight_bytes), for `bosch info`. */
 uint64_t model_gemm_bytes(const model *m);

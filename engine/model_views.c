@@ -23,18 +23,17 @@ static int map_qmat(const gguf_file *g, const char *name, model_qmat *q) {
 
 int model_map_blocks(model *m) {
     const gguf_file *g = m->gguf;
-    char name[96];
-    int ok = map_qmat(g, "output.weight", &m->q_output) == 0 ||
-             map_qmat(g, "token_embd.weight", &m->q_output) == 0;
-    static const char *suffix[7] = {"attn_q",   "attn_k", "attn_v",  "attn_output",
-                                    "ffn_gate", "ffn_up", "ffn_down"};
+    const model_arch *a = m->hp.arch;
+    char name[96], embd[96];
+    int ok = map_qmat(g, arch_tensor_name(a, ARCH_T_OUTPUT, 0, name, sizeof name), &m->q_output) == 0 ||
+             map_qmat(g, arch_tensor_name(a, ARCH_T_TOKEN_EMBD, 0, embd, sizeof embd), &m->q_output) == 0;
+    static const arch_tensor mats[7] = {ARCH_T_ATTN_Q,   ARCH_T_ATTN_K, ARCH_T_ATTN_V,  ARCH_T_ATTN_OUT,
+                                        ARCH_T_FFN_GATE, ARCH_T_FFN_UP, ARCH_T_FFN_DOWN};
     for (int l = 0; ok && l < m->hp.n_layer; l++) {
         model_layer *L = &m->layers[l];
         model_qmat *dst[7] = {&L->q_wq, &L->q_wk, &L->q_wv, &L->q_wo, &L->q_gate, &L->q_up, &L->q_down};
-        for (int i = 0; ok && i < 7; i++) {
-            snprintf(name, sizeof name, "blk.%d.%s.weight", l, suffix[i]);
-            ok = map_qmat(g, name, dst[i]) == 0;
-        }
+        for (int i = 0; ok && i < 7; i++)
+            ok = map_qmat(g, arch_tensor_name(a, mats[i], l, name, sizeof name), dst[i]) == 0;
     }
     return ok ? 0 : -1;
 }

@@ -112,16 +112,6 @@ static float dot_q8_0(const uint8_t *row, int n, const qdot_act_block *xq, const
     return acc;
 }
 
-void qdot_q4_k_scale_min(int j, const uint8_t *s, int *sc, int *mn) {
-    if (j < 4) {
-        *sc = s[j] & 63;
-        *mn = s[j + 4] & 63;
-    } else {
-        *sc = (s[j + 4] & 0x0f) | ((s[j - 4] >> 6) << 4);
-        *mn = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-    }
-}
-
 static float dot_q4_k(const uint8_t *row, int n, const qdot_act_block *xq, const float *xf) {
     (void)xf;
     float acc = 0.0f;

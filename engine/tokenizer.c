@@ -1,8 +1,8 @@
 /* tokenizer.c — byte-level BPE from tokenizer.ggml.* (see tokenizer.h).
  *
  * Loading (vocabulary, merges, special and end-of-generation tokens), lookups and decoding;
- * encoding is in tokenizer_bpe.c, the chat template in tokenizer_chat.c. token text → id and
- * merge pair → rank are open-addressing hash tables.
+ * encoding is in tokenizer_bpe.c, the chat template in tokenizer_chat.c, the hash tables (token
+ * text → id, merge pair → rank) in tokenizer_table.c.
  */
 #include "tokenizer.h"
 
@@ -15,74 +15,6 @@
 #include "tokenizer_internal.h"
 #include "unicode.h"
 #include "err.h"
-
-/* ---- hash tables ---------------------------------------------------------------------------- */
-
-static uint64_t hash_bytes(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h ^ (h >> 29);
-}
-
-static uint64_t hash_pair(uint64_t key) {
-    key ^= key >> 31; /* splitmix64 finalizer */
-    key *= 0x7fb5d329728ea185ull;
-    key ^= key >> 27;
-    key *= 0x81dadef4bc2dd44dull;
-    return key ^ (key >> 33);
-}
-
-static uint32_t table_size(uint64_t n) {
-    uint32_t cap = 16;
-    while (cap < 2 * n) cap <<= 1;
-    return cap;
-}
-
-static int32_t lookup_text(const tokenizer *t, const char *s, size_t n) {
-    uint32_t i = (uint32_t)hash_bytes(s, n) & t->tok_mask;
-    for (;; i = (i + 1) & t->tok_mask) {
-        int32_t id = t->tok_slots[i];
-        if (id < 0) return -1;
-        if (t->text_len[id] == n && memcmp(tok_text(t, id), s, n) == 0) return id;
-    }
-}
-
-/* Insert id under its text; a later token with the same text replaces the earlier (llama.cpp). */
-static void insert_text(tokenizer *t, int32_t id) {
-    uint32_t n = t->text_len[id];
-    uint32_t i = (uint32_t)hash_bytes(tok_text(t, id), n) & t->tok_mask;
-    for (;; i = (i + 1) & t->tok_mask) {
-        int32_t other = t->tok_slots[i];
-        if (other < 0 || (t->text_len[other] == n && memcmp(tok_text(t, other), tok_text(t, id), n) == 0)) {
-            t->tok_slots[i] = id;
-            return;
-        }
-    }
-}
-
-const merge_slot *tokenizer_lookup_merge(const tokenizer *t, int32_t a, int32_t b) {
-    uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
-    uint32_t i = (uint32_t)hash_pair(key) & t->merge_mask;
-    for (;; i = (i + 1) & t->merge_mask) {
-        const merge_slot *s = &t->merge_slots[i];
-        if (s->rank < 0) return NULL;
-        if (s->key == key) return s;
-    }
-}
-
-/* Insert unless the pair is already there (the first, lowest rank wins, as in llama.cpp). */
-static void insert_merge(tokenizer *t, int32_t a, int32_t b, int32_t rank, int32_t result) {
-    uint64_t key = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
-    uint32_t i = (uint32_t)hash_pair(key) & t->merge_mask;
-    for (;; i = (i + 1) & t->merge_mask) {
-        merge_slot *s = &t->merge_slots[i];
-        if (s->rank < 0) {
-            s->key = key, s->rank = rank, s->result = result;
-            return;
-        }
-        if (s->key == key) return;
-    }
-}
 
 /* ---- loading -------------------------------------------------------------------------------- */
 
@@ -181,7 +113,7 @@ static int alloc_vocab(tokenizer *t, const gguf_file *g, uint64_t n, uint64_t to
     t->piece_off = malloc(n * sizeof(uint32_t));
     t->piece_len = malloc(n * sizeof(uint32_t));
     t->type = malloc(n);
-    t->tok_mask = table_size(n) - 1;
+    t->tok_mask = tokenizer_table_size(n) - 1;
     t->tok_slots = malloc(((size_t)t->tok_mask + 1) * sizeof(int32_t));
     if (!t->text || !t->piece || !t->text_off || !t->text_len || !t->piece_off || !t->piece_len || !t->type ||
         !t->tok_slots) {
@@ -219,7 +151,7 @@ static int add_token(tokenizer *t, const gguf_file *g, uint64_t i, int ty, const
     }
     t->piece_off[i] = *poff, t->piece_len[i] = (uint32_t)plen;
     *poff += (uint32_t)plen;
-    insert_text(t, (int32_t)i);
+    tokenizer_insert_text(t, (int32_t)i);
     return 0;
 }
 
@@ -272,7 +204,7 @@ static int load_merges(tokenizer *t, const gguf_file *g, char *err, size_t errle
         free(merges);
         return -1;
     }
-    t->merge_mask = table_size(n) - 1;
+    t->merge_mask = tokenizer_table_size(n) - 1;
     t->merge_slots = malloc(((size_t)t->merge_mask + 1) * sizeof(merge_slot));
     size_t maxlen = 0;
     for (uint64_t i = 0; i < n; i++) maxlen = merges[i].len > maxlen ? merges[i].len : maxlen;
@@ -302,15 +234,15 @@ static int load_merges(tokenizer *t, const gguf_file *g, char *err, size_t errle
             return -1;
         }
         size_t la = (size_t)(sp - s), lb = len - la - 1;
-        int32_t a = lookup_text(t, s, la), b = lookup_text(t, sp + 1, lb);
+        int32_t a = tokenizer_lookup_text(t, s, la), b = tokenizer_lookup_text(t, sp + 1, lb);
         memcpy(buf, s, la);
         memcpy(buf + la, sp + 1, lb);
-        int32_t r = lookup_text(t, buf, la + lb);
+        int32_t r = tokenizer_lookup_text(t, buf, la + lb);
         if (a < 0 || b < 0 || r < 0) {
             t->n_merges_skipped++; /* a merge that cannot produce a vocabulary token */
             continue;
         }
-        insert_merge(t, a, b, (int32_t)i, r);
+        tokenizer_insert_merge(t, a, b, (int32_t)i, r);
     }
     free(merges);
     free(buf);
@@ -386,7 +318,7 @@ static int setup_eog(tokenizer *t, const gguf_file *g, char *err, size_t errlen)
         if (id >= 0) t->eog[id] = 1;
     }
     for (size_t k = 0; k < sizeof(end_texts) / sizeof(end_texts[0]); k++) {
-        int32_t id = lookup_text(t, end_texts[k], strlen(end_texts[k]));
+        int32_t id = tokenizer_lookup_text(t, end_texts[k], strlen(end_texts[k]));
         if (id >= 0 && t->type[id] == TOKEN_CONTROL) t->eog[id] = 1;
     }
     return 0;
@@ -428,7 +360,7 @@ int tokenizer_load_pre(tokenizer **out, const gguf_file *g, const char *pre, cha
     for (int b = 0; b < 256; b++) {
         char s[4];
         size_t n = unicode_utf8_encode(unicode_byte_to_cpt((uint8_t)b), s);
-        t->byte_token[b] = lookup_text(t, s, n);
+        t->byte_token[b] = tokenizer_lookup_text(t, s, n);
     }
     if (setup_specials(t) != 0) {
         base_seterr(err, errlen, "tokenizer: %s: out of memory", g->path);
@@ -504,7 +436,7 @@ const char *tokenizer_token_text(const tokenizer *t, int32_t id) {
 }
 
 int32_t tokenizer_find(const tokenizer *t, const char *text) {
-    return lookup_text(t, text, strlen(text));
+    return tokenizer_lookup_text(t, text, strlen(text));
 }
 
 /* ---- decoding ------------------------------------------------------------------------------- */

@@ -78,7 +78,8 @@ int tokenizer_chat_setup(struct tokenizer *t, const char *tmpl) {
                  "only ChatML is supported");
         return 0;
     }
-    if (tokenizer_find(t, "<|im_start|>") < 0 || tokenizer_find(t, IM_END) < 0) {
+    if (tokenizer_lookup_text(t, "<|im_start|>", strlen("<|im_start|>")) < 0 ||
+        tokenizer_lookup_text(t, IM_END, strlen(IM_END)) < 0) {
         snprintf(t->chat_problem, sizeof(t->chat_problem),
                  "tokenizer.chat_template is ChatML but <|im_start|>/<|im_end|> are not tokens");
         return 0;

@@ -1,4 +1,5 @@
-/* tokenizer_internal.h — the tokenizer's data, shared by tokenizer.c and tokenizer_chat.c only. */
+/* tokenizer_internal.h — the tokenizer's data and hash tables, shared by the tokenizer's own files
+ * (tokenizer.c, tokenizer_bpe.c, tokenizer_chat.c, tokenizer_table.c) only. */
 #ifndef BOSCH_TOKENIZER_INTERNAL_H
 #define BOSCH_TOKENIZER_INTERNAL_H
 
@@ -62,8 +63,18 @@ static inline const char *tok_text(const struct tokenizer *t, int32_t id) {
     return t->text + t->text_off[id];
 }
 
-/* The merge of pair (a, b), or NULL (tokenizer.c). */
+/* ---- the hash tables (tokenizer_table.c) ---- */
+
+/* Slots for n entries: the smallest power of two >= 2n (at least 16). */
+uint32_t tokenizer_table_size(uint64_t n);
+/* The id whose text is s[0..n), or -1. */
+int32_t tokenizer_lookup_text(const struct tokenizer *t, const char *s, size_t n);
+/* Insert id under its text; a later token with the same text replaces the earlier (llama.cpp). */
+void tokenizer_insert_text(struct tokenizer *t, int32_t id);
+/* The merge of pair (a, b), or NULL. */
 const merge_slot *tokenizer_lookup_merge(const struct tokenizer *t, int32_t a, int32_t b);
+/* Insert unless the pair is already there (the first, lowest rank wins, as in llama.cpp). */
+void tokenizer_insert_merge(struct tokenizer *t, int32_t a, int32_t b, int32_t rank, int32_t result);
 
 /* Parse tokenizer.chat_template (may be NULL) into the chat_* fields, replacing what was there
  * (tokenizer_chat.c; tests use it to install other templates). Returns 0, or -1 when out of

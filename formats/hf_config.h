@@ -7,7 +7,8 @@
  * SGLang take the same keys from the model's config.json.
  *
  * The file is a JSON object to merge into the model's own config.json:
- *   model_type           "llama" or "qwen3" (the GGUF's architecture; a check, not a change)
+ *   model_type           the GGUF architecture's Hugging Face name (engine/arch.h hf_model_type:
+ *                        "llama", "qwen3"; a check, not a change)
  *   num_hidden_layers    L, num_key_value_heads H (checks)
  *   layer_types          [L] "sliding_attention" for a layer whose every KV head is SWA, else
  *                        "full_attention"
@@ -25,7 +26,7 @@
 
 #include "mask.h"
 
-/* Write the patch for m's servable projection to path (atomic). model_type "llama" or "qwen3".
+/* Write the patch for m's servable projection to path (atomic). model_type as above.
  * *n_swa_layers (may be NULL) gets the projection's SWA layers. 0, or -1 with a message. */
 int hf_config_save(const char *path, const attn_mask *m, const char *model_type, int *n_swa_layers, char *err,
                    size_t errlen);

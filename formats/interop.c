@@ -31,8 +31,9 @@ int interop_format_is_dir(interop_format f) {
     return f == INTEROP_DUO || f == INTEROP_SCORES;
 }
 
+/* Hugging Face's name for the model's architecture (the registry's row, engine/arch.h). */
 static const char *model_type(const model *md) {
-    return md->hp.arch == MODEL_ARCH_QWEN3 ? "qwen3" : "llama";
+    return md->hp.arch->hf_model_type;
 }
 
 static int make_dir(const char *dir, char *err, size_t errlen) {
@@ -71,14 +72,11 @@ int interop_export_mask(interop_format f, const char *path, const attn_mask *m, 
         return 0;
     }
     case INTEROP_GGUF: {
-        char *arch = NULL, gerr[256];
-        if (gguf_get_str(md->gguf, "general.architecture", &arch, gerr, sizeof gerr)) arch = NULL;
-        const char *a = arch ? arch : model_type(md);
-        if (gguf_swa_honoured(a)) /* cannot happen: the engine loads llama and qwen3 only */
+        const char *a = md->hp.arch->name; /* general.architecture, as the registry knows it */
+        if (gguf_swa_honoured(a))          /* no registered architecture is one llama.cpp runs with SWA */
             snprintf(err, errlen, "%s: architecture '%s' is not one this program writes", path, a);
         else
             gguf_swa_refusal(a, err, errlen);
-        free(arch);
         return -1;
     }
     default:

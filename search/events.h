@@ -18,6 +18,9 @@
  * `score` is the normalized objective (S - S_allSWA) / (S_full - S_allSWA) once both normalizers
  * are known (events of the two normalizing evaluations carry score = 1 and 0).
  * A search resumed from a saved state re-emits its history with replayed = 1 (no objective calls).
+ * `stage` is the paper's stage number as above and nothing else; which phase of the plan an event
+ * belongs to (e.g. the head-score pass inside stage 1, the refinement inside stage 3, with
+ * group = -1) is `phase` (search_plan.h): every event carries the phase, its unit and the plan.
  */
 #ifndef BOSCH_EVENTS_H
 #define BOSCH_EVENTS_H
@@ -25,6 +28,7 @@
 #include <stdint.h>
 
 #include "mask.h"
+#include "search_plan.h"
 
 typedef enum {
     SEARCH_EV_SEARCH_START = 0, /* method, ratio, budgets known; mask = starting mask */
@@ -61,7 +65,16 @@ typedef struct {
     int bucket, n_swa;           /* SEARCH_EV_LAYER_STATS */
     const char *message;         /* human-readable line for the event log */
     int replayed;                /* 1 while search_load replays a saved log */
-    double best_score;           /* best normalized score of the current sub-search so far */
+    double best_score;           /* best normalized score of the current sub-search so far (EVAL: this
+                                    evaluation included); NAN when it has none yet */
+    /* The plan (search_plan.h), on every event. A front end's counters, titles and explanations
+     * come from these; none of them is ever -1, NAN or infinite except `unit` (-1: the event is
+     * about no single unit, e.g. a phase's first or last event, or SEARCH_START). */
+    int phase;               /* index of the event's phase in plan->phase; -1 for SEARCH_START */
+    int unit;                /* 0-based unit of the phase the event is about (< n_units), or -1 */
+    int n_units;             /* the phase's planned units now (0 for SEARCH_START) */
+    long evals_planned;      /* the whole search's planned evaluations now (only shrinks) */
+    const search_plan *plan; /* the plan now; valid during the callback only */
 } search_event;
 
 typedef void (*search_listener)(const search_event *ev, void *user);

@@ -39,21 +39,18 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
     st->cfg = *cfg;
     st->L = n_layer;
     st->H = n_head_kv;
-    st->target_swa = lround(cfg->ratio * n_layer * n_head_kv);
+    st->target_swa = search_target_swa(cfg, n_layer, n_head_kv);
     st->obj = obj;
     st->mdl = m;
     st->listener = listener;
     st->user = user;
     st->s_full = st->s_swa = NAN;
     st->best_norm = -INFINITY;
-    st->k1 = (int)ceil(cfg->ratio * n_head_kv - 1e-9);
-    if (!cfg->stage1_k_spec && cfg->ratio < 1 && st->k1 > n_head_kv - 1) st->k1 = n_head_kv - 1;
-    if (st->k1 < 1) st->k1 = 1;
-    if (st->k1 > n_head_kv) st->k1 = n_head_kv;
-    if (layer_mode(cfg)) { /* whole layers: probe each with every head SWA; round(rho * L) layers */
-        st->k1 = n_head_kv;
-        st->target_swa = lround(cfg->ratio * n_layer) * n_head_kv;
-    }
+    /* whole layers: each probed with every head SWA; round(rho * L) layers */
+    st->k1 = search_stage1_k(cfg, n_head_kv);
+    if (search_plan_make(&st->plan, cfg, n_layer, n_head_kv, m != NULL, obj->samples && obj->n_samples > 0))
+        goto oom;
+    st->plan_unit = -1;
     st->sw_span = 1;
     size_t L = (size_t)n_layer;
     if (mask_init(&st->result, n_layer, n_head_kv, cfg->window, cfg->sinks, ATTN_FULL) ||
@@ -197,6 +194,19 @@ static void build_groups(search_state *st) {
 
 /* ---- stages ------------------------------------------------------------------------------- */
 
+static void plan_after_stage2(search_state *st);
+
+/* Evaluations a stage-3 group plans at most (opt_planned, swap_budget). */
+static long stage3_per_group(const search_state *st) {
+    return layer_mode(&st->cfg) ? search_layers_stage3_budget(st) : st->cfg.stage3_budget_per_group;
+}
+
+/* Evaluations a stage-1 layer probe plans at most (what opt_planned gives). */
+static long stage1_per_layer(const search_state *st) {
+    const int64_t c = opt_space_size(1, &st->k1, st->H);
+    return c < st->cfg.stage1_budget_per_layer ? (long)c : st->cfg.stage1_budget_per_layer;
+}
+
 static int step_stage1(search_state *st, char *err, size_t errlen) {
     int l = st->cur_layer;
     if (!st->opt) {
@@ -209,6 +219,10 @@ static int step_stage1(search_state *st, char *err, size_t errlen) {
             return -1;
         }
         st->best_norm = -INFINITY;
+        const int done = st->L - 1 - l; /* layers probed before this one */
+        search_plan_unit(st, done);
+        search_plan_cap(st, st->plan.cur, -1,
+                        opt_planned(st->opt) + (long)(st->L - done - 1) * stage1_per_layer(st));
         search_event ev = search_event_new(st, SEARCH_EV_LAYER_START, 1);
         ev.layer = l;
         ev.eval_budget = opt_planned(st->opt);
@@ -233,6 +247,8 @@ static int step_stage1(search_state *st, char *err, size_t errlen) {
     set_row_bits(&st->result, l, st->stage1_bits[l]);
     opt_free(st->opt);
     st->opt = NULL;
+    search_plan_unit_done(st);
+    search_plan_cap(st, st->plan.cur, -1, (long)l * stage1_per_layer(st)); /* layers l-1 .. 0 to go */
     search_event ev = search_event_new(st, SEARCH_EV_LAYER_END, 1);
     ev.layer = l;
     ev.raw_score = st->s_best[l];
@@ -245,6 +261,7 @@ static int step_stage1(search_state *st, char *err, size_t errlen) {
 }
 
 static int step_stage2(search_state *st, char *err, size_t errlen) {
+    search_plan_enter(st, SEARCH_PHASE_ASSIGN);
     search_event ev = search_event_new(st, SEARCH_EV_STAGE_START, 2);
     search_emit(st, &ev);
     for (int l = 0; l < st->L; l++)
@@ -260,6 +277,7 @@ static int step_stage2(search_state *st, char *err, size_t errlen) {
     for (int l = 0; l < st->L; l++) st->n_swa[l] *= st->H / units;
     st->stage2_done = 1;
     for (int l = 0; l < st->L; l++) {
+        search_plan_unit(st, l);
         ev = search_event_new(st, SEARCH_EV_LAYER_STATS, 2);
         ev.layer = l;
         ev.delta = st->delta[l];
@@ -270,16 +288,36 @@ static int step_stage2(search_state *st, char *err, size_t errlen) {
         ev.raw_score = st->s_best[l];
         ev.score = search_normalize(st, st->s_best[l]);
         search_emit(st, &ev);
+        search_plan_unit_done(st);
     }
     build_groups(st);
+    plan_after_stage2(st);
+    search_plan_unit(st, -1);
     ev = search_event_new(st, SEARCH_EV_STAGE_END, 2);
     search_emit(st, &ev);
     st->phase = PH_S3_BEGIN;
     return 0;
 }
 
+/* What stage 2 tells the plan: the number of stage-3 groups, so stage 3's evaluations, the
+ * refinement's budget and starts, and whether the final mask needs scoring. */
+static void plan_after_stage2(search_state *st) {
+    const int g = st->n_groups;
+    search_plan_cap(st, search_plan_index(st, SEARCH_PHASE_GROUPS), g, (long)g * stage3_per_group(st));
+    const int starts = search_plan_index(st, SEARCH_PHASE_REFINE_STARTS);
+    if (starts >= 0) { /* the stage-3 mask needs scoring there only when no group scores it */
+        const search_plan_phase *ph = &st->plan.phase[starts];
+        search_plan_cap(st, starts, ph->n_units - (g > 0), ph->evals_planned - (g > 0));
+        const long swaps = st->cfg.refine_budget * (g > 0 ? g : 1) + 1;
+        search_plan_cap(st, search_plan_index(st, SEARCH_PHASE_REFINE), (int)swaps, swaps);
+    }
+    if (g > 0) search_plan_cap(st, search_plan_index(st, SEARCH_PHASE_FINAL), 0, 0); /* a group scores it */
+}
+
 /* End of stage-3 group g (its m layers): GROUP_END with the group's final score, next group. */
 static int stage3_group_end(search_state *st, int g, int *layers, int m) {
+    search_plan_unit_done(st);
+    search_plan_cap(st, st->plan.cur, -1, (long)(st->n_groups - g - 1) * stage3_per_group(st));
     search_event ev = search_event_new(st, SEARCH_EV_GROUP_END, 3);
     ev.group = st->group_bucket[g];
     ev.n_layers_in_group = m;
@@ -290,7 +328,14 @@ static int stage3_group_end(search_state *st, int g, int *layers, int m) {
     search_emit(st, &ev);
     st->cur_group++;
     st->phase = PH_S3_GROUP_BEGIN;
+    search_plan_unit(st, -1);
     return 1;
+}
+
+/* The group sub-search of stage 3 has begun (planned evaluations `planned`): the plan's unit g. */
+static void plan_group_begin(search_state *st, int g, long planned) {
+    search_plan_unit(st, g);
+    search_plan_cap(st, st->plan.cur, -1, planned + (long)(st->n_groups - g - 1) * stage3_per_group(st));
 }
 
 /* Stage 3 of one group with head scores: the guided swap search (search_heads.c). */
@@ -303,6 +348,7 @@ static int step_stage3_group_heads(search_state *st, char *err, size_t errlen) {
                                  : search_heads_group_begin(st, g, err, errlen))
             return -1;
         st->best_norm = -INFINITY;
+        plan_group_begin(st, g, swap_budget(st->sw));
         search_event ev = search_event_new(st, SEARCH_EV_GROUP_START, 3);
         ev.group = st->group_bucket[g];
         ev.n_layers_in_group = m;
@@ -342,6 +388,7 @@ static int step_stage3_group(search_state *st, char *err, size_t errlen) {
         st->opt_m = m;
         memcpy(st->opt_layers, layers, sizeof(int) * (size_t)m);
         st->best_norm = -INFINITY;
+        plan_group_begin(st, g, opt_planned(st->opt));
         search_event ev = search_event_new(st, SEARCH_EV_GROUP_START, 3);
         ev.group = st->group_bucket[g];
         ev.n_layers_in_group = m;
@@ -373,6 +420,8 @@ static int step_stage3_group(search_state *st, char *err, size_t errlen) {
 /* ---- the step ----------------------------------------------------------------------------- */
 
 static int normalizer_step(search_state *st, int swa, char *err, size_t errlen) {
+    search_plan_enter(st, SEARCH_PHASE_NORMALIZE);
+    search_plan_unit(st, swa);
     fill_mask(&st->cand, swa ? ATTN_SWA : ATTN_FULL);
     search_eval e;
     /* all-full is the prefix-reuse base of stage 1 (rows < l are full for every probe of l) */
@@ -394,6 +443,7 @@ static int normalizer_step(search_state *st, int swa, char *err, size_t errlen) 
     } else {
         st->s_swa = e.score, st->acc_swa = e.accuracy;
     }
+    search_plan_unit_done(st);
     return 0;
 }
 
@@ -450,6 +500,10 @@ static int phase_stage1_layer_begin(search_state *st) {
     } else if (st->head_drop) { /* then every head alone (those the probes did not score) */
         st->single_pos = st->L * st->H - 1;
         st->phase = PH_S1_SINGLES;
+        int left = 0;
+        for (int u = 0; u < st->L * st->H; u++) left += isnan(st->head_drop[u]);
+        if (left > 0) search_plan_enter(st, SEARCH_PHASE_SINGLES);
+        search_plan_cap(st, search_plan_index(st, SEARCH_PHASE_SINGLES), left, left);
     } else {
         stage_event(st, SEARCH_EV_STAGE_END, 1);
         st->phase = PH_S2;
@@ -458,6 +512,7 @@ static int phase_stage1_layer_begin(search_state *st) {
 }
 
 static int phase_stage3_begin(search_state *st) {
+    search_plan_enter(st, SEARCH_PHASE_GROUPS);
     stage_event(st, SEARCH_EV_STAGE_START, 3);
     st->stage_evals = 0;
     for (int l = 0; l < st->L; l++)
@@ -487,6 +542,7 @@ static int phase_refine(search_state *st, char *err, size_t errlen) {
     if (r != 1) return r;
     st->final_known = 1;
     st->final_raw = search_heads_swap_commit(st);
+    search_plan_unit(st, -1);
     search_event ev = search_event_new(st, SEARCH_EV_GROUP_END, 3);
     ev.group = -1;
     ev.raw_score = st->final_raw;
@@ -502,6 +558,8 @@ static int phase_refine(search_state *st, char *err, size_t errlen) {
  * report the end of the search. */
 static int phase_final(search_state *st, char *err, size_t errlen) {
     if (!st->final_known) {
+        search_plan_enter(st, SEARCH_PHASE_FINAL);
+        search_plan_unit(st, 0);
         memcpy(st->cand.z, st->result.z, (size_t)st->L * st->H);
         search_eval e;
         int r =
@@ -510,8 +568,10 @@ static int phase_final(search_state *st, char *err, size_t errlen) {
         st->final_known = 1;
         st->final_raw = e.score;
         st->final_acc = e.accuracy;
+        search_plan_unit_done(st);
         return 0;
     }
+    search_plan_finish(st);
     st->best_norm = search_normalize(st, st->final_raw);
     search_event ev = search_event_new(st, SEARCH_EV_DONE, 4);
     ev.mask = &st->result;
@@ -536,6 +596,7 @@ static int phase_run(search_state *st, char *err, size_t errlen) {
     case PH_NORM_SWA:
         return phase_normalizer(st, 1, err, errlen);
     case PH_S1_BEGIN:
+        search_plan_enter(st, SEARCH_PHASE_PROBE_LAYERS);
         stage_event(st, SEARCH_EV_STAGE_START, 1);
         st->cur_layer = st->L - 1;
         st->stage_evals = 0;
@@ -665,29 +726,7 @@ int search_stage(const search_state *st) {
 }
 
 long search_eval_budget(const search_state *st) {
-    long b = 3; /* two normalizers + final */
-    if (st->cfg.method != SEARCH_METHOD_BOSCH) {
-        const search_probes p = search_method_row(st->cfg.method)->probes;
-        if (p == SEARCH_PROBES_EACH_LAYER) b += st->L;
-        if (p == SEARCH_PROBES_EACH_HEAD) b += (long)st->L * st->H;
-        return b;
-    }
-    int64_t c = opt_space_size(1, &st->k1, st->H);
-    long per = c < st->cfg.stage1_budget_per_layer ? (long)c : st->cfg.stage1_budget_per_layer;
-    b += (long)st->L * per;
-    if (layer_mode(&st->cfg)) return b + search_layers_stage3_budget(st); /* one probe per layer */
-    int groups =
-        st->stage2_done ? st->n_groups : (st->cfg.n_buckets < st->H + 1 ? st->cfg.n_buckets : st->H + 1);
-    b += (long)groups * st->cfg.stage3_budget_per_group;
-    if (st->cfg.stage1_singles) {
-        /* the singles the stage-1 probes do not already score (independent probes with k = 1 score
-         * all of them when the per-layer budget covers the H candidates), the refinement (per group,
-         * plus its start) and its up to four other starts */
-        if (!(st->cfg.stage1_independent && st->k1 == 1 && st->cfg.stage1_budget_per_layer >= st->H))
-            b += (long)st->L * st->H;
-        if (st->cfg.refine_budget > 0) b += st->cfg.refine_budget * (groups > 0 ? groups : 1) + 5;
-    }
-    return b;
+    return st->plan.evals_planned;
 }
 
 int search_layer_stats(const search_state *st, int layer, search_layer_info *out) {
@@ -699,6 +738,13 @@ int search_layer_stats(const search_state *st, int layer, search_layer_info *out
     out->n_swa = st->n_swa[layer];
     out->ratio = st->n_swa[layer] >= 0 ? (double)st->n_swa[layer] / st->H : NAN;
     out->bucket = st->bucket[layer];
+    out->n_swa_final = -1;
+    out->ratio_final = NAN;
+    if (st->stage2_done) {
+        out->n_swa_final = 0;
+        for (int h = 0; h < st->H; h++) out->n_swa_final += mask_get(&st->result, layer, h) == ATTN_SWA;
+        out->ratio_final = (double)out->n_swa_final / st->H;
+    }
     return 0;
 }
 

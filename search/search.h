@@ -255,6 +255,13 @@ void search_objective_set_cancel(search_objective *obj, const atomic_int *cancel
 int search_calib_generate(calib_set **out, const model *m, const search_config *cfg, char *err,
                           size_t errlen);
 
+/* The plan a search with this configuration makes (search_plan.h), before any search exists: for
+ * front ends (the explorer's start form) and the registry's planned evaluations. have_model: the
+ * search gets the model (the refinement's locality and echo starts need it); have_tokens: its
+ * objective has the calibration tokens (locality's). 0, or -1 (no such method, bad shape). */
+int search_plan_make(search_plan *out, const search_config *cfg, int n_layer, int n_head_kv, int have_model,
+                     int have_tokens);
+
 /* ---- state -------------------------------------------------------------------------------- */
 
 typedef struct search_state search_state;
@@ -315,11 +322,17 @@ int search_load_config(const char *path, search_config *cfg, char *err, size_t e
 /* ---- queries (valid at any time; pointers valid until the next step) ----------------------- */
 
 const search_config *search_get_config(const search_state *st);
+/* The plan (search_plan.h: the phases, their units and evaluations planned and done, what each
+ * does in plain words), made from the configuration at search_create and kept true as the search
+ * runs; the SEARCH_START event carries it too. The plan's evals_planned is search_eval_budget. */
+const search_plan *search_get_plan(const search_state *st);
 int search_is_done(const search_state *st);
 /* Current stage: 0 normalization/baseline, 1..3 BOSCH stages, 4 done. */
 int search_stage(const search_state *st);
-long search_n_evals(const search_state *st);     /* evaluations so far (incl. the 2 normalizers) */
-long search_eval_budget(const search_state *st); /* planned maximum evaluations in total */
+long search_n_evals(const search_state *st); /* evaluations so far (incl. the 2 normalizers) */
+/* Planned evaluations in total (the plan's evals_planned): an upper bound that only shrinks, equal
+ * to search_n_evals once done. */
+long search_eval_budget(const search_state *st);
 /* Final mask once done; before that, the committed mask so far (stage 1: layers probed so far at
  * their best choice, the rest full; stage 3: committed groups + fixed layers, the rest full). */
 const attn_mask *search_result_mask(const search_state *st);
@@ -338,7 +351,13 @@ typedef struct {
     double weight; /* stage 2: min-max normalized delta in [0,1]; 0 = most tolerant */
     double ratio;  /* stage 2: r = n_swa / n_head_kv */
     int bucket;    /* stage 2: ratio-level group (0 = highest ratio); -1 before stage 2 */
-    int n_swa;     /* stage 2: SWA KV heads assigned to this layer */
+    int n_swa;     /* stage 2: SWA KV heads assigned to this layer (the plan for stage 3) */
+    /* The layer in the committed mask (search_result_mask) once stage 2 is done (-1 / NAN before):
+     * the final count once the search is done. Stage 3 with stage3_scope, the refinement and
+     * layer-granularity swaps move SWA heads between layers, so it can differ from n_swa; during
+     * stage 3 the layers of groups still to come are full. */
+    int n_swa_final;
+    double ratio_final; /* n_swa_final / n_head_kv */
 } search_layer_info;
 
 /* Per-layer stats; 0, or -1 when layer is out of range. Fields not yet known are NAN / -1. */

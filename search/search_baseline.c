@@ -47,8 +47,15 @@ static int finish_mask(search_state *st, const search_method_info *m, char *err,
     return 0;
 }
 
+/* A ranking or pattern made at once: every unit of the phase (heads or layers) is done. */
+static void all_units_done(search_state *st) {
+    const search_plan_phase *ph = &st->plan.phase[st->plan.cur];
+    while (ph->units_done < ph->n_units) search_plan_unit_done(st);
+}
+
 static int baseline_begin(search_state *st, char *err, size_t errlen) {
     const search_method_info *m = search_method_row(st->cfg.method);
+    search_plan_enter(st, SEARCH_PHASE_RANK);
     search_event ev = search_event_new(st, SEARCH_EV_STAGE_START, 0);
     ev.mask = &st->result;
     search_emit(st, &ev);
@@ -66,6 +73,7 @@ static int baseline_begin(search_state *st, char *err, size_t errlen) {
     }
     if (m->kind == SEARCH_KIND_LAYER_HEURISTIC) { /* a pattern of the ratio alone */
         if (finish_mask(st, m, err, errlen)) return -1;
+        all_units_done(st);
         st->phase = PH_BL_END;
         return 1;
     }
@@ -74,6 +82,7 @@ static int baseline_begin(search_state *st, char *err, size_t errlen) {
     if (m->rank(&in, st->importance, err, errlen)) return -1;
     st->importance_ready = 1;
     if (finish_mask(st, m, err, errlen)) return -1;
+    all_units_done(st);
     st->phase = PH_BL_END;
     return 0;
 }
@@ -94,12 +103,15 @@ static int baseline_eval(search_state *st, char *err, size_t errlen) {
         const int layer =
             m->probes == SEARCH_PROBES_EACH_LAYER ? (int)st->bl_index : (int)(st->bl_index / st->H);
         search_eval e;
+        search_plan_unit(st, (int)st->bl_index);
         if (search_eval_cand(st, 0, 0, -1, layer, &e, err, errlen)) return -1;
         search_rank_input in = search_rank_input_of(st);
         st->importance[st->bl_index] = m->probe(&in, &e);
         st->bl_index++;
+        search_plan_unit_done(st);
         return 0;
     }
+    search_plan_unit(st, -1);
     st->importance_ready = 1;
     if (finish_mask(st, m, err, errlen)) return -1;
     st->phase = PH_BL_END;

@@ -29,7 +29,12 @@ search_event search_event_new(search_state *st, search_event_kind kind, int stag
     ev.delta = ev.weight = ev.ratio = NAN;
     ev.bucket = -1;
     ev.n_swa = -1;
-    ev.best_score = st->best_norm;
+    ev.best_score = isfinite(st->best_norm) ? st->best_norm : NAN;
+    ev.phase = st->plan.cur;
+    ev.unit = st->plan.cur >= 0 ? st->plan_unit : -1;
+    ev.n_units = st->plan.cur >= 0 ? st->plan.phase[st->plan.cur].n_units : 0;
+    ev.evals_planned = st->plan.evals_planned;
+    ev.plan = &st->plan;
     return ev;
 }
 
@@ -115,6 +120,7 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
     memcpy(st->last.z, st->cand.z, (size_t)st->L * st->H);
     st->have_last = 1;
     st->stage_evals++;
+    search_plan_eval(st);
 
     search_event ev = search_event_new(st, SEARCH_EV_EVAL, stage);
     ev.layer = layer;
@@ -127,6 +133,7 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
                                           : search_normalize(st, out->score);
     ev.accuracy = out->accuracy;
     ev.seconds = out->seconds;
+    if (isfinite(ev.score) && !(ev.best_score >= ev.score)) ev.best_score = ev.score; /* this one included */
     if (st->opt) ev.eval_budget = opt_planned(st->opt);
     if (st->phase == PH_BL_EVAL) ev.eval_budget = st->bl_total;
     search_emit(st, &ev);

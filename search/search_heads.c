@@ -53,11 +53,13 @@ int search_heads_singles_step(search_state *st, char *err, size_t errlen) {
     const int u = st->single_pos, l = u / st->H;
     memset(st->cand.z, ATTN_FULL, (size_t)st->L * st->H);
     st->cand.z[u] = ATTN_SWA;
+    search_plan_unit(st, st->plan.phase[st->plan.cur].units_done);
     search_eval e;
     /* the all-full base stays: this single recomputes only layers l.. */
     if (eval_dedup(st, 0, 1, -1, l, &e, err, errlen)) return -1;
     if (isnan(st->head_drop[u])) st->head_drop[u] = st->s_full - e.score; /* a degenerate note */
     st->single_pos--;
+    search_plan_unit_done(st);
     return 0;
 }
 
@@ -131,10 +133,13 @@ static void sol_to_cand(search_state *st) {
 int search_heads_swap_step(search_state *st, int stage, int group, char *err, size_t errlen) {
     if (!swap_ask(st->sw, st->sw_sol)) return 1;
     sol_to_cand(st);
+    const search_plan_phase *ph = &st->plan.phase[st->plan.cur];
+    if (ph->kind == SEARCH_PHASE_REFINE) search_plan_unit(st, (int)ph->evals_done); /* the swap's number */
     search_eval e;
     /* every candidate becomes the prefix-reuse base: the next one is a swap away from the current
      * solution, usually the last one evaluated */
     if (eval_dedup(st, 1, stage, group, -1, &e, err, errlen)) return -1;
+    if (ph->kind == SEARCH_PHASE_REFINE) search_plan_unit_done(st);
     swap_tell(st->sw, e.score);
     double norm = search_normalize(st, e.score);
     if (norm > st->best_norm) {
@@ -165,8 +170,12 @@ double search_heads_swap_commit(search_state *st) {
 /* The locality (which = 0) or echo (1) ranking of the model into imp[L*H] (the registry rows'
  * `rank`, computed from the weights and the calibration tokens, no objective evaluation). 0, 1 when
  * it is not available (no model, no calibration tokens), -1 error. */
+static int attn_ranking_missing(const search_state *st, int which) {
+    return !st->mdl || (which == 0 && (!st->obj->samples || st->obj->n_samples < 1));
+}
+
 static int attn_ranking(search_state *st, int which, double *imp, char *err, size_t errlen) {
-    if (!st->mdl || (which == 0 && (!st->obj->samples || st->obj->n_samples < 1))) return 1;
+    if (attn_ranking_missing(st, which)) return 1;
     const search_method_info *m = search_method_row(which == 0 ? SEARCH_METHOD_LOCALITY : SEARCH_METHOD_ECHO);
     search_rank_input in = search_rank_input_of(st);
     return m->rank(&in, imp, err, errlen) ? -1 : 0;
@@ -241,6 +250,8 @@ static int refine_create(search_state *st, char *err, size_t errlen) {
     /* the start's body is in result: candidates are built on it */
     for (int u = 0; u < n; u++) st->result.z[u] = st->sw_sol[u] ? ATTN_SWA : ATTN_FULL;
     st->best_norm = -INFINITY;
+    search_plan_enter(st, SEARCH_PHASE_REFINE);
+    search_plan_cap(st, st->plan.cur, (int)budget, budget);
     search_event ev = search_event_new(st, SEARCH_EV_GROUP_START, 3);
     ev.group = -1;
     ev.n_layers_in_group = 0;
@@ -262,12 +273,15 @@ int search_heads_refine_begin(search_state *st, char *err, size_t errlen) {
     /* the state moves on only after a step's evaluation succeeded, so a failed step can be retried
      * (search_step's contract) and a replay sees the same sequence */
     if (st->refine_inits == 0) { /* candidate 0: the mask stages 1-3 produced */
+        search_plan_enter(st, SEARCH_PHASE_REFINE_STARTS);
         st->best_norm = -INFINITY;
         memcpy(st->cand.z, st->result.z, (size_t)n);
         if (!st->final_known) {
+            search_plan_unit(st, 0);
             if (eval_dedup(st, 1, 3, -1, -1, &e, err, errlen)) return -1;
             st->final_raw = e.score, st->final_known = 1;
             st->refine_inits = 1;
+            search_plan_unit_done(st);
             return 0;
         }
         st->refine_inits = 1;
@@ -278,10 +292,19 @@ int search_heads_refine_begin(search_state *st, char *err, size_t errlen) {
         st->refine_inits = 2;
     }
     while (st->refine_inits <= 5) { /* 2: drop cut, 3: Fisher cut, 4: locality, 5: echo */
+        if (st->refine_inits >= 4 && attn_ranking_missing(st, st->refine_inits - 4)) { /* not planned */
+            st->refine_inits++;
+            continue;
+        }
+        search_plan_unit(st, st->plan.phase[st->plan.cur].units_done);
         int r = refine_try_start(st, st->refine_inits, err, errlen);
         if (r < 0) return -1;
         st->refine_inits++;
+        search_plan_unit_done(st);
+        const search_plan_phase *ph = &st->plan.phase[st->plan.cur];
+        search_plan_cap(st, st->plan.cur, -1, ph->n_units - ph->units_done); /* at most one each */
         if (r == 0) return 0;
     }
+    search_plan_unit(st, -1);
     return refine_create(st, err, errlen);
 }

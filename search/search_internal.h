@@ -120,6 +120,10 @@ struct search_state {
     double final_raw, final_acc;
     long stage_evals; /* evaluations in the current stage */
 
+    /* the plan (search_plan.h; search_plan.c walks it) and the unit the search is on (-1: none) */
+    search_plan plan;
+    int plan_unit;
+
     /* log + replay */
     search_log_entry *log;
     long n_log, cap_log;
@@ -176,6 +180,25 @@ int search_heads_refine_begin(search_state *st, char *err, size_t errlen);
  * 0, or -1 with a message. */
 long search_layers_stage3_budget(const search_state *st);
 int search_layers_group_begin(search_state *st, char *err, size_t errlen);
+/* The plan (search_plan.c). k of the stage-1 probes and the target number of SWA KV heads of a
+ * config (what search_create uses). */
+int search_stage1_k(const search_config *cfg, int H);
+long search_target_swa(const search_config *cfg, int L, int H);
+/* Index of the first phase of `kind` at or after the current one, or -1. */
+int search_plan_index(const search_state *st, search_phase_kind kind);
+/* Enter the phase of `kind` (the phases before it close: done, or skipped with 0 units); no-op
+ * when the plan has none or it is the current one. */
+void search_plan_enter(search_state *st, search_phase_kind kind);
+/* The unit the next events are about (-1: none), and the end of the current unit. */
+void search_plan_unit(search_state *st, int unit);
+void search_plan_unit_done(search_state *st);
+/* Shrink phase i: at most n_units units (< 0: unchanged) and at most evals_left more evaluations
+ * than it made (< 0: unchanged). Never grows a phase. */
+void search_plan_cap(search_state *st, int i, int n_units, long evals_left);
+/* One evaluation made in the current phase (search_eval_cand). */
+void search_plan_eval(search_state *st);
+/* The search is done: every phase closes. */
+void search_plan_finish(search_state *st);
 /* Normalized score of a raw score. */
 double search_normalize(const search_state *st, double raw);
 void search_emit(search_state *st, search_event *ev);

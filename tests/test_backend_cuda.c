@@ -1,7 +1,8 @@
 /* test_backend_cuda.c — the GPU forward (engine/backend_cuda.h) against the CPU forward
  * (engine/forward.h, itself tested against llama-cpp-python) on the same GGUF: batched prefill
  * with a different mask per sequence, decode over the GPU hybrid KV cache, and the layer-level
- * entry used for prefix reuse. Models: the tiny qwen3 fixture, mkmodel's tiny llama, and (on a GPU)
+ * entry used for prefix reuse. Models: the tiny qwen3 fixture, mkmodel's tiny model of every
+ * registered architecture (engine/arch.h), and (on a GPU)
  * $BOSCH_MODEL or the default model; on a GPU machine
  * without the real model, scripts/gpu-check points BOSCH_MODEL at a random-weight GGUF made by
  * `bosch mkmodel`.
@@ -224,13 +225,14 @@ static void test_errors(void **state) {
     free(logits);
 }
 
-/* Load `path` (or, when NULL, write and load mkmodel's tiny llama), put it on the GPU, run the tests. */
-static int run_on(const char *path) {
+/* Load `path` (or, when NULL, write and load mkmodel's tiny model of architecture `arch`), put it on
+ * the GPU, run the tests. */
+static int run_on(const char *path, const char *arch) {
     char tmp[128] = "";
     if (!path) {
         mkmodel_shape s;
         snprintf(tmp, sizeof tmp, "/tmp/bosch_test_backend_cuda_%d.gguf", (int)getpid());
-        if (mkmodel_preset("tiny", &s) || mkmodel_write(tmp, &s, err, sizeof err)) {
+        if (mkmodel_preset("tiny", &s) || (s.arch = arch, mkmodel_write(tmp, &s, err, sizeof err))) {
             fprintf(stderr, "test_backend_cuda: mkmodel: %s\n", err);
             return 1;
         }
@@ -243,8 +245,8 @@ static int run_on(const char *path) {
         return 1;
     }
     printf("test_backend_cuda: %s (%s, %d layers) on the GPU: %.1f MiB of bf16 weights\n",
-           *tmp ? "mkmodel tiny" : path, g_model->hp.arch == MODEL_ARCH_QWEN3 ? "qwen3" : "llama",
-           g_model->hp.n_layer, cuda_model_weight_bytes(g_gpu) / 1048576.0);
+           *tmp ? "mkmodel tiny" : path, g_model->hp.arch->name, g_model->hp.n_layer,
+           cuda_model_weight_bytes(g_gpu) / 1048576.0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefill_batch),
         cmocka_unit_test(test_decode),
@@ -257,23 +259,26 @@ static int run_on(const char *path) {
     return rc;
 }
 
-/* Every run covers both architectures on tiny models: the committed random qwen3 fixture (q/k
- * norms) and mkmodel's tiny llama. On a GPU it also runs $BOSCH_MODEL or the default model; over
- * the CPU emulator (BOSCH_KERN_EMU) only the tiny ones, which is what the emulator's speed allows. */
+/* Every run covers every registered architecture on tiny models: the committed random qwen3 fixture
+ * (q/k norms, untied LM head, written by gguf-py) and mkmodel's tiny model of each row of the
+ * registry (engine/arch.h), so a row added there is checked here with no edit. On a GPU it also
+ * runs $BOSCH_MODEL or the default model; over the CPU emulator (BOSCH_KERN_EMU) only the tiny
+ * ones, which is what the emulator's speed allows. */
 int main(void) {
     if (kern_device_count() == 0) {
         printf("test_backend_cuda: SKIP: no CUDA device\n");
         return 77;
     }
-    int rc = run_on(BOSCH_SOURCE_DIR "/tests/fixtures/tiny_qwen3.gguf");
-    rc |= run_on(NULL);
+    int rc = run_on(BOSCH_SOURCE_DIR "/tests/fixtures/tiny_qwen3.gguf", NULL), n_arch;
+    const model_arch *rows = arch_list(&n_arch);
+    for (int i = 0; i < n_arch; i++) rc |= run_on(NULL, rows[i].name);
 #ifndef BOSCH_KERN_EMU
     const char *path = getenv("BOSCH_MODEL");
     if (!path || !*path) path = BOSCH_DEFAULT_MODEL;
     FILE *f = fopen(path, "rb");
     if (f) {
         fclose(f);
-        rc |= run_on(path);
+        rc |= run_on(path, NULL);
     } else {
         printf("test_backend_cuda: model %s not found; tested on the tiny models only\n", path);
     }

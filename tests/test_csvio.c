@@ -21,7 +21,7 @@
 static char tmpdir[256];
 
 static const model_hparams smol_hp = {
-    .arch = MODEL_ARCH_LLAMA, .n_layer = 30, .n_head = 9, .n_head_kv = 3, .head_dim = 64, .n_embd = 576};
+    .n_layer = 30, .n_head = 9, .n_head_kv = 3, .head_dim = 64, .n_embd = 576};
 
 static char *slurp(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");

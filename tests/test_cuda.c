@@ -14,6 +14,9 @@
 #include <cmocka.h>
 
 #include "quant.h"
+#ifdef BOSCH_KERN_EMU
+#include "emu/emu_config.h"
+#endif
 
 #ifdef BOSCH_HAVE_CUDA
 #include "kernels.h"
@@ -230,9 +233,9 @@ static void test_attn_prefill(void **state) {
     check_prefill(65, 4, 2, 128, 1, 70);  /* one row past a 64-row block; window 1; sinks > T */
 #ifdef BOSCH_KERN_EMU
     /* an A100's 163 KiB per block: the WMMA kernel for head_dim 256 (184.5 KiB) falls back to fp32 */
-    setenv("BOSCH_EMU_SHMEM_OPTIN", "166912", 1);
+    size_t prev = emu_set_shmem_optin(166912);
     check_prefill(40, 2, 2, 256, 40, 0);
-    unsetenv("BOSCH_EMU_SHMEM_OPTIN");
+    emu_set_shmem_optin(prev);
 #endif
 }
 

@@ -1,6 +1,7 @@
 // cuda_emu.cpp — the CPU emulator behind cuda_emu.h: fibers for the threads of a block, barriers,
 // warp shuffles, device memory bookkeeping and the runtime calls the kernels make.
 #include "cuda_emu.h"
+#include "emu_config.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,12 +47,12 @@ size_t g_alloc_bytes;
 std::map<const void *, size_t> g_max_shmem; /* kernel -> raised dynamic shared memory limit */
 std::map<const void *, bool> g_uses_sync;   /* kernel -> seen calling __syncthreads or a shuffle */
 
-/* Opt-in dynamic shared memory per block: an H200's 227 KiB, or $BOSCH_EMU_SHMEM_OPTIN bytes (to
- * emulate another GPU, e.g. 166912 for an A100). */
+/* Opt-in dynamic shared memory per block: an H200's 227 KiB, or what a test set with
+ * emu_set_shmem_optin (emu_config.h) to emulate another GPU. */
+constexpr size_t DEFAULT_SHMEM_OPTIN = 227 * 1024;
+size_t g_shmem_optin = DEFAULT_SHMEM_OPTIN;
 size_t max_shmem_optin() {
-    const char *e = getenv("BOSCH_EMU_SHMEM_OPTIN");
-    long v = e && *e ? strtol(e, nullptr, 10) : 0;
-    return v > 0 ? (size_t)v : 227 * 1024;
+    return g_shmem_optin;
 }
 
 /* The emulated device's memory: 16 GiB, or half the host's RAM if that is less (every byte is real
@@ -67,6 +68,12 @@ size_t emu_total_bytes() {
 }
 
 } // namespace
+
+size_t emu_set_shmem_optin(size_t bytes) {
+    size_t prev = g_shmem_optin;
+    g_shmem_optin = bytes ? bytes : DEFAULT_SHMEM_OPTIN;
+    return prev;
+}
 
 struct emu::thread_state {
 #ifdef __x86_64__

@@ -16,8 +16,8 @@
 //     kernel that reads memory nobody wrote fails its test instead of passing on zeros;
 //   - launch limits of an H200 (sm_90) are checked: block <= 1024 threads, grid y/z <= 65535,
 //     dynamic shared memory <= 48 KiB unless raised by cudaFuncSetAttribute, which accepts at most
-//     227 KiB ($BOSCH_EMU_SHMEM_OPTIN bytes if set); pointer arguments must point into memory from
-//     cudaMalloc (or be NULL).
+//     227 KiB (or what emu_set_shmem_optin in emu_config.h set); pointer arguments must point into memory
+//     from cudaMalloc (or be NULL).
 // Memory is host memory; streams are synchronous; errors are returned the CUDA way
 // (cudaGetLastError, cudaStreamSynchronize) with a message naming the kernel.
 // Shared memory must come from KERN_DYNAMIC_SHARED (a bare __shared__ does not compile here).

@@ -12,13 +12,8 @@
 
 #include "formats/csvio.h"
 
-static const model_hparams smol = {.arch = MODEL_ARCH_LLAMA,
-                                   .n_layer = 30,
-                                   .n_head = 9,
-                                   .n_head_kv = 3,
-                                   .head_dim = 64,
-                                   .n_embd = 576,
-                                   .n_ctx_train = 8192};
+static const model_hparams smol = {
+    .n_layer = 30, .n_head = 9, .n_head_kv = 3, .head_dim = 64, .n_embd = 576, .n_ctx_train = 8192};
 
 static void check(const attn_mask *m, const model_hparams *hp) {
     if (!m->z || m->n_layer < 1 || m->n_head_kv < 1 || m->window < 1 || m->sinks < 0) abort();
