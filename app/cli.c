@@ -263,6 +263,12 @@ int cli_parse_precision(const char *cmd, const char *v, engine_precision *out) {
     return -1;
 }
 
+int cli_parse_kv(const char *cmd, const char *v, attn_kv_type *out) {
+    if (attn_kv_type_parse(v, out) == 0) return 0;
+    fprintf(stderr, "bosch %s: --kv: bad value '%s' (need fp32 or bf16)\n", cmd, v ? v : "");
+    return -1;
+}
+
 int cli_parse_decode(const char *cmd, const char *v, model_opts *opts) {
     if (v && !strcmp(v, "blocks"))
         opts->decode_fp32 = 0;

@@ -78,6 +78,10 @@ void cli_restore_stop_signals(const struct sigaction old[3]);
 /* --precision V: "fp32", "bf16" or "auto" (gemm.h). 0, or -1 with "need fp32, bf16 or auto". */
 int cli_parse_precision(const char *cmd, const char *v, engine_precision *out);
 
+/* --kv V: "fp32" or "bf16" (attention.h: the KV cache's and attention's element type). 0, or -1
+ * with "need fp32 or bf16". */
+int cli_parse_kv(const char *cmd, const char *v, attn_kv_type *out);
+
 /* --decode-weights V: "blocks" (decode reads the file's quantized blocks, the default) or "gemm" (decode
  * through the GEMM weights, the arithmetic of prefill). Sets opts->decode_fp32. 0 or -1. */
 int cli_parse_decode(const char *cmd, const char *v, model_opts *opts);
@@ -87,6 +91,9 @@ int cli_parse_decode(const char *cmd, const char *v, model_opts *opts);
     "  --precision P    GEMM precision on the CPU: fp32 (the reference), bf16 (GEMM inputs rounded\n"        \
     "                   to bf16, fp32 accumulation) or auto (default: bf16 where the CPU has bf16\n"         \
     "                   hardware, else fp32)\n"
+#define CLI_KV_HELP                                                                                          \
+    "  --kv T           keys and values of attention and the KV cache: bf16 (default: rounded to\n"          \
+    "                   nearest even when written, bf16 products, fp32 softmax) or fp32 (the reference)\n"
 #define CLI_DECODE_HELP                                                                                      \
     "  --decode-weights D  blocks (default: decode reads the file's quantized weights with 8-bit\n"          \
     "                   activations) or gemm (decode through the GEMM weights, as prefill)\n"

@@ -41,6 +41,7 @@ static void usage(FILE *f) {
             "  --aprime N       seeds of the A' experiment (0: skip)\n"
             "  --device D       cpu, cuda or auto: where every evaluator runs\n"
             "  --precision P    CPU GEMMs: fp32, bf16 or auto\n"
+            "  --kv T           CPU KV cache and attention: bf16 (default) or fp32 (the reference)\n"
             "  --force          start over: remove DIR/cache.tsv (the memo of every evaluation) and\n"
             "                   run even where DIR holds a search run or a comparison with other settings\n"
             "  Ctrl-C, SIGTERM or SIGHUP stops (exit 130); the same command continues from\n"
@@ -270,9 +271,11 @@ static int compare_cmd_run(cmd_env *e, void *opts) {
     compare_cli *o = opts;
     char err[1024], desc[256];
     backend_describe(e->be, 1, desc, sizeof desc);
-    fprintf(stderr, "compare: preset %s, evaluators on %s%s%s\n", o->plan.preset, desc,
+    fprintf(stderr, "compare: preset %s, evaluators on %s%s%s%s%s\n", o->plan.preset, desc,
             e->device == BACKEND_CPU ? ", GEMMs " : "",
-            e->device == BACKEND_CPU ? gemm_precision_name(e->m->precision) : "");
+            e->device == BACKEND_CPU ? gemm_precision_name(e->m->precision) : "",
+            e->device == BACKEND_CPU ? ", KV cache " : "",
+            e->device == BACKEND_CPU ? attn_kv_type_name(e->m->kv_type) : "");
     compare_dist d = {e, o};
     const compare_exec ex = {dist_calib, cli_dist_batch(&o->dist), dist_cell, &d};
     compare_result *res = NULL;

@@ -72,6 +72,8 @@ static void eval_usage(FILE *f) {
             "                     in the last digits)\n"
             "  --precision P      CPU GEMM precision: fp32, bf16 or auto (default: bf16 where the CPU\n"
             "                     has bf16 hardware, else fp32)\n"
+            "  --kv T             CPU KV cache and attention: bf16 (default) or fp32 (the reference);\n"
+            "                     also the element size of the KV bytes shown\n"
             "  --servable         also score the mask's servable projection (a layer SWA only if all its\n"
             "                     KV heads are: what a per-layer engine runs); every row shows its KV\n"
             "                     bytes as servable_kv either way\n"
@@ -338,8 +340,10 @@ static int eval_cell(eval_run_ctx *c, probe_task task, int length, results_row *
     progress(o->quiet, c->done, c->total, label, c->t0);
     if (!rc) {
         acc /= n, score /= n;
-        uint64_t kvb = kv_cache_bytes(&c->m->hp, c->mask, length, 4),
-                 skvb = kv_cache_bytes(&c->m->hp, c->serv, length, 4);
+        const int elem =
+            c->be && c->be->device != BACKEND_CPU ? 4 : attn_kv_elem_bytes(c->m->kv_type); /* CUDA: fp32 */
+        uint64_t kvb = kv_cache_bytes(&c->m->hp, c->mask, length, elem),
+                 skvb = kv_cache_bytes(&c->m->hp, c->serv, length, elem);
         printf("%-14s %7s %7.1f%% %10.4f %8d %14llu %14llu %9.1f\n", probe_task_name(task), len_label,
                100.0 * acc, score, n, (unsigned long long)kvb, (unsigned long long)skvb,
                base_now_s() - t_group);

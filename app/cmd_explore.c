@@ -24,6 +24,7 @@ static void usage(FILE *f) {
             "  --device D where the search and held-out evaluators run: cpu, cuda or auto (default:\n"
             "             cuda when a GPU is visible)\n"
             "  --precision P  CPU GEMMs: fp32, bf16 or auto (default: bf16 where the CPU has it)\n"
+            "  --kv T     CPU KV cache and attention, and the KV-bytes line: bf16 (default) or fp32\n"
             "  --workspace DIR  open a workspace saved with W (search state, mask, undo, evaluations), or\n"
             "             a `bosch search --out DIR` folder: its search is replayed, paused or finished\n"
             "  --ui-stats FILE  at exit, write how long the UI thread was busy per wake-up (CSV:\n"
@@ -69,6 +70,7 @@ static int explore_run(cmd_env *e, void *opts) {
     explorer_opts *o = opts;
     o->model_path = e->model_path;
     o->precision = (int)e->mo.precision;
+    o->kv_type = (int)e->mo.kv_type;
     o->backend = cli_backend_options(e->device, 0);
     const char *nc = getenv("NO_COLOR"); /* no-color.org: set and not empty */
     if (nc && *nc) o->mono = 1;

@@ -46,7 +46,7 @@ static void export_usage(FILE *f) {
             "  --model M      the model the mask is for (default: %s)\n"
             "  --samples N    scores: calibration samples (default: 2)\n"
             "  --length T     scores: tokens per sample (default: 512)\n"
-            "  --device D     scores: cpu, cuda or auto (default: auto)\n" CLI_PRECISION_HELP,
+            "  --device D     scores: cpu, cuda or auto (default: auto)\n" CLI_PRECISION_HELP CLI_KV_HELP,
             rankings, cli_default_model());
 }
 

@@ -35,7 +35,7 @@ static void gen_usage(FILE *f) {
             "  --sinks S        sink tokens kept by SWA heads (default: the mask file's, else 0)\n"
             "  --special        print special tokens (e.g. <|im_end|>)\n"
             "  --device D       cpu, cuda or auto (default: cuda when a GPU is visible)\n" CLI_PRECISION_HELP
-                CLI_DECODE_HELP,
+                CLI_KV_HELP CLI_DECODE_HELP,
             cli_default_model(), GEN_DEFAULT_N, GEN_DEFAULT_WINDOW);
 }
 
@@ -270,14 +270,15 @@ static int gen_run(cmd_env *e, void *opts) {
     }
     if (make_steps(m, &mask, (int)n_prompt, (int)n_ctx, &gs, &cpu, &steps) != 0) goto done;
     const int on_gpu = gs.gpu != NULL;
-    fprintf(stderr,
-            "bosch generate: %s, %zu prompt tokens, %d SWA KV heads of %d (window %d, sinks %d), "
-            "KV cache %.1f MiB, on %s%s%s%s\n",
-            m->name, n_prompt, mask_count_swa(&mask), mask.n_layer * mask.n_head_kv, mask.window, mask.sinks,
-            kv_cache_bytes(&m->hp, &mask, (int)n_ctx, 4) / 1048576.0, backend_device_name(dev),
-            on_gpu ? "" : " (", on_gpu ? "" : gemm_precision_name(m->precision),
-            on_gpu ? ""
-                   : (m->decode_blocks ? " GEMMs, decode from the file's blocks)" : " GEMMs and decode)"));
+    fprintf(
+        stderr,
+        "bosch generate: %s, %zu prompt tokens, %d SWA KV heads of %d (window %d, sinks %d), "
+        "KV cache %.1f MiB (%s), on %s%s%s%s\n",
+        m->name, n_prompt, mask_count_swa(&mask), mask.n_layer * mask.n_head_kv, mask.window, mask.sinks,
+        kv_cache_bytes(&m->hp, &mask, (int)n_ctx, on_gpu ? 4 : attn_kv_elem_bytes(m->kv_type)) / 1048576.0,
+        on_gpu ? "fp32" : attn_kv_type_name(m->kv_type), backend_device_name(dev), on_gpu ? "" : " (",
+        on_gpu ? "" : gemm_precision_name(m->precision),
+        on_gpu ? "" : (m->decode_blocks ? " GEMMs, decode from the file's blocks)" : " GEMMs and decode)"));
     if (run_generation(o, m, &mask, toks, n_prompt, &steps, on_gpu) == 0) rc = 0;
 done:
     free(gs.logits);

@@ -5,16 +5,18 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "attn_bf16.h"
 #include "qdot.h"
 #include "model.h"
 #include "quant.h"
 
 static void info_usage(FILE *f) {
-    fprintf(f,
-            "usage: bosch info [MODEL] [--precision P]\n"
-            "  print the architecture, hyper-parameters, tensor types and bytes of a GGUF model\n"
-            "  (default model: %s), and the CPU kernels the engine uses for it\n" CLI_PRECISION_HELP,
-            cli_default_model());
+    fprintf(
+        f,
+        "usage: bosch info [MODEL] [--precision P] [--kv T]\n"
+        "  print the architecture, hyper-parameters, tensor types and bytes of a GGUF model\n"
+        "  (default model: %s), and the CPU kernels the engine uses for it\n" CLI_PRECISION_HELP CLI_KV_HELP,
+        cli_default_model());
 }
 
 static int info_run(cmd_env *e, void *opts) {
@@ -69,6 +71,8 @@ static int info_run(cmd_env *e, void *opts) {
     printf("decode: %s (kernels %s)\n",
            m->decode_blocks ? "from the file's blocks, 8-bit activations" : "through the GEMM weights",
            qdot_level_name(qdot_level_best()));
+    printf("kv_cache: %s (attention kernels %s)\n", attn_kv_type_name(m->kv_type),
+           m->kv_type == ATTN_KV_BF16 ? attn_isa_name(attn_isa_current()) : "fp32");
     printf("load_s: %.3f\n", m->load_s);
     return 0;
 }

@@ -130,6 +130,8 @@ static void usage(FILE *f) {
         "  --precision P    the CPU evaluator's GEMM precision, fp32, bf16 or auto (default: bf16 where\n"
         "                   the CPU has bf16 hardware); like --device a property of the run, which a\n"
         "                   resumed search must repeat\n"
+        "  --kv T           the CPU evaluator's keys and values: bf16 (default) or fp32 (the reference);\n"
+        "                   a property of the run too\n"
         "%s%s"
         "  under mpirun -np N (docs/distributed.md) rank 0 searches and writes every file, ranks 1..N-1\n"
         "  score the candidates it sends them\n",
@@ -280,9 +282,10 @@ static int search_prepare(cmd_env *e, search_cli *o, search_run_state *r, char *
             size_t len = strlen(err);
             snprintf(err + len, errlen - len,
                      "; or another device or precision: this run evaluates on %s (--device) in %s "
-                     "(--precision), was the state saved with others?",
+                     "(--precision) with %s keys and values (--kv), was the state saved with others?",
                      backend_device_name(e->device),
-                     e->device == BACKEND_CPU ? gemm_precision_name(m->precision) : "bf16");
+                     e->device == BACKEND_CPU ? gemm_precision_name(m->precision) : "bf16",
+                     e->device == BACKEND_CPU ? attn_kv_type_name(m->kv_type) : "fp32");
         }
         return -1;
     }

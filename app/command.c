@@ -16,11 +16,13 @@ int cmd_need_value(const cmd_env *e, const char *opt) {
 /* The options the driver owns; CMD_OPT_UNKNOWN when opt is not one of them for c. */
 static int common_option(const command *c, cmd_env *e, const char *opt, const char *val) {
     int takes = (!strcmp(opt, "--precision") && (c->flags & CMD_PRECISION)) ||
+                (!strcmp(opt, "--kv") && (c->flags & CMD_PRECISION)) ||
                 (!strcmp(opt, "--decode-weights") && (c->flags & CMD_DECODE)) ||
                 (!strcmp(opt, "--device") && (c->flags & CMD_DEVICE));
     if (!takes) return CMD_OPT_UNKNOWN;
     if (!val) return cmd_need_value(e, opt);
     if (!strcmp(opt, "--precision")) return cmd_value(cli_parse_precision(e->name, val, &e->mo.precision));
+    if (!strcmp(opt, "--kv")) return cmd_value(cli_parse_kv(e->name, val, &e->mo.kv_type));
     if (!strcmp(opt, "--decode-weights")) return cmd_value(cli_parse_decode(e->name, val, &e->mo));
     e->device_name = val;
     return CMD_OPT_VALUE;
@@ -83,7 +85,7 @@ out:
 }
 
 int command_run(const command *c, int argc, char **argv) {
-    cmd_env e = {.name = c->name, .mo = {PRECISION_AUTO, 0}, .device_name = "auto"};
+    cmd_env e = {.name = c->name, .mo = {PRECISION_AUTO, 0, ATTN_KV_BF16}, .device_name = "auto"};
     void *opts = calloc(1, c->opts_size ? c->opts_size : 1);
     if (!opts) {
         fprintf(stderr, "bosch %s: out of memory\n", c->name);

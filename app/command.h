@@ -3,7 +3,7 @@
  * The driver (command_run) does what every command shares, once, in this order:
  *   1. the command's defaults (init), then the arguments: -h/--help prints usage; MODEL (the one
  *      argument not starting with '-', anywhere among the options) for CMD_MODEL; --precision
- *      (CMD_PRECISION), --decode-weights (CMD_DECODE) and --device (CMD_DEVICE) into the env; every
+ *      and --kv (CMD_PRECISION), --decode-weights (CMD_DECODE) and --device (CMD_DEVICE) into the env; every
  *      other option goes to the command's option callback;
  *   2. --device parsed (CMD_DEVICE; default auto), MODEL defaulted (cli_default_model());
  *   3. the command's check (everything that needs no model: combinations, output folders);
@@ -25,7 +25,7 @@
 
 enum {
     CMD_MODEL = 1 << 0,     /* takes MODEL */
-    CMD_PRECISION = 1 << 1, /* takes --precision */
+    CMD_PRECISION = 1 << 1, /* takes --precision and --kv */
     CMD_DECODE = 1 << 2,    /* takes --decode-weights */
     CMD_DEVICE = 1 << 3,    /* takes --device cpu|cuda|auto */
     CMD_LOAD = 1 << 4,      /* the driver loads MODEL before run (needs CMD_MODEL) */
@@ -37,7 +37,7 @@ enum {
 typedef struct {
     const char *name;           /* "search": messages say "bosch search: ..." */
     const char *model_path;     /* MODEL, else the default model */
-    model_opts mo;              /* --precision, --decode-weights */
+    model_opts mo;              /* --precision, --kv (default bf16), --decode-weights */
     const char *device_name;    /* --device as given (default "auto") */
     backend_device device;      /* parsed */
     model *m;                   /* CMD_LOAD: the loaded model during run */

@@ -252,11 +252,13 @@ static uint64_t fingerprint(const compare_plan *p, const model *m, const backend
     char buf[1024];
     probe_config pc = probe_config_default();
     int cpu = !be || be->device == BACKEND_CPU;
-    snprintf(buf, sizeof buf, "%s|%llu|%d|%d|%s|%s|calib %d %d %d %d %d%s|w %d s %d", m->name,
+    /* the KV element type joins only when it is not the older fp32, so earlier folders still resume */
+    snprintf(buf, sizeof buf, "%s|%llu|%d|%d|%s|%s%s|calib %d %d %d %d %d%s|w %d s %d", m->name,
              (unsigned long long)model_file_bytes(m), m->hp.n_layer, m->hp.n_head_kv,
              cpu ? "cpu" : be->ops->name, cpu ? gemm_precision_name(m->precision) : "bf16",
-             p->cfg.calib_samples, p->cfg.calib_tokens, (int)pc.task, (int)pc.haystack,
-             (int)PROBE_DEFAULT_CALIB_SEED, p->cfg.calib_mix ? " mix" : "", p->cfg.window, p->cfg.sinks);
+             cpu && m->kv_type == ATTN_KV_BF16 ? "|kv bf16" : "", p->cfg.calib_samples, p->cfg.calib_tokens,
+             (int)pc.task, (int)pc.haystack, (int)PROBE_DEFAULT_CALIB_SEED, p->cfg.calib_mix ? " mix" : "",
+             p->cfg.window, p->cfg.sinks);
     uint64_t h = 0xcbf29ce484222325ull;
     for (const char *s = buf; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
     return h;
@@ -436,6 +438,8 @@ int compare_run(const compare_plan *p, const model *m, const backend *be, const 
         snprintf(err, errlen, "compare: out of memory");
         return -1;
     }
+    /* kv_bytes count the elements of the cache the evaluator runs: the CPU's (--kv), CUDA's fp32 */
+    r->kv_elem = be && be->device != BACKEND_CPU ? 4 : attn_kv_elem_bytes(m->kv_type);
     calib_set *cs = NULL;
     search_objective calib = {0};
     int rc = -1;

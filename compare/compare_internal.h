@@ -32,6 +32,7 @@ struct compare_result {
     compare_plan plan;
     char model_name[128];
     model_hparams hp;
+    int kv_elem; /* bytes of a key or value element in the KV cache the evaluator ran (kv_bytes) */
     int L, H;
     int n_masks; /* n_methods * n_ratios, method-major */
     attn_mask masks[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS];

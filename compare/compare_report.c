@@ -141,7 +141,7 @@ static int write_results(const compare_result *r, const char *dir, char *err, si
                                   .ci_lo = lo,
                                   .ci_hi = hi,
                                   .score = sc,
-                                  .kv_bytes = kv_cache_bytes(&r->hp, &r->masks[k], kv_len, 4)};
+                                  .kv_bytes = kv_cache_bytes(&r->hp, &r->masks[k], kv_len, r->kv_elem)};
             }
     }
     int rc = results_write(path, RESULTS_COMPARE, rows, n_rows, err, errlen);

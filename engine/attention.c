@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_bf16.h"
+
 /* ---- portable SIMD vector (GCC/Clang vector extensions): 16 lanes with AVX-512, else 8 ---- */
 #if defined(__AVX512F__)
 #define ATTN_VL 16
@@ -313,6 +315,43 @@ void attn_prefill_hybrid(const float *q, const float *k, const float *v, float *
     }
 }
 
+int attn_kv_elem_bytes(attn_kv_type t) {
+    return t == ATTN_KV_BF16 ? 2 : 4;
+}
+
+const char *attn_kv_type_name(attn_kv_type t) {
+    return t == ATTN_KV_BF16 ? "bf16" : "fp32";
+}
+
+int attn_kv_type_parse(const char *s, attn_kv_type *out) {
+    if (s && !strcmp(s, "fp32"))
+        *out = ATTN_KV_FP32;
+    else if (s && !strcmp(s, "bf16"))
+        *out = ATTN_KV_BF16;
+    else
+        return -1;
+    return 0;
+}
+
+void attn_prefill(attn_kv_type type, const float *q, const float *k, const float *v, float *out, int n_tokens,
+                  int n_head, int n_head_kv, int head_dim, const uint8_t *z_row, int window, int sinks) {
+    if (type != ATTN_KV_BF16) {
+        attn_prefill_hybrid(q, k, v, out, n_tokens, n_head, n_head_kv, head_dim, z_row, window, sinks);
+        return;
+    }
+    if (n_tokens <= 0) return;
+    const size_t n = (size_t)n_tokens * n_head_kv * head_dim;
+    uint16_t *kb = malloc(2 * n * sizeof(uint16_t));
+    if (!kb) {
+        for (size_t i = 0; i < (size_t)n_tokens * n_head * head_dim; i++) out[i] = NAN;
+        return;
+    }
+    attn_round_bf16(k, kb, n);
+    attn_round_bf16(v, kb + n, n);
+    attn_prefill_bf16(q, kb, kb + n, out, n_tokens, n_head, n_head_kv, head_dim, z_row, window, sinks);
+    free(kb);
+}
+
 /* ---- decode: one query position against cached keys ---- */
 
 enum { DCH = 256 }; /* slots per decode chunk (fixed, so results do not depend on threads) */
@@ -430,8 +469,12 @@ void attn_decode_item(const float *q, int n_head, int n_head_kv, int head_dim, c
         int nc = n > 0 ? (n + DCH - 1) / DCH : 0;
         if (c < nc) {
             int s0 = spans[g].lo[r] + c * DCH, s1 = s0 + DCH < spans[g].hi[r] ? s0 + DCH : spans[g].hi[r];
-            decode_chunk(q + (size_t)g * group * hd, spans[g].k, spans[g].v, s0, s1, group, hd,
-                         part + (size_t)it * attn_decode_part_floats(n_head, n_head_kv, head_dim));
+            const float *qg = q + (size_t)g * group * hd;
+            float *pt = part + (size_t)it * attn_decode_part_floats(n_head, n_head_kv, head_dim);
+            if (spans[g].type == ATTN_KV_BF16)
+                attn_bf16_decode_chunk(qg, spans[g].k, spans[g].v, s0, s1, group, hd, pt);
+            else
+                decode_chunk(qg, spans[g].k, spans[g].v, s0, s1, group, hd, pt);
             return;
         }
         c -= nc;

@@ -10,6 +10,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Element type of keys and values: fp32 (the reference) or bf16 (rounded to nearest even once,
+ * when written; products in bf16, accumulation and softmax in fp32, attn_bf16.h). */
+typedef enum { ATTN_KV_FP32 = 0, ATTN_KV_BF16 = 1 } attn_kv_type;
+
+/* Bytes of one key or value element: 4 or 2. */
+int attn_kv_elem_bytes(attn_kv_type t);
+const char *attn_kv_type_name(attn_kv_type t); /* "fp32" or "bf16" */
+/* "fp32" or "bf16" into *out: 0, or -1 (out untouched). */
+int attn_kv_type_parse(const char *s, attn_kv_type *out);
+
 /* Prefill: q [n_tokens][n_head*head_dim], k and v [n_tokens][n_head_kv*head_dim] (positions
  * 0..n_tokens-1, RoPE already applied), out [n_tokens][n_head*head_dim]. Query head h uses KV head
  * h / (n_head / n_head_kv). z_row [n_head_kv]: 1 full, 0 SWA. window >= 1, sinks >= 0.
@@ -19,12 +29,20 @@
 void attn_prefill_hybrid(const float *q, const float *k, const float *v, float *out, int n_tokens, int n_head,
                          int n_head_kv, int head_dim, const uint8_t *z_row, int window, int sinks);
 
+/* attn_prefill_hybrid with keys and values of `type`: ATTN_KV_FP32 is attn_prefill_hybrid;
+ * ATTN_KV_BF16 rounds k and v (fp32 in, as a bf16 cache would store them) and runs
+ * attn_prefill_bf16. The same arguments and the same outputs on failure. */
+void attn_prefill(attn_kv_type type, const float *q, const float *k, const float *v, float *out, int n_tokens,
+                  int n_head, int n_head_kv, int head_dim, const uint8_t *z_row, int window, int sinks);
+
 /* The slots of one KV head visible to a decode query: k and v are that head's cache,
- * [cap][head_dim] row-major; the visible slots are [lo[0], hi[0]) and [lo[1], hi[1]) (an empty
- * range has hi <= lo). Which slots are visible (window, sinks, ring order) is the caller's
- * business (kv_cache.c); softmax does not depend on slot order. */
+ * [cap][head_dim] row-major elements of `type` (float or bf16 bit patterns); the visible slots
+ * are [lo[0], hi[0]) and [lo[1], hi[1]) (an empty range has hi <= lo). Which slots are visible
+ * (window, sinks, ring order) is the caller's business (kv_cache.c); softmax does not depend on
+ * slot order. */
 typedef struct {
-    const float *k, *v;
+    const void *k, *v;
+    attn_kv_type type;
     int lo[2], hi[2];
 } attn_kv_span;
 

@@ -124,8 +124,8 @@ void backend_describe(const backend *b, int with_name, char *buf, size_t cap);
 /* ---- batched generation (n_seq sequences sharing one mask) ---- */
 
 /* Start a batch of n_seq >= 1 sequences sharing `mask` (NULL: all full): a fresh KV cache of
- * n_ctx positions per sequence, n_seq * kv_cache_bytes(hp, mask, n_ctx, 4) bytes (the previous
- * cache is freed first). Allocation happens here, not in the timed calls below. Errors: bad
+ * n_ctx positions per sequence, n_seq * kv_cache_bytes(hp, mask, n_ctx, e) bytes, e the element
+ * size: the model's kv_type on the CPU (2 for bf16), 4 on CUDA (fp32) (the previous cache is freed first). Allocation happens here, not in the timed calls below. Errors: bad
  * n_seq/n_ctx, out of memory (the message names the bytes), the backend has no batched path. */
 int backend_start(backend *b, const attn_mask *mask, int n_seq, int n_ctx, char *err, size_t errlen);
 /* Prefill every sequence: tokens [n_seq][n_tokens] (sequence s at tokens + s*n_tokens) at

@@ -110,9 +110,10 @@ static int cpu_start(void *ctx, const attn_mask *mask, int n_seq, int n_ctx, cha
         base_seterr(err, errlen, "out of memory");
         return -1;
     }
-    if (kv_cache_init(&c->kv, hp, &c->mask, n_ctx)) {
-        base_seterr(err, errlen, "KV cache of %d positions (%.1f MiB): out of memory", n_ctx,
-                    kv_cache_bytes(hp, &c->mask, n_ctx, 4) / 1048576.0);
+    if (kv_cache_init_type(&c->kv, hp, &c->mask, n_ctx, c->m->kv_type)) {
+        base_seterr(err, errlen, "KV cache of %d positions (%.1f MiB, %s): out of memory", n_ctx,
+                    kv_cache_bytes(hp, &c->mask, n_ctx, attn_kv_elem_bytes(c->m->kv_type)) / 1048576.0,
+                    attn_kv_type_name(c->m->kv_type));
         drop_batch(c);
         return -1;
     }

@@ -209,11 +209,9 @@ static int cpu_attend(void *ctx, int layer, int r0, int T) {
     int window = mask ? mask->window : 1, sinks = mask ? mask->sinks : 0;
     if (pos0 == 0) {
         /* the block's tokens are the whole sequence: attention straight from q, k, v */
-        attn_prefill_hybrid(ws->q, ws->k, ws->v, ws->att, T, hp->n_head, hp->n_head_kv, hp->head_dim, z_row,
-                            window, sinks);
-        if (b->kv)
-            for (int t = 0; t < T; t++)
-                kv_cache_store(b->kv, layer, t, ws->k + (size_t)t * nkv, ws->v + (size_t)t * nkv);
+        attn_prefill(b->kv ? b->kv->type : b->m->kv_type, ws->q, ws->k, ws->v, ws->att, T, hp->n_head,
+                     hp->n_head_kv, hp->head_dim, z_row, window, sinks);
+        if (b->kv) kv_cache_store_rows(b->kv, layer, 0, T, ws->k, ws->v);
     } else {
         /* continuing a cached sequence (decode, or a later prefill chunk): one position at a
          * time, so an SWA ring never loses a key that an earlier query of this block needs */

@@ -33,7 +33,7 @@ int generate_cpu_create(generate_cpu **out, const model *m, const attn_mask *mas
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (kv_cache_init(&g->kv, &m->hp, mask ? mask : &g->full, n_ctx) != 0) {
+    if (kv_cache_init_type(&g->kv, &m->hp, mask ? mask : &g->full, n_ctx, m->kv_type) != 0) {
         mask_free(&g->full);
         free(g);
         snprintf(err, errlen, "cannot allocate the KV cache for %d tokens", n_ctx);

@@ -4,7 +4,7 @@
  * sinks p < sinks in slots 0..sinks-1 and every later position in a ring of `window` slots,
  * slot sinks + (p - sinks) mod window; when n_ctx < sinks + window the cache is only n_ctx slots
  * long and the mapping degenerates to slot p. All K and V of the cache live in one allocation of
- * exactly kv_cache_bytes(.., 4) bytes.
+ * exactly kv_cache_bytes(.., element bytes) bytes.
  */
 #include "kv_cache.h"
 
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "attention.h"
+#include "attn_bf16.h"
 
 static int slot_capacity(int full, int n_ctx, int window, int sinks) {
     if (full) return n_ctx;
@@ -31,12 +32,18 @@ uint64_t kv_cache_bytes(const model_hparams *hp, const attn_mask *mask, int n_ct
 }
 
 int kv_cache_init(kv_cache *kv, const model_hparams *hp, const attn_mask *mask, int n_ctx) {
+    return kv_cache_init_type(kv, hp, mask, n_ctx, ATTN_KV_FP32);
+}
+
+int kv_cache_init_type(kv_cache *kv, const model_hparams *hp, const attn_mask *mask, int n_ctx,
+                       attn_kv_type type) {
     memset(kv, 0, sizeof *kv);
     if (!hp || !mask || mask->n_layer != hp->n_layer || mask->n_head_kv != hp->n_head_kv || n_ctx <= 0 ||
         mask->window < 1 || mask->sinks < 0 || hp->head_dim <= 0)
         return -1;
     const size_t n = (size_t)hp->n_layer * hp->n_head_kv;
-    uint64_t bytes = kv_cache_bytes(hp, mask, n_ctx, 4);
+    const int eb = attn_kv_elem_bytes(type);
+    uint64_t bytes = kv_cache_bytes(hp, mask, n_ctx, eb);
     if (bytes == 0 || bytes > (uint64_t)SIZE_MAX) return -1;
     kv->n_layer = hp->n_layer;
     kv->n_head_kv = hp->n_head_kv;
@@ -44,26 +51,27 @@ int kv_cache_init(kv_cache *kv, const model_hparams *hp, const attn_mask *mask, 
     kv->n_ctx = n_ctx;
     kv->window = mask->window;
     kv->sinks = mask->sinks;
+    kv->type = type;
     kv->z = malloc(n);
     kv->cap = malloc(n * sizeof(int));
-    kv->k = malloc(n * sizeof(float *));
-    kv->v = malloc(n * sizeof(float *));
-    float *block = calloc(1, (size_t)bytes); /* untouched pages cost no memory until written */
+    kv->k = malloc(n * sizeof(void *));
+    kv->v = malloc(n * sizeof(void *));
+    char *block = calloc(1, (size_t)bytes); /* untouched pages cost no memory until written */
     if (!kv->z || !kv->cap || !kv->k || !kv->v || !block) {
         free(block), free(kv->z), free(kv->cap), free(kv->k), free(kv->v);
         memset(kv, 0, sizeof *kv);
         return -1;
     }
     memcpy(kv->z, mask->z, n);
-    float *p = block;
+    char *p = block;
     for (size_t i = 0; i < n; i++) {
         kv->cap[i] = slot_capacity(kv->z[i] != ATTN_SWA, n_ctx, kv->window, kv->sinks);
         kv->k[i] = p;
-        p += (size_t)kv->cap[i] * kv->head_dim;
+        p += (size_t)kv->cap[i] * kv->head_dim * eb;
     }
     for (size_t i = 0; i < n; i++) {
         kv->v[i] = p;
-        p += (size_t)kv->cap[i] * kv->head_dim;
+        p += (size_t)kv->cap[i] * kv->head_dim * eb;
     }
     kv->bytes = bytes;
     return 0;
@@ -94,9 +102,41 @@ void kv_cache_store(kv_cache *kv, int layer, int pos, const float *k_row, const 
     const int hd = kv->head_dim;
     for (int g = 0; g < kv->n_head_kv; g++) {
         size_t i = (size_t)layer * kv->n_head_kv + g;
-        int slot = kv->z[i] == ATTN_SWA ? swa_slot(kv, pos) : pos;
-        memcpy(kv->k[i] + (size_t)slot * hd, k_row + (size_t)g * hd, (size_t)hd * sizeof(float));
-        memcpy(kv->v[i] + (size_t)slot * hd, v_row + (size_t)g * hd, (size_t)hd * sizeof(float));
+        size_t at = (size_t)(kv->z[i] == ATTN_SWA ? swa_slot(kv, pos) : pos) * hd;
+        if (kv->type == ATTN_KV_BF16) {
+            attn_round_bf16(k_row + (size_t)g * hd, (uint16_t *)kv->k[i] + at, (size_t)hd);
+            attn_round_bf16(v_row + (size_t)g * hd, (uint16_t *)kv->v[i] + at, (size_t)hd);
+        } else {
+            memcpy((float *)kv->k[i] + at, k_row + (size_t)g * hd, (size_t)hd * sizeof(float));
+            memcpy((float *)kv->v[i] + at, v_row + (size_t)g * hd, (size_t)hd * sizeof(float));
+        }
+    }
+}
+
+void kv_cache_store_rows(kv_cache *kv, int layer, int pos0, int n, const float *k, const float *v) {
+    if (layer < 0 || layer >= kv->n_layer || pos0 < 0 || n < 1 || pos0 + n > kv->n_ctx) return;
+    const int hd = kv->head_dim, eb = attn_kv_elem_bytes(kv->type);
+    const size_t ld = (size_t)kv->n_head_kv * hd;
+    for (int g = 0; g < kv->n_head_kv; g++) {
+        const size_t i = (size_t)layer * kv->n_head_kv + g;
+        const int swa = kv->z[i] == ATTN_SWA, end = pos0 + n;
+        /* an SWA head: the sinks, and the last `window` positions of the block (earlier ones are
+         * overwritten in the ring before the block ends) */
+        const int keep_from = swa && end - kv->window > pos0 ? end - kv->window : pos0;
+#pragma omp parallel for schedule(static) if (n >= 256)
+        for (int p = pos0; p < end; p++) {
+            if (p < keep_from && p >= kv->sinks) continue;
+            const size_t at = (size_t)(swa ? swa_slot(kv, p) : p) * hd;
+            const float *kr = k + (size_t)(p - pos0) * ld + (size_t)g * hd,
+                        *vr = v + (size_t)(p - pos0) * ld + (size_t)g * hd;
+            if (eb == 2) {
+                attn_round_bf16(kr, (uint16_t *)kv->k[i] + at, (size_t)hd);
+                attn_round_bf16(vr, (uint16_t *)kv->v[i] + at, (size_t)hd);
+            } else {
+                memcpy((float *)kv->k[i] + at, kr, (size_t)hd * sizeof(float));
+                memcpy((float *)kv->v[i] + at, vr, (size_t)hd * sizeof(float));
+            }
+        }
     }
 }
 
@@ -107,6 +147,7 @@ int kv_cache_spans(const kv_cache *kv, int layer, int pos, attn_kv_span *sp) {
         attn_kv_span *s = &sp[g];
         s->k = kv->k[i];
         s->v = kv->v[i];
+        s->type = kv->type;
         if (kv->z[i] != ATTN_SWA) { /* full: positions 0..pos in slots 0..pos */
             s->lo[0] = 0, s->hi[0] = pos + 1;
             s->lo[1] = s->hi[1] = 0;

@@ -386,7 +386,7 @@ int model_load(model **out, const char *path, char *err, size_t errlen) {
 
 int model_load_opts(model **out, const char *path, const model_opts *opts, char *err, size_t errlen) {
     double t0 = base_now_s();
-    model_opts o = {PRECISION_FP32, 0};
+    model_opts o = {PRECISION_FP32, 0, ATTN_KV_FP32};
     if (opts) o = *opts;
     gemm_precision prec;
     *out = NULL;
@@ -452,6 +452,7 @@ int model_load_opts(model **out, const char *path, const model_opts *opts, char 
         goto fail;
     }
     m->decode_blocks = !o.decode_fp32 && model_map_blocks(m) == 0;
+    m->kv_type = o.kv_type;
     free(arch);
     m->load_s = base_now_s() - t0;
     *out = m;

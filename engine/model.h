@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "arch.h"
+#include "attention.h"
 #include "gemm.h"
 #include "gguf.h"
 #include "tokenizer.h"
@@ -70,6 +71,8 @@ typedef struct {
 typedef struct {
     engine_precision precision; /* GEMM precision (gemm.h); PRECISION_FP32 is the reference */
     int decode_fp32;            /* 1: decode through the GEMM weights too, not the file's blocks */
+    attn_kv_type kv_type;       /* keys and values of attention and the KV cache; ATTN_KV_FP32 (0) is
+                                 * the reference, the commands default to ATTN_KV_BF16 (--kv) */
 } model_opts;
 
 typedef struct model {
@@ -93,6 +96,7 @@ typedef struct model {
     gemm_weight *g_output;    /* LM head [n_vocab][n_embd] */
     model_qmat q_output;      /* LM head as stored (output.weight, or token_embd.weight when tied) */
     int decode_blocks;        /* 1: forward_decode reads the q_* blocks (default); 0: GEMM weights */
+    attn_kv_type kv_type;     /* model_opts.kv_type: the CPU forward's attention and KV cache elements */
 } model;
 
 /* Load and dequantize `path`. general.architecture picks the registry's row (arch.h), whose key and

@@ -16,6 +16,19 @@
  *   device          cpu or cuda
  *   decode_fill     speed rows: prefill or random (how the decode cache was filled); - otherwise
  *   gpu_peak_bytes  peak GPU memory in use so far, device-wide; 0 on the CPU
+ *   round           speed_round rows: the round (1..rounds) of that one measurement; 0 otherwise
+ *   rounds          rounds of the interleaved run (every length and ratio measured once per round);
+ *                   speed and gemm_ceiling rows hold the medians over them
+ *   prefill_tok_s_min, prefill_tok_s_max, decode_tok_s_min, decode_tok_s_max
+ *                   the range of the rounds' values (speed; gemm_ceiling: prefill only), 2 decimals
+ *   prefill_vs_full, decode_vs_full
+ *                   the ratio's speed over ratio 0's in the same round (speed: the median; 0 when
+ *                   the run has no ratio 0), 4 decimals
+ *   kv_type         the KV cache's elements: bf16 or fp32 (kv_bytes counts them); - on other rows
+ *   load_before, load_after
+ *                   1-minute load average before the first and after the last round, 2 decimals
+ * measure speed_round: one row per round of each speed row (its own values, no medians), after it;
+ * none when the run had one round.
  * The columns after first_layer were added later, so readers of the older file still work. */
 #ifndef BOSCH_BENCH_H
 #define BOSCH_BENCH_H
@@ -36,6 +49,10 @@ typedef struct {
     int first_layer, batch;
     const char *device, *decode_fill;
     uint64_t gpu_peak_bytes;
+    int round, rounds;
+    double prefill_min, prefill_max, decode_min, decode_max, prefill_vs_full, decode_vs_full;
+    const char *kv_type; /* NULL: "-" */
+    double load_before, load_after;
 } bench_row;
 
 /* Open path for the rows and write the header (atomic: the file appears at csv_out_commit, and

@@ -1,6 +1,18 @@
 /* test_attention.c — the hybrid (full / SWA per KV head) prefill attention against a naive dense
  * masked softmax computed in double precision, written here from the definition in docs/design.md §2:
  * a full head at query i sees keys j <= i; an SWA head sees i-W < j <= i plus the sinks j < S.
+ *
+ * Every case runs with fp32 keys and values (limit 2e-5) and with bf16 ones (attn_prefill
+ * ATTN_KV_BF16) on every instruction set this CPU has (attn_isa_limit: portable C, AVX2 with FMA,
+ * AVX-512 BF16), against the same double reference on the unrounded inputs. bf16 limit, TOL_BF16:
+ * q·scale, k, v and each probability are rounded to 8 significant bits (relative error <= 2^-9
+ * each); with |v| <= 1 the output moves by at most about 2^-9 from v's rounding plus 2^-9 from the
+ * probabilities', and a score error δ changes the weights by a factor e^δ, |δ| <= ~2·2^-9·|s|.
+ * With the cases' scores (|s| up to ~3) that bounds the error near 1e-2; TOL_BF16 = 1.6e-2 (about
+ * 8·2^-9), measured 2–7e-3. A second, tighter check runs the double reference on the kernel's
+ * own rounded inputs (q·log2(e)/sqrt(hd), k and v rounded to bf16 here, independently): only the
+ * probabilities' rounding and fp32 sums remain, TOL_BF16_ROUNDED = 4e-3 (2·2^-9·max|v|), so a key
+ * wrongly seen or missed among a hundred (weight ~1e-2) fails it.
  */
 #include <math.h>
 #include <omp.h>
@@ -8,12 +20,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "attention.h"
+#include "attn_bf16.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static float frand(void) { /* xorshift64*, uniform in [-1, 1) */
@@ -30,9 +44,10 @@ static int ref_visible(int i, int j, int full, int window, int sinks) {
     return j > i - window || j < sinks;
 }
 
-/* Dense reference: T x T score matrix per query head, masked, softmax in double. */
+/* Dense reference: T x T score matrix per query head (q·k times score_mul, 1/sqrt(hd) for the
+ * definition), masked, softmax in double. */
 static void ref_attention(const float *q, const float *k, const float *v, double *out, int T, int n_head,
-                          int n_head_kv, int hd, const uint8_t *z, int window, int sinks) {
+                          int n_head_kv, int hd, const uint8_t *z, int window, int sinks, double score_mul) {
     int group = n_head / n_head_kv;
     double *sc = malloc(sizeof(double) * (size_t)T * T);
     for (int h = 0; h < n_head; h++) {
@@ -46,7 +61,7 @@ static void ref_attention(const float *q, const float *k, const float *v, double
                     for (int d = 0; d < hd; d++)
                         s += (double)q[((size_t)i * n_head + h) * hd + d] *
                              k[((size_t)j * n_head_kv + g) * hd + d];
-                    s /= sqrt((double)hd);
+                    s *= score_mul;
                 }
                 sc[(size_t)i * T + j] = s;
                 if (s > mx) mx = s;
@@ -68,16 +83,31 @@ static void ref_attention(const float *q, const float *k, const float *v, double
     free(sc);
 }
 
-/* Run one configuration and compare every output element. */
-static void check_case(int T, int n_head, int n_head_kv, int hd, const uint8_t *z, int window, int sinks) {
+#define TOL_FP32 2e-5
+#define TOL_BF16 1.6e-2
+#define TOL_BF16_ROUNDED 4e-3
+
+/* fp32 -> bf16 -> fp32, round to nearest even (finite inputs), written from the definition. */
+static float round_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    uint32_t low = u & 0xFFFFu, keep = u & 0xFFFF0000u;
+    if (low > 0x8000u || (low == 0x8000u && (keep & 0x10000u))) keep += 0x10000u;
+    memcpy(&f, &keep, 4);
+    return f;
+}
+
+/* Run one configuration with keys and values of `type` and compare every output element. */
+static void check_one(attn_kv_type type, int T, int n_head, int n_head_kv, int hd, const uint8_t *z,
+                      int window, int sinks) {
     size_t nq = (size_t)T * n_head * hd, nk = (size_t)T * n_head_kv * hd;
     float *q = malloc(nq * 4), *k = malloc(nk * 4), *v = malloc(nk * 4), *out = malloc(nq * 4);
     double *ref = malloc(nq * 8);
     for (size_t i = 0; i < nq; i++) q[i] = 2.0f * frand();
     for (size_t i = 0; i < nk; i++) k[i] = 2.0f * frand();
     for (size_t i = 0; i < nk; i++) v[i] = frand();
-    attn_prefill_hybrid(q, k, v, out, T, n_head, n_head_kv, hd, z, window, sinks);
-    ref_attention(q, k, v, ref, T, n_head, n_head_kv, hd, z, window, sinks);
+    attn_prefill(type, q, k, v, out, T, n_head, n_head_kv, hd, z, window, sinks);
+    ref_attention(q, k, v, ref, T, n_head, n_head_kv, hd, z, window, sinks, 1.0 / sqrt((double)hd));
     double worst = 0.0;
     size_t at = 0;
     for (size_t i = 0; i < nq; i++) {
@@ -87,11 +117,43 @@ static void check_case(int T, int n_head, int n_head_kv, int hd, const uint8_t *
             at = i;
         }
     }
-    if (!(worst < 2e-5))
-        print_error("T=%d heads=%d/%d hd=%d W=%d S=%d: max error %g at element %zu (got %g, want %g)\n", T,
-                    n_head, n_head_kv, hd, window, sinks, worst, at, out[at], ref[at]);
-    assert_true(worst < 2e-5);
+    const double tol = type == ATTN_KV_BF16 ? TOL_BF16 : TOL_FP32;
+    if (!(worst < tol))
+        print_error(
+            "%s (%s) T=%d heads=%d/%d hd=%d W=%d S=%d: max error %g at element %zu (got %g, want %g)\n",
+            attn_kv_type_name(type), type == ATTN_KV_BF16 ? attn_isa_name(attn_isa_current()) : "fp32 kernel",
+            T, n_head, n_head_kv, hd, window, sinks, worst, at, out[at], ref[at]);
+    if (getenv("BOSCH_TEST_VERBOSE"))
+        fprintf(stderr, "%s (%s) T=%d heads=%d/%d hd=%d W=%d S=%d: max error %.3g\n", attn_kv_type_name(type),
+                type == ATTN_KV_BF16 ? attn_isa_name(attn_isa_current()) : "fp32 kernel", T, n_head,
+                n_head_kv, hd, window, sinks, worst);
+    assert_true(worst < tol);
+    if (type == ATTN_KV_BF16) { /* the reference on the kernel's rounded inputs: only P's rounding is left */
+        const float scale = 1.4426950408889634f / sqrtf((float)hd); /* the kernel's base-2 query scale */
+        for (size_t i = 0; i < nq; i++) q[i] = round_bf16(q[i] * scale);
+        for (size_t i = 0; i < nk; i++) k[i] = round_bf16(k[i]), v[i] = round_bf16(v[i]);
+        ref_attention(q, k, v, ref, T, n_head, n_head_kv, hd, z, window, sinks, log(2.0));
+        double w2 = 0.0;
+        for (size_t i = 0; i < nq; i++) w2 = fmax(w2, fabs(out[i] - ref[i]));
+        if (!(w2 < TOL_BF16_ROUNDED) || getenv("BOSCH_TEST_VERBOSE"))
+            fprintf(stderr, "  against the rounded inputs: max error %.3g (limit %g)\n", w2,
+                    TOL_BF16_ROUNDED);
+        assert_true(w2 < TOL_BF16_ROUNDED);
+    }
     free(q), free(k), free(v), free(out), free(ref);
+}
+
+/* fp32, then bf16 on every instruction set up to this CPU's best (the same random inputs: the
+ * generator is reset per run). */
+static void check_case(int T, int n_head, int n_head_kv, int hd, const uint8_t *z, int window, int sinks) {
+    const uint64_t seed = rng_state;
+    check_one(ATTN_KV_FP32, T, n_head, n_head_kv, hd, z, window, sinks);
+    for (int isa = ATTN_ISA_PORTABLE; isa <= (int)attn_isa_best(); isa++) {
+        rng_state = seed;
+        attn_isa old = attn_isa_limit((attn_isa)isa);
+        check_one(ATTN_KV_BF16, T, n_head, n_head_kv, hd, z, window, sinks);
+        attn_isa_limit(old);
+    }
 }
 
 static void test_window_edges(void **state) {
@@ -155,12 +217,14 @@ static void test_thread_count_invariant(void **state) {
     for (size_t i = 0; i < nq; i++) q[i] = frand();
     for (size_t i = 0; i < nk; i++) k[i] = frand(), v[i] = frand();
     int saved = omp_get_max_threads();
-    omp_set_num_threads(1);
-    attn_prefill_hybrid(q, k, v, o1, T, nh, nkv, hd, z, 50, 2);
-    omp_set_num_threads(3);
-    attn_prefill_hybrid(q, k, v, o2, T, nh, nkv, hd, z, 50, 2);
-    omp_set_num_threads(saved);
-    assert_memory_equal(o1, o2, nq * 4);
+    for (int type = ATTN_KV_FP32; type <= ATTN_KV_BF16; type++) {
+        omp_set_num_threads(1);
+        attn_prefill((attn_kv_type)type, q, k, v, o1, T, nh, nkv, hd, z, 50, 2);
+        omp_set_num_threads(3);
+        attn_prefill((attn_kv_type)type, q, k, v, o2, T, nh, nkv, hd, z, 50, 2);
+        omp_set_num_threads(saved);
+        assert_memory_equal(o1, o2, nq * 4);
+    }
     free(q), free(k), free(v), free(o1), free(o2);
 }
 

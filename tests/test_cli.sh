@@ -118,6 +118,8 @@ EOF
 expect 2 "--lengths: bad list '1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17' (more than 16 items)" \
     eval "$NOMODEL" --lengths 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17
 expect 2 "--tasks: bad list 'passkey,nope' (item 'nope' is not a task" eval "$NOMODEL" --tasks passkey,nope
+expect 2 "bosch eval: --kv: bad value 'fp16' (need fp32 or bf16)" eval "$NOMODEL" --kv fp16
+expect 2 "bosch bench: option --kv needs a value" bench "$NOMODEL" --kv
 expect 2 "--ratios: bad list '0.5,2' (item '2' is not a number in [0, 1])" bench "$NOMODEL" --ratios 0.5,2
 expect 2 "--methods: bad list 'bosch,nope' (unknown method 'nope'" compare "$NOMODEL" --out "$WORK/c" \
     --methods bosch,nope

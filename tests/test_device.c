@@ -124,10 +124,11 @@ static model *tiny_model(int n_layer, char *path, size_t cap) {
     return m;
 }
 
-/* A CPU run on a 4-layer tiny model (8 KV heads, head_dim 32): CSV columns (old ones first, new
- * ones appended) and the target lines. Expected KV bytes from the cache layout by hand: a full
- * head holds T positions, an SWA head min(T, window) (sinks 0), keys + values, fp32. rho 0.875
- * of 8 heads = 7 SWA heads. */
+/* A CPU run on a 4-layer tiny model (8 KV heads, head_dim 32), 2 interleaved rounds: CSV columns
+ * (old ones first, new ones appended), the medians' rows each followed by one row per round, and
+ * the target lines. Expected KV bytes from the cache layout by hand: a full head holds T
+ * positions, an SWA head min(T, window) (sinks 0), keys + values, bf16 (2 bytes, the default
+ * --kv). rho 0.875 of 8 heads = 7 SWA heads. */
 static void test_bench_cpu_csv_targets(void **state) {
     (void)state;
     if (!have_bin()) skip();
@@ -140,26 +141,29 @@ static void test_bench_cpu_csv_targets(void **state) {
     snprintf(csv, sizeof csv, "/tmp/bosch_test_device_%d.csv", (int)getpid());
     snprintf(args, sizeof args,
              "bench '%s' --device cpu --lengths %d --ratios 0,0.875 --window %d --decode 2 --eval-samples 0 "
-             "--csv %s",
+             "--rounds 2 --csv %s",
              path, T, W, csv);
     static char out[16384];
     int rc = run_bosch(args, out, sizeof out);
     remove(path);
     if (rc != 0) fail_msg("bosch bench exited %d:\n%s", rc, out);
-    unsigned long long kv_full = (unsigned long long)units * T * hd * 2 * 4;
-    unsigned long long kv_swa = (unsigned long long)(1 * T + 7 * W) * hd * 2 * 4;
+    unsigned long long kv_full = (unsigned long long)units * T * hd * 2 * 2;
+    unsigned long long kv_swa = (unsigned long long)(1 * T + 7 * W) * hd * 2 * 2;
     char want[256];
     snprintf(want, sizeof want, "KV bytes rho 0.875 / rho 0 = %.3fx (goal <= 0.2: met)",
              (double)kv_swa / kv_full);
     if (!strstr(out, "target T=64 batch=1 (7 of 8 KV heads SWA): decode tok/s rho 0.875 / rho 0 = ") ||
-        !strstr(out, want))
-        fail_msg("no target line '%s' in:\n%s", want, out);
+        !strstr(out, want) || !strstr(out, "interleaved: 2 rounds") || !strstr(out, "load average before: "))
+        fail_msg("no target line '%s' (or no rounds and load lines) in:\n%s", want, out);
     FILE *f = fopen(csv, "r");
     assert_non_null(f);
     char line[1024];
     assert_non_null(fgets(line, sizeof line, f));
-    assert_string_equal(line, "measure,length,ratio,n_swa,window,sinks,kv_bytes,prefill_tok_s,decode_tok_s,"
-                              "seconds,cpu_s,first_layer,batch,device,decode_fill,gpu_peak_bytes\n");
+    assert_string_equal(line,
+                        "measure,length,ratio,n_swa,window,sinks,kv_bytes,prefill_tok_s,decode_tok_s,"
+                        "seconds,cpu_s,first_layer,batch,device,decode_fill,gpu_peak_bytes,round,rounds,"
+                        "prefill_tok_s_min,prefill_tok_s_max,decode_tok_s_min,decode_tok_s_max,"
+                        "prefill_vs_full,decode_vs_full,kv_type,load_before,load_after\n");
     /* first the GEMM ceiling at T (CPU benches only), then the speed rows */
     assert_non_null(fgets(line, sizeof line, f));
     {
@@ -171,17 +175,26 @@ static void test_bench_cpu_csv_targets(void **state) {
         assert_int_equal(length, T);
         assert_true(pf > 0.0);
     }
-    for (int r = 0; r < 2; r++) {
+    for (int k = 0; k < 6; k++) { /* per ratio: the medians, then rounds 1 and 2 */
+        const int r = k / 3, round = k % 3;
         assert_non_null(fgets(line, sizeof line, f));
-        char measure[32], device[16], fill[16];
-        int length, n_swa, window, sinks, first, batch;
-        double ratio, pf, dc, secs, cpu;
+        char measure[32], device[16], fill[16], kvt[8];
+        int length, n_swa, window, sinks, first, batch, rnd, rounds;
+        double ratio, pf, dc, secs, cpu, pmin, pmax, dmin, dmax, pvs, dvs;
         unsigned long long kv, peak;
-        int n = sscanf(line, "%31[^,],%d,%lf,%d,%d,%d,%llu,%lf,%lf,%lf,%lf,%d,%d,%15[^,],%15[^,],%llu",
-                       measure, &length, &ratio, &n_swa, &window, &sinks, &kv, &pf, &dc, &secs, &cpu, &first,
-                       &batch, device, fill, &peak);
-        assert_int_equal(n, 16);
-        assert_string_equal(measure, "speed");
+        int n = sscanf(
+            line,
+            "%31[^,],%d,%lf,%d,%d,%d,%llu,%lf,%lf,%lf,%lf,%d,%d,%15[^,],%15[^,],%llu,%d,%d,%lf,%lf,%lf,%lf,"
+            "%lf,%lf,%7[^,]",
+            measure, &length, &ratio, &n_swa, &window, &sinks, &kv, &pf, &dc, &secs, &cpu, &first, &batch,
+            device, fill, &peak, &rnd, &rounds, &pmin, &pmax, &dmin, &dmax, &pvs, &dvs, kvt);
+        assert_int_equal(n, 25);
+        assert_string_equal(measure, round ? "speed_round" : "speed");
+        assert_int_equal(rnd, round);
+        assert_int_equal(rounds, 2);
+        assert_string_equal(kvt, "bf16");
+        assert_true(pmin <= pf && pf <= pmax && dmin <= dc && dc <= dmax);
+        if (r == 0) assert_true(pvs == 1.0 && dvs == 1.0); /* ratio 0 over itself, every round */
         assert_int_equal(length, T);
         assert_int_equal(n_swa, r == 0 ? 0 : 7);
         assert_int_equal(window, W);
@@ -194,6 +207,12 @@ static void test_bench_cpu_csv_targets(void **state) {
     }
     fclose(f);
     remove(csv);
+    for (int k = 0; k < 3; k++) { /* the figure drawn beside the CSV */
+        static const char *const ext[] = {"gp", "png", "svg"};
+        char fig[160];
+        snprintf(fig, sizeof fig, "/tmp/bosch_test_device_%d.%s", (int)getpid(), ext[k]);
+        remove(fig);
+    }
 }
 
 /* ---- the GPU path (a GPU, or the emulator build) ---- */

@@ -12,7 +12,8 @@
  * every call that the evaluator honours the contract (x_save only above `first` and only when storing a base,
  *    tokens or x_in as documented, rows = the positions before each answer token); a backend
  *    error reaches the caller with the backend's name and message.
- * `test_eval bf16` (CTest test_eval_bf16) runs all of it with bf16 GEMMs (gemm.h): the numpy
+ * `test_eval bf16` (CTest test_eval_bf16) runs all of it as the commands run by default, with bf16
+ * GEMMs (gemm.h) and bf16 keys and values in attention (attention.h, --kv): the numpy
  * comparison then allows NLL_TOL_BF16 and checks exact matches only where numpy's top two answer
  * logits are more than GAP_BF16 apart; prefix reuse and the backend checks stay bitwise.
  */
@@ -40,7 +41,7 @@ enum { MAX_S = 8, MAX_M = 8, MAX_A = 8, MAX_T = 256 };
 #define NLL_REL_BF16 0.02
 #define GAP_FP32 0.02
 #define GAP_BF16 0.5
-static model_opts g_opts = {PRECISION_FP32, 0};
+static model_opts g_opts = {PRECISION_FP32, 0, ATTN_KV_FP32};
 static double g_nll_tol = NLL_TOL_FP32, g_nll_rel = 0.0, g_gap = GAP_FP32;
 
 typedef struct {
@@ -522,8 +523,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: test_eval [fp32|bf16]\n");
         return 2;
     }
-    if (g_opts.precision == PRECISION_BF16)
-        g_nll_tol = NLL_TOL_BF16, g_nll_rel = NLL_REL_BF16, g_gap = GAP_BF16;
+    if (g_opts.precision == PRECISION_BF16) /* the commands' defaults: bf16 GEMMs and KV cache */
+        g_nll_tol = NLL_TOL_BF16, g_nll_rel = NLL_REL_BF16, g_gap = GAP_BF16, g_opts.kv_type = ATTN_KV_BF16;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_numpy),    cmocka_unit_test(test_prefix_reuse_bitwise),
         cmocka_unit_test(test_bad_samples),      cmocka_unit_test(test_create_on_null_is_cpu),

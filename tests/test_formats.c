@@ -164,17 +164,30 @@ static void test_bench_file(void **state) {
                    .batch = 16,
                    .device = "cuda",
                    .decode_fill = "random",
-                   .gpu_peak_bytes = 1ull << 33};
+                   .gpu_peak_bytes = 1ull << 33,
+                   .rounds = 3,
+                   .prefill_min = 600.123,
+                   .prefill_max = 650.456,
+                   .decode_min = 70.1,
+                   .decode_max = 80.25,
+                   .prefill_vs_full = 1.23456,
+                   .decode_vs_full = 2.5,
+                   .kv_type = "bf16",
+                   .load_before = 1.234,
+                   .load_after = 6.789};
     bench_row e = {.measure = "eval_reuse", .length = 128, .first_layer = 22, .device = "cpu"};
     assert_int_equal(bench_csv_row(w, &s), 0);
     assert_int_equal(bench_csv_row(w, &e), 0);
     assert_int_equal(csv_out_commit(w, err, sizeof err), 0);
-    assert_file_is(path,
-                   "measure,length,ratio,n_swa,window,sinks,kv_bytes,prefill_tok_s,decode_tok_s,seconds,"
-                   "cpu_s,first_layer,batch,device,decode_fill,gpu_peak_bytes\n"
-                   "speed,1024,0.8750,79,256,4,5898240,629.86,75.91,0.2032,0.1817,0,16,cuda,random,"
-                   "8589934592\n"
-                   "eval_reuse,128,0.0000,0,0,0,0,0.00,0.00,0.0000,0.0000,22,0,cpu,-,0\n");
+    assert_file_is(
+        path, "measure,length,ratio,n_swa,window,sinks,kv_bytes,prefill_tok_s,decode_tok_s,seconds,"
+              "cpu_s,first_layer,batch,device,decode_fill,gpu_peak_bytes,round,rounds,prefill_tok_s_min,"
+              "prefill_tok_s_max,decode_tok_s_min,decode_tok_s_max,prefill_vs_full,decode_vs_full,kv_type,"
+              "load_before,load_after\n"
+              "speed,1024,0.8750,79,256,4,5898240,629.86,75.91,0.2032,0.1817,0,16,cuda,random,"
+              "8589934592,0,3,600.12,650.46,70.10,80.25,1.2346,2.5000,bf16,1.23,6.79\n"
+              "eval_reuse,128,0.0000,0,0,0,0,0.00,0.00,0.0000,0.0000,22,0,cpu,-,0,0,0,0.00,0.00,0.00,0.00,"
+              "0.0000,0.0000,-,0.00,0.00\n");
 }
 
 /* ---- the CLI and the explorer write the same files ----------------------------------------- */

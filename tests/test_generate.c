@@ -37,7 +37,7 @@ static char err[1024];
 
 static model *load(const char *path) {
     model *m;
-    model_opts mo = {PRECISION_FP32, 0};
+    model_opts mo = {PRECISION_FP32, 0, ATTN_KV_FP32};
     if (model_load_opts(&m, path, &mo, err, sizeof err)) fail_msg("%s: %s", path, err);
     return m;
 }

@@ -42,7 +42,7 @@ static void write_file(const char *name, const char *text) {
 /* Data block `name` of script file `gp` ("$name << EOD" .. "EOD"): its comment lines joined into
  * comments[cap_c], its numbers row by row into v[rows][cols] (cols numbers each, other words
  * skipped). Returns the number of rows. */
-static int read_block(const char *gp, const char *name, double v[][4], int cols, char *comments,
+static int read_block(const char *gp, const char *name, double v[][8], int cols, char *comments,
                       size_t cap_c) {
     char p[512], line[512], head[64];
     snprintf(p, sizeof p, "%s/%s", dir, gp);
@@ -137,7 +137,7 @@ static void test_compare_figures(void **st) {
     char err[1024] = "";
     int rc = plots_compare(dir, gnuplot, err, sizeof err);
     if (rc != PLOTS_OK) fail_msg("plots_compare: %d %s", rc, err);
-    double v[16][4];
+    double v[16][8];
     char c[512];
     /* accuracy vs ratio: each method's held-out "all" rows, sorted by ratio */
     assert_int_equal(read_block("accuracy_vs_ratio.gp", "m0", v, 4, c, sizeof c), 2);
@@ -183,7 +183,7 @@ static void test_bench_figure(void **st) {
     snprintf(path, sizeof path, "%s/b.csv", dir);
     int rc = plots_bench(path, gnuplot, err, sizeof err);
     if (rc != PLOTS_OK) fail_msg("plots_bench: %d %s", rc, err);
-    double v[16][4];
+    double v[16][8];
     char c[512];
     assert_int_equal(read_block("b.gp", "r0", v, 4, c, sizeof c), 2); /* rho 0, sorted by length */
     assert_non_null(strstr(c, "# ratio 0.0000 batch 1\n"));
@@ -195,6 +195,42 @@ static void test_bench_figure(void **st) {
     assert_float_equal(v[1][3], 28.125, 1e-6); /* 29491200 bytes = 28.125 MiB */
     check_png("b.png", PLOTS_BENCH_W, PLOTS_BENCH_H);
     check_svg("b.svg", PLOTS_BENCH_W, PLOTS_BENCH_H, "Prefill Decode KV");
+}
+
+/* A file of the interleaved bench (formats/bench.h's round columns): the error bars are the
+ * rounds' range, the title names the KV type, the rounds and the load. */
+static void test_bench_figure_rounds(void **st) {
+    (void)st;
+    write_file(
+        "br.csv",
+        "measure,length,ratio,n_swa,window,sinks,kv_bytes,prefill_tok_s,decode_tok_s,seconds,cpu_s,"
+        "first_layer,batch,device,decode_fill,gpu_peak_bytes,round,rounds,prefill_tok_s_min,"
+        "prefill_tok_s_max,decode_tok_s_min,decode_tok_s_max,prefill_vs_full,decode_vs_full,kv_type,"
+        "load_before,load_after\n"
+        "speed,1024,0.0000,0,256,0,23592960,2000.50,70.25,0.5,1.0,0,1,cpu,prefill,0,0,3,1900.00,2100.00,"
+        "60.00,75.50,1.0000,1.0000,bf16,0.31,1.92\n"
+        "speed_round,1024,0.0000,0,256,0,23592960,1900.00,60.00,0.5,1.0,0,1,cpu,prefill,0,1,3,1900.00,"
+        "1900.00,60.00,60.00,1.0000,1.0000,bf16,0.31,1.92\n");
+    char err[1024] = "", path[512];
+    snprintf(path, sizeof path, "%s/br.csv", dir);
+    int rc = plots_bench(path, gnuplot, err, sizeof err);
+    if (rc != PLOTS_OK) fail_msg("plots_bench: %d %s", rc, err);
+    double v[16][8];
+    char c[512];
+    assert_int_equal(read_block("br.gp", "r0", v, 8, c, sizeof c), 1); /* the per-round row is not drawn */
+    const double want[8] = {1024, 2000.5, 70.25, 22.5, 1900, 2100, 60, 75.5};
+    for (int k = 0; k < 8; k++) assert_float_equal(v[0][k], want[k], 1e-6);
+    char gp[600], text[8192];
+    snprintf(gp, sizeof gp, "%s/br.gp", dir);
+    FILE *f = fopen(gp, "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    assert_non_null(strstr(
+        text, "KV cache bf16; medians of 3 interleaved rounds, bars min-max; load 0.3 before, 1.9 after"));
+    assert_non_null(strstr(text, "using 1:2:5:6 with yerrorlines"));
+    assert_non_null(strstr(text, "using 1:3:7:8 with yerrorlines"));
 }
 
 static void test_bad_input(void **st) {
@@ -239,8 +275,8 @@ int main(void) {
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pareto_front), cmocka_unit_test(test_compare_figures),
-        cmocka_unit_test(test_bench_figure), cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_no_gnuplot),
+        cmocka_unit_test(test_bench_figure), cmocka_unit_test(test_bench_figure_rounds),
+        cmocka_unit_test(test_bad_input),    cmocka_unit_test(test_no_gnuplot),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];

@@ -111,8 +111,9 @@ static void test_niah_single_full_vs_all_swa(void **state) {
     probe_set_free(&set);
 }
 
-/* `bosch eval` end to end: table on stdout, results CSV with docs/design.md §8's columns, and KV bytes
- * from the closed form L * H_kv * head_dim * 2 (K and V) * 4 bytes * cached positions. */
+/* `bosch eval` end to end: table on stdout, results CSV with docs/design.md §8's columns, and KV
+ * bytes from the closed form L * H_kv * head_dim * 2 (K and V) * 2 bytes (bf16, the default --kv) *
+ * cached positions. */
 static void test_cli_eval_csv(void **state) {
     (void)state;
     const char *bin = getenv("BOSCH_BIN");
@@ -155,7 +156,7 @@ static void test_cli_eval_csv(void **state) {
         assert_int_equal(len, 256);
         assert_true(ratio == (r ? 1.0 : 0.0));
         uint64_t want =
-            (uint64_t)hp->n_layer * hp->n_head_kv * hp->head_dim * 2u * 4u * (uint64_t)runs[r].cached;
+            (uint64_t)hp->n_layer * hp->n_head_kv * hp->head_dim * 2u * 2u * (uint64_t)runs[r].cached; /* bf16, --kv default */
         assert_true(kvb == want);
         if (r == 0)
             assert_true(acc >= 0.5 && score > 0.5);

@@ -49,7 +49,7 @@ R=$(awk -v l="$L" -v h="$H" 'BEGIN { printf "%.6f", (10 * h + 10) / (l * h) }')
 } >"$WORK/mask.csv"
 "$BIN" eval "$MODEL" --mask "$WORK/mask.csv" --samples 1 --lengths $T --device cpu --quiet --servable \
     --method hand --out "$WORK/ev.csv" >"$WORK/ev.out" 2>"$WORK/ev.err" || fail "eval -> $? ($(cat "$WORK/ev.err"))"
-slot=$((D * 2 * 4))                                        # keys and values, fp32
+slot=$((D * 2 * 2))                                        # keys and values, bf16 (the default --kv)
 want_head=$(((10 * H + 10) * (W + S) * slot + (L * H - 10 * H - 10) * T * slot))
 want_serv=$((10 * H * (W + S) * slot + (L - 10) * H * T * slot))
 read -r got_head got_serv < <(awk '$1 == "niah_single" { print $6, $7; exit }' "$WORK/ev.out")

@@ -50,10 +50,11 @@ T send-keys -t $S Up Right T
 wait_for $S '^.28  ░░\[░░\]░░' 5 && pass "T turns the whole layer 28 SWA" || fail "toggle layer"
 wait_for $S '4/90 KV heads SWA' 5 && pass "ratio after the layer toggle" || fail "layer ratio"
 # The KV line: head level 4 SWA heads (L28 whole, L29 kv0), servable 3 (L28 only), computed here from
-# the shape (90 heads of 64 dims, fp32 K and V: 512 bytes a slot; 8k context; W from the mask line).
+# the shape (90 heads of 64 dims, bf16 K and V, the default --kv: 256 bytes a slot; 8k context; W from the
+# mask line).
 W=$(screen $S | grep -Eo 'KV heads SWA, W [0-9]+' | grep -Eo '[0-9]+$')
 want=$(awk -v w="$W" 'BEGIN { full = 90 * 8192; s = 8192 - w;
-    printf "KV@8k: %.1f of %.1f MiB (-%.1f%%) layers -%.1f%%", (full - 4 * s) * 512 / 1048576, full * 512 / 1048576,
+    printf "KV@8k: %.1f of %.1f MiB (-%.1f%%) layers -%.1f%%", (full - 4 * s) * 256 / 1048576, full * 256 / 1048576,
         100 * 4 * s / full, 100 * 3 * s / full }')
 screen $S | grep -qF "$want" && pass "KV line shows the servable saving: $want" || fail "KV line: want '$want'"
 T send-keys -t $S V

@@ -245,13 +245,13 @@ void draw_mask(ui_state *u) {
     attn_mask am, full, proj;
     ex_mask_view(&u->mask, &am);
     if (mask_servable(&proj, &am)) return; /* out of memory: nothing more to show */
-    uint64_t b = kv_cache_bytes(&s->hp, &am, u->ctx_tokens, 4),
-             bs = kv_cache_bytes(&s->hp, &proj, u->ctx_tokens, 4);
+    uint64_t b = kv_cache_bytes(&s->hp, &am, u->ctx_tokens, u->kv_elem),
+             bs = kv_cache_bytes(&s->hp, &proj, u->ctx_tokens, u->kv_elem);
     static ex_mask all_full;
     all_full = u->mask;
     memset(all_full.z, ATTN_FULL, (size_t)units);
     ex_mask_view(&all_full, &full);
-    uint64_t bf = kv_cache_bytes(&s->hp, &full, u->ctx_tokens, 4);
+    uint64_t bf = kv_cache_bytes(&s->hp, &full, u->ctx_tokens, u->kv_elem);
     draw_kv_line(r.y + 2, r.x, r.w, u, b, bs, bf);
     if (r.h >= 4) draw_heldout_line(r.y + 3, r.x, r.w, u, mask_hash(&am), mask_hash(&proj));
     mask_free(&proj);

@@ -178,6 +178,7 @@ static ui_state *ui_create(const explorer_opts *opts) {
     u->follow = 1;
     u->saved_evals = -1;
     u->ctx_tokens = opts->ctx_tokens;
+    u->kv_elem = attn_kv_elem_bytes((attn_kv_type)opts->kv_type);
     u->form_ratio = 0.5;
     return u;
 }

@@ -17,6 +17,8 @@ typedef struct {
     int mono;                  /* 1: no colours even when the terminal has them (or NO_COLOR is set) */
     backend_options backend;   /* where the worker's evaluators run (engine/backend.h); zero: the CPU */
     int precision;             /* engine_precision (gemm.h) of the CPU engine; 0 = PRECISION_FP32 */
+    int kv_type;               /* attn_kv_type (attention.h) of the CPU engine's attention and KV cache,
+                                  and of the KV-bytes line; 0 = ATTN_KV_FP32 */
     const char *ui_stats_path; /* NULL, or where to write the UI thread's busy times at exit (CSV) */
     const char *term;          /* $TERM, named when the terminal cannot be initialised; NULL unset */
     const char *config_path;   /* the config file (tui/ui_config.h), named in its messages; NULL: none */

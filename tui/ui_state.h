@@ -56,6 +56,7 @@ typedef struct {
     int query_view;
     int utf8, color;
     int ctx_tokens; /* context length of the KV-bytes line */
+    int kv_elem;    /* bytes per key or value element in that line (explorer_opts.kv_type) */
 
     ui_mode mode;
     int form_field, form_preset_i, form_window; /* UI_START */

@@ -19,7 +19,7 @@
 int worker_job_load(worker *w) {
     char err[512] = "";
     double t0 = base_now_s();
-    model_opts mo = {(engine_precision)w->opts.precision, 0};
+    model_opts mo = {(engine_precision)w->opts.precision, 0, (attn_kv_type)w->opts.kv_type};
     if (model_load_opts(&w->m, w->opts.model_path, &mo, err, sizeof err) != 0) {
         pthread_mutex_lock(&w->mu);
         w->snap.phase = EX_FAILED;
