@@ -44,16 +44,6 @@ typedef struct {
     double load[2][3];              /* load average before and after */
 } table;
 
-void bench_median_range(double *x, int n, double *med, double *lo, double *hi) {
-    for (int i = 1; i < n; i++) /* insertion sort: a handful of rounds */
-        for (int j = i; j > 0 && x[j - 1] > x[j]; j--) {
-            double t = x[j];
-            x[j] = x[j - 1], x[j - 1] = t;
-        }
-    *lo = x[0], *hi = x[n - 1];
-    *med = n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
 /* "med (lo-hi)" with prec decimals, or "-" when med is not positive. */
 static void fmt_range(char *buf, size_t cap, double med, double lo, double hi, int prec, const char *unit) {
     if (!(med > 0.0))

@@ -1,4 +1,4 @@
-/* cli_dist.h — the commands' side of the MPI mode (dist/dist.h; docs/distributed.md). Compiled
+/* cli_dist.h — the commands' side of the MPI mode (mpi/dist.h; docs/distributed.md). Compiled
  * always: without MPI (BOSCH_MPI undefined) every rank is rank 0 of 1 and nothing is distributed.
  * Only this file's .c reads the environment for the MPI mode (the libraries read none).
  *

@@ -146,33 +146,6 @@ static int bench_check(cmd_env *e, void *opts) {
     return 0;
 }
 
-int bench_mask_for_ratio(attn_mask *m, const model_hparams *hp, double rho, int window, int sinks) {
-    if (mask_init(m, hp->n_layer, hp->n_head_kv, window, sinks, ATTN_FULL)) return -1;
-    long long units = (long long)hp->n_layer * hp->n_head_kv;
-    long long n = llround(rho * (double)units);
-    for (long long k = 0; k < n; k++) m->z[k * units / n] = ATTN_SWA;
-    return 0;
-}
-
-void bench_fill_tokens(int32_t *t, int n, int n_vocab) {
-    uint64_t s = 0x853c49e6748fea9bull;
-    for (int i = 0; i < n; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull; /* 64-bit LCG (Knuth's MMIX) */
-        t[i] = (int32_t)((s >> 33) % (uint64_t)(n_vocab > 1000 ? n_vocab - 1000 : n_vocab)) +
-               (n_vocab > 1000 ? 500 : 0);
-    }
-}
-
-int bench_csv_put(csv_out *w, const bench_opts *o, bench_row r) {
-    if (!w) return 0;
-    r.window = o->window;
-    r.sinks = o->sinks;
-    r.decode_fill = strncmp(r.measure, "speed", 5) ? "-" : o->fill_random ? "random" : "prefill";
-    int rc = bench_csv_row(w, &r);
-    if (rc) fprintf(stderr, "bosch bench: writing a CSV row to %s failed\n", o->csv_path);
-    return rc;
-}
-
 /* Evaluator on backend be: base = the rho 0.5 mask; the scored mask toggles head 0
  * in every layer of the last quarter. Per round one evaluation with prefix reuse, then one from
  * scratch (the results must be identical); the medians over the rounds with their range, and the

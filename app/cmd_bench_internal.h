@@ -1,5 +1,6 @@
 /* cmd_bench_internal.h — what cmd_bench.c (options, evaluator, the run) and bench_table.c (the
- * interleaved speed table) share; not an interface outside `bosch bench`. */
+ * interleaved speed table) share, the helpers in bench_util.c; not an interface outside `bosch
+ * bench`. */
 #ifndef BOSCH_CMD_BENCH_INTERNAL_H
 #define BOSCH_CMD_BENCH_INTERNAL_H
 

@@ -1,6 +1,6 @@
-/* compare.c — the comparison protocol (compare.h): presets, the memoized calibration objective,
- * every method's masks, the A' masks, then the splits' scores (compare_eval.c) and the reports
- * (compare_report.c). */
+/* compare.c — the comparison protocol (compare.h): the memoized calibration objective, every
+ * method's masks, the A' masks, then the splits' scores (compare_eval.c) and the reports
+ * (compare_report.c). The plans (presets, checks) are compare_plan.c's. */
 #include "compare.h"
 
 #include <errno.h>
@@ -27,90 +27,6 @@ static void say(compare_progress progress, void *user, const char *fmt, ...) {
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     progress(line, user);
-}
-
-/* ---- presets ------------------------------------------------------------------------------- */
-
-static void set_cells(compare_cell *cells, int *n, const probe_task *tasks, const haystack_kind *hay,
-                      int n_tasks, const int *lengths, int n_lengths, int samples) {
-    *n = 0;
-    for (int t = 0; t < n_tasks; t++)
-        for (int l = 0; l < n_lengths; l++)
-            cells[(*n)++] = (compare_cell){tasks[t], hay[t], lengths[l], samples};
-}
-
-int compare_plan_preset(compare_plan *p, const char *preset, const model *m, char *err, size_t errlen) {
-    memset(p, 0, sizeof *p);
-    search_config_default(&p->cfg);
-    /* budgets below are totals; each method's variant takes its split of them (search_variant_apply) */
-    search_config_paper_options(&p->cfg);
-    const int n_ctx = m ? m->hp.n_ctx_train : 0;
-    static const probe_task tasks3[] = {PROBE_NIAH_SINGLE, PROBE_NIAH_MULTIKEY, PROBE_PASSKEY};
-    /* niah_multikey on prose: the haystack where the full model finds the key (docs/probes.md) */
-    static const haystack_kind hay3[] = {HAYSTACK_NOISE, HAYSTACK_TEXT, HAYSTACK_NOISE};
-    const double ratios[] = {0.25, 0.5, 0.75, 0.875};
-    if (!strcmp(preset, "bench")) {
-        if (search_preset_apply(&p->cfg, "tiny", n_ctx, err, errlen)) return -1;
-        p->cfg.calib_samples = 9; /* 3 of each held-out task */
-        p->cfg.calib_tokens = 256;
-        p->cfg.calib_mix = 1;
-        p->cfg.window = 32;
-        p->cfg.stage1_budget_per_layer = 3;
-        p->cfg.stage3_budget_per_group = 16;
-        p->cfg.restarts = 1;
-        const int lengths[] = {256, 512};
-        set_cells(p->heldout, &p->n_heldout, tasks3, hay3, 3, lengths, 2, 16);
-        set_cells(p->valid, &p->n_valid, tasks3, hay3, 3, lengths, 1, 16);
-        p->aprime_seeds = 3;
-    } else if (!strcmp(preset, "ci")) {
-        if (search_preset_apply(&p->cfg, "tiny", n_ctx, err, errlen)) return -1;
-        p->cfg.calib_samples = 3;
-        p->cfg.calib_tokens = 192;
-        p->cfg.calib_mix = 1;
-        p->cfg.window = 16;
-        p->cfg.stage1_budget_per_layer = 3;
-        p->cfg.stage3_budget_per_group = 4;
-        p->cfg.restarts = 0;
-        const int lengths[] = {192, 256};
-        set_cells(p->heldout, &p->n_heldout, tasks3, hay3, 3, lengths, 2, 2);
-        set_cells(p->valid, &p->n_valid, tasks3, hay3, 1, lengths, 1, 2);
-        p->aprime_seeds = 1;
-        static const char *const ci_methods[] = {"bosch", "bosch_paper", "intr", "ablation"};
-        for (int i = 0; i < 4; i++) snprintf(p->methods[i], sizeof p->methods[i], "%s", ci_methods[i]);
-        p->n_methods = 4;
-        p->ratios[0] = 0.5, p->ratios[1] = 0.875;
-        p->n_ratios = 2;
-        snprintf(p->preset, sizeof p->preset, "%s", preset);
-        return 0;
-    } else if (!strcmp(preset, "quick")) {
-        if (search_preset_apply(&p->cfg, "tiny", n_ctx, err, errlen)) return -1;
-        p->cfg.calib_samples = 2;
-        p->cfg.calib_tokens = 256;
-        p->cfg.window = 32;
-        p->cfg.stage3_budget_per_group = 8;
-        static const probe_task t2[] = {PROBE_NIAH_SINGLE, PROBE_PASSKEY};
-        static const haystack_kind h2[] = {HAYSTACK_NOISE, HAYSTACK_NOISE};
-        const int lengths[] = {256};
-        set_cells(p->heldout, &p->n_heldout, t2, h2, 2, lengths, 1, 4);
-    } else {
-        snprintf(err, errlen, "unknown comparison preset '%s' (valid: bench, ci, quick)", preset);
-        return -1;
-    }
-    /* every method of the registry marked for comparisons, in its table order */
-    p->n_methods = 0;
-    for (int r = 0; r < search_methods_count() && p->n_methods < COMPARE_MAX_METHODS; r++)
-        if (search_method_row(r)->in_compare)
-            snprintf(p->methods[p->n_methods++], sizeof p->methods[0], "%s", search_method_row(r)->name);
-    memcpy(p->ratios, ratios, sizeof ratios);
-    p->n_ratios = 4;
-    snprintf(p->preset, sizeof p->preset, "%s", preset);
-    return 0;
-}
-
-int compare_method_index(const compare_plan *p, const char *name) {
-    for (int i = 0; i < p->n_methods; i++)
-        if (!strcmp(p->methods[i], name)) return i;
-    return -1;
 }
 
 /* ---- the memoized calibration objective ------------------------------------------------------ */
@@ -294,17 +210,6 @@ static int method_masks(compare_result *r, int mi, const model *m, const search_
 
 /* ---- A' ------------------------------------------------------------------------------------- */
 
-double compare_turnover(const attn_mask *lo, const attn_mask *hi, int *t_raw) {
-    int t = 0, n_swa_lo = 0, n_full_hi = 0, n = lo->n_layer * lo->n_head_kv;
-    for (int i = 0; i < n; i++) {
-        t += lo->z[i] == ATTN_SWA && hi->z[i] == ATTN_FULL;
-        n_swa_lo += lo->z[i] == ATTN_SWA;
-        n_full_hi += hi->z[i] == ATTN_FULL;
-    }
-    if (t_raw) *t_raw = t;
-    return n_swa_lo && n_full_hi ? t / sqrt((double)n_swa_lo * n_full_hi) : 0.0;
-}
-
 /* BOSCH's mask at ratios[ri+1] with k random SWA heads made full and k random heads that were full
  * at both ratios made SWA (k = the turnover T, at least 1): the literal reading of the paper's A'
  * (docs/search.md). -1 when no such trade exists. */
@@ -357,43 +262,6 @@ static uint64_t fingerprint(const compare_plan *p, const model *m, const backend
     uint64_t h = 0xcbf29ce484222325ull;
     for (const char *s = buf; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
     return h;
-}
-
-int compare_plan_check(const compare_plan *p, char *err, size_t errlen) {
-    if (p->n_methods < 1 || p->n_methods > COMPARE_MAX_METHODS || p->n_ratios < 1 ||
-        p->n_ratios > COMPARE_MAX_RATIOS || p->n_heldout < 1 || p->n_heldout > COMPARE_MAX_CELLS ||
-        p->n_valid < 0 || p->n_valid > COMPARE_MAX_CELLS) {
-        snprintf(err, errlen, "compare: a plan needs 1..%d methods, 1..%d ratios, 1..%d held-out cells",
-                 COMPARE_MAX_METHODS, COMPARE_MAX_RATIOS, COMPARE_MAX_CELLS);
-        return -1;
-    }
-    for (int i = 1; i < p->n_ratios; i++)
-        if (!(p->ratios[i] > p->ratios[i - 1])) {
-            snprintf(err, errlen, "compare: ratios must increase (%g after %g)", p->ratios[i],
-                     p->ratios[i - 1]);
-            return -1;
-        }
-    for (int i = 0; i < p->n_methods; i++) {
-        search_config c = p->cfg;
-        if (search_variant_apply(&c, p->methods[i], err, errlen)) return -1;
-        for (const char *q = p->methods[i]; *q; q++)
-            if (*q >= 'A' && *q <= 'Z') {
-                snprintf(err, errlen, "compare: method '%s': names are lower case", p->methods[i]);
-                return -1;
-            }
-        for (int j = 0; j < i; j++)
-            if (!strcmp(p->methods[i], p->methods[j])) {
-                snprintf(err, errlen, "compare: method '%s' is listed twice", p->methods[i]);
-                return -1;
-            }
-    }
-    if (p->aprime_seeds < 0 || (long)(p->n_ratios - 1) * p->aprime_seeds > COMPARE_MAX_RATIOS * 8 ||
-        p->aprime_seeds > 16) {
-        snprintf(err, errlen, "compare: %d A' seeds at %d ratios is more than %d masks (at most 16 seeds)",
-                 p->aprime_seeds, p->n_ratios, COMPARE_MAX_RATIOS * 8);
-        return -1;
-    }
-    return search_config_check(&p->cfg, err, errlen);
 }
 
 static int check_plan(const compare_plan *p, const model *m, char *err, size_t errlen) {

@@ -1,5 +1,5 @@
-/* compare_internal.h — what compare.c (the protocol), compare_eval.c (scoring splits) and
- * compare_report.c (outputs) share. Not an interface for front ends: they use compare.h. */
+/* compare_internal.h — what compare.c (the protocol), compare_plan.c (plans), compare_eval.c
+ * (scoring splits) and compare_report.c (outputs, the turnover) share. Not an interface for front ends: they use compare.h. */
 #ifndef BOSCH_COMPARE_INTERNAL_H
 #define BOSCH_COMPARE_INTERNAL_H
 

@@ -11,6 +11,18 @@
 #include "results.h"
 #include "stats.h"
 
+/* compare.h; turnover.csv and the A' masks (compare.c) use it. */
+double compare_turnover(const attn_mask *lo, const attn_mask *hi, int *t_raw) {
+    int t = 0, n_swa_lo = 0, n_full_hi = 0, n = lo->n_layer * lo->n_head_kv;
+    for (int i = 0; i < n; i++) {
+        t += lo->z[i] == ATTN_SWA && hi->z[i] == ATTN_FULL;
+        n_swa_lo += lo->z[i] == ATTN_SWA;
+        n_full_hi += hi->z[i] == ATTN_FULL;
+    }
+    if (t_raw) *t_raw = t;
+    return n_swa_lo && n_full_hi ? t / sqrt((double)n_swa_lo * n_full_hi) : 0.0;
+}
+
 static const compare_cell *split_cells(const compare_plan *p, int split, int *n) {
     *n = split == SPLIT_VALID ? p->n_valid : p->n_heldout;
     return split == SPLIT_VALID ? p->valid : p->heldout;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Our own filler sentences (DESIGN.md §5: no benchmark text). Each starts with its separator. */
+/* Our own filler sentences (docs/design.md §5: no benchmark text). Each starts with its separator. */
 static const char *const niah_noise[] = {
     " The hills are quiet and the fields are wide.",
     " A light wind moves over the water.",

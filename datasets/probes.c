@@ -1,4 +1,4 @@
-/* probes.c — NIAH single / multi-key and passkey sample generation (DESIGN.md §5).
+/* probes.c — NIAH single / multi-key and passkey sample generation (docs/design.md §5).
  * Templates are our own wording. A sample is assembled at token level:
  *   head = chat opener + intro; haystack = filler units with needle sentences inserted at unit
  *   boundaries; tail = question + chat closer + assistant prefix; answer = the value's digits.

@@ -1,4 +1,4 @@
-/* probes.h — synthetic long-context probe tasks (DESIGN.md §5): NIAH single / multi-key and the
+/* probes.h — synthetic long-context probe tasks (docs/design.md §5): NIAH single / multi-key and the
  * passkey test, over a "noise" (repeated short filler sentences) or "text" (public-domain prose,
  * see docs/probes.md) haystack. Generated offline, deterministically from a seed, in tokens of the
  * model's own tokenizer; lengths are exact.

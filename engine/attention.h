@@ -1,6 +1,6 @@
 /* attention.h — per-head hybrid causal attention on the CPU (full or SWA per KV head, GQA).
  *
- * Visibility (DESIGN.md §2): for a query at position i, a full head sees keys j <= i; an SWA head
+ * Visibility (docs/design.md §2): for a query at position i, a full head sees keys j <= i; an SWA head
  * sees i - window < j <= i plus the sinks j < sinks. Softmax scale 1/sqrt(head_dim).
  * SWA heads cost O(n_tokens * (window + sinks)); no n_tokens x n_tokens buffer is allocated.
  */

@@ -10,7 +10,7 @@
  *
  * A batch is n_seq sequences of the same length n_tokens, stored one after the other: token
  * (s, t) is row s*n_tokens + t of every [rows][..] array. Each sequence has its own head mask
- * (DESIGN.md §6: several masks scored in one batched forward).
+ * (docs/design.md §6: several masks scored in one batched forward).
  *
  * Everything here exists only when the build has CUDA (BOSCH_HAVE_CUDA); callers test
  * `#ifdef BOSCH_HAVE_CUDA` and kern_device_count() > 0 before using it. Not thread-safe: one

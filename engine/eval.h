@@ -1,4 +1,4 @@
-/* eval.h — the mask evaluator: score(mask, samples) with prefix reuse (DESIGN.md §4).
+/* eval.h — the mask evaluator: score(mask, samples) with prefix reuse (docs/design.md §4).
  *
  * Teacher forcing: one forward over prompt+answer; answer token a_k (at position p_k) is predicted
  * by the logits at p_k - 1. A sample is an exact match when the argmax at every answer position
@@ -36,7 +36,7 @@ typedef struct {
 } eval_sample_result;
 
 typedef struct {
-    double score;    /* mean over samples of p_answer (DESIGN.md §6, S(z)) */
+    double score;    /* mean over samples of p_answer (docs/design.md §6, S(z)) */
     double accuracy; /* fraction of exact matches */
     double nll;      /* mean over samples of nll */
     double seconds;  /* wall time of this evaluation */

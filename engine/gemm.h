@@ -5,7 +5,7 @@
  * A weight matrix is reordered once, when it is prepared, into the blocked layout oneDNN prefers
  * (the layout depends on K, N, the data type and the ISA, not on the number of rows M).
  *
- * Precisions (DESIGN.md §4):
+ * Precisions (docs/design.md §4):
  *   GEMM_FP32 — fp32 inputs, fp32 accumulation: the reference.
  *   GEMM_BF16 — weights and the activation X rounded to bf16 (round to nearest even, as the GPU path
  *               does); products accumulated in fp32 and Y written in fp32. Everything outside the GEMM

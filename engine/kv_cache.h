@@ -1,4 +1,4 @@
-/* kv_cache.h — the hybrid KV cache (DESIGN.md §4): full heads keep every position, SWA heads a ring
+/* kv_cache.h — the hybrid KV cache (docs/design.md §4): full heads keep every position, SWA heads a ring
  * of `window` entries plus `sinks` fixed entries. Keys are stored after RoPE at their true
  * positions; sinks keep theirs. Elements are fp32 (the reference) or bf16 (the engine's default:
  * each key and value rounded to nearest even once, when stored), attention.h's attn_kv_type.

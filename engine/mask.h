@@ -1,4 +1,4 @@
-/* mask.h — the head mask z of head-level hybridization (DESIGN.md §2).
+/* mask.h — the head mask z of head-level hybridization (docs/design.md §2).
  * z[layer][kv_head] = 1: full causal attention; 0: sliding-window attention (SWA) with `window`
  * tokens (a query at i sees keys i-window < j <= i) plus `sinks` first positions (j < sinks).
  * All query heads of a GQA group follow their KV head.
@@ -33,7 +33,7 @@ static inline void mask_set(attn_mask *m, int layer, int kv_head, uint8_t v) {
 }
 
 int mask_count_swa(const attn_mask *m);
-/* ratio rho = SWA KV heads / all KV heads (DESIGN.md §2). */
+/* ratio rho = SWA KV heads / all KV heads (docs/design.md §2). */
 double mask_ratio(const attn_mask *m);
 /* First layer whose row differs between two masks of the same shape; n_layer when equal. */
 int mask_first_diff_layer(const attn_mask *a, const attn_mask *b);

@@ -1,4 +1,4 @@
-/* csvio.c — CSV reading and writing through libcsv (see csvio.h, DESIGN.md §8).
+/* csvio.c — CSV reading and writing through libcsv (see csvio.h, docs/design.md §8).
  * Writing: fields are quoted by libcsv's csv_fwrite only when they need it (a comma, a quote, a
  * line break or leading/trailing blanks); separators and newlines are ours. Rows go to a temporary
  * file beside the target, PATH.tmp.<pid>.XXXXXX (tmpfiles.h), which is flushed, fsync'ed and renamed

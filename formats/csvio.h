@@ -1,4 +1,4 @@
-/* csvio.h — the CSV mechanics every file of the program uses (DESIGN.md §8), through libcsv, and
+/* csvio.h — the CSV mechanics every file of the program uses (docs/design.md §8), through libcsv, and
  * the mask file (csvio_mask.c). The other files have a writer each beside it: trace.h, layers.h,
  * results.h, bench.h. Writes go to a temporary file in the same folder, then fsync + rename, so an
  * interrupted export never leaves a half-written file. Errors name the file, the line and the field.

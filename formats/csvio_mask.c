@@ -1,4 +1,4 @@
-/* csvio_mask.c — the mask CSV file (DESIGN.md §8): save, load and check against a model's shape.
+/* csvio_mask.c — the mask CSV file (docs/design.md §8): save, load and check against a model's shape.
  * One row per (layer, kv_head); the metadata columns (model, n_layer, n_head_kv, window, sinks,
  * ratio) repeat on every row so the file stands alone and stays one plain table.
  */

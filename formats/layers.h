@@ -1,4 +1,4 @@
-/* layers.h — the per-layer table of a search (DESIGN.md §8), written the same by `bosch search`
+/* layers.h — the per-layer table of a search (docs/design.md §8), written the same by `bosch search`
  * (DIR/layers.csv) and the explorer's export (x l). One row per layer, in layer order.
  *
  * Columns, in this order (an empty cell: not known yet):

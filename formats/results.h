@@ -1,6 +1,6 @@
-/* results.h — accuracy and answer probability of masks on probe cells (DESIGN.md §8, docs/search.md):
+/* results.h — accuracy and answer probability of masks on probe cells (docs/design.md §8, docs/search.md):
  * `bosch eval --out FILE` (one mask) and `bosch compare`'s DIR/results.csv (every method and ratio)
- * write their rows here, with one format per column. The eval file has the columns of DESIGN.md §8,
+ * write their rows here, with one format per column. The eval file has the columns of docs/design.md §8,
  * the comparison file all of them (the eval columns are a subset, in the same order):
  *
  *   split      compare only: heldout or validation

@@ -1,4 +1,4 @@
-/* trace.h — the search trace file (DESIGN.md §8): one row per evaluation of a search, written the
+/* trace.h — the search trace file (docs/design.md §8): one row per evaluation of a search, written the
  * same by `bosch search` (DIR/trace.csv) and the explorer's export (x t).
  *
  * Columns, in this order:

@@ -1,5 +1,5 @@
 // attention.cuh — what the prefill and decode attention kernels share (not public).
-// Visibility (DESIGN.md §2): a query at position i sees key j <= i; an SWA head only the window
+// Visibility (docs/design.md §2): a query at position i sees key j <= i; an SWA head only the window
 // i - window < j <= i and the sinks j < sinks. KV-cache slots: a full head keeps position p in slot
 // p; an SWA head keeps sinks in their own slots and the rest in a ring of `window` slots.
 #pragma once

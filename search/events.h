@@ -1,4 +1,4 @@
-/* events.h — the BOSCH search's event stream (DESIGN.md §6 "Events").
+/* events.h — the BOSCH search's event stream (docs/design.md §6 "Events").
  * The search emits plain structs through a callback and knows nothing of who listens; the
  * headless CLI and the ncurses explorer are two listeners. Each event carries enough to redraw.
  * Pointers inside an event are valid only during the callback: copy what you keep.

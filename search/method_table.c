@@ -71,7 +71,7 @@ static void bosch_layer(search_config *c) {
 const search_method_info search_method_table[] = {
     SEARCH_ROW("bosch", SEARCH_LEVEL_HEAD, 1, "the project's default options (docs/search.md)",
                bosch_default),
-    SEARCH_ROW("bosch_paper", SEARCH_LEVEL_HEAD, 1, "the paper's structure (DESIGN.md section 6)",
+    SEARCH_ROW("bosch_paper", SEARCH_LEVEL_HEAD, 1, "the paper's structure (docs/design.md section 6)",
                bosch_paper),
     SEARCH_ROW("bosch_indep", SEARCH_LEVEL_HEAD, 1, "paper + independent stage-1 probes", bosch_indep),
     SEARCH_ROW("bosch_marginal", SEARCH_LEVEL_HEAD, 0, "paper + marginal stage-2 drop", bosch_marginal),

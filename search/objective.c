@@ -1,6 +1,6 @@
 /* objective.c — the real search objective: engine/eval.h's evaluator with prefix reuse over the
  * calibration split (datasets/probes.h calib_set). Raw score S(z) = mean over samples of the
- * geometric-mean answer-token probability (DESIGN.md §6). The evaluator runs on the CPU or on a
+ * geometric-mean answer-token probability (docs/design.md §6). The evaluator runs on the CPU or on a
  * backend handed in by the caller (engine/backend.h); search/ itself knows nothing of CUDA.
  */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* optimizer.h — the binary black-box optimizer of BOSCH (DESIGN.md §6, a project choice: the paper
+/* optimizer.h — the binary black-box optimizer of BOSCH (docs/design.md §6, a project choice: the paper
  * does not name one), with an ask/tell interface so the caller runs one evaluation at a time.
  *
  * Problem: m layers; layer i must have exactly k[i] of its n_head_kv KV heads SWA. A solution is

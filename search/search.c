@@ -1,4 +1,4 @@
-/* search.c — the BOSCH search as a step-by-step state machine (DESIGN.md §6; see search.h).
+/* search.c — the BOSCH search as a step-by-step state machine (docs/design.md §6; see search.h).
  * Stage 1 probes layers from last to first, stage 2 turns the drops into per-layer ratios
  * (stage2.c), stage 3 optimizes groups of layers with the optimizer (optimizer.c).
  */
@@ -78,6 +78,7 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
         st->head_fisher = malloc(sizeof(double) * L * (size_t)n_head_kv);
         if (!st->head_drop || !st->head_fisher) goto oom;
         for (size_t i = 0; i < L * (size_t)n_head_kv; i++) st->head_drop[i] = st->head_fisher[i] = NAN;
+        st->eval_observer = search_heads_note; /* the head scores of single-head masks */
     }
     if (!st->sw_units || !st->sw_sol || !st->opt_layers || !st->opt_sol || !st->probed || !st->stage1_bits ||
         !st->s_best || !st->delta || !st->weight || !st->n_swa || !st->bucket || !st->group_start ||

@@ -1,4 +1,4 @@
-/* search.h — the BOSCH head-mask search and its baselines, run step by step (DESIGN.md §6, §7).
+/* search.h — the BOSCH head-mask search and its baselines, run step by step (docs/design.md §6, §7).
  *
  * A search is a state machine driven by its caller: search_step() performs exactly ONE evaluation
  * of the objective (or one bookkeeping step that needs none, e.g. stage 2) and emits its events
@@ -47,7 +47,7 @@
  * constants name the built-in rows; a row added to the table has no constant (search_method_find). */
 typedef int search_method;
 enum {
-    SEARCH_METHOD_BOSCH = 0, /* the three-stage search (DESIGN.md §6) */
+    SEARCH_METHOD_BOSCH = 0, /* the three-stage search (docs/design.md §6) */
     /* layer-level baselines: whole layers go SWA (every KV head of the layer) */
     SEARCH_METHOD_RAND = 9,  /* random layers (seeded) */
     SEARCH_METHOD_BME = 10,  /* begin-middle-end pattern */
@@ -151,7 +151,7 @@ void search_config_default(search_config *cfg);
  * (search_config_paper_options) plus independent stage-1 probes, head scores, stage 3 per bucket
  * and the refinement's share of the stage-3 budget. Changes only those options of cfg. */
 void search_config_project_options(search_config *cfg);
-/* The paper's structure as DESIGN.md §6 describes it (the method `bosch_paper` of `bosch compare`):
+/* The paper's structure as docs/design.md §6 describes it (the method `bosch_paper` of `bosch compare`):
  * cascaded stage 1, cumulative drop, proportional stage 2, per-layer stage 3, no head scores, no
  * refinement. Changes only those options of cfg. */
 void search_config_paper_options(search_config *cfg);
@@ -220,7 +220,7 @@ typedef struct {
     const eval_sample *samples;
     int n_samples;
     /* Optional (NULL: the search calls score() one mask at a time): score masks[0..n) at once, e.g.
-     * spread over MPI ranks (dist/dist.h). make_base[i] is score()'s hint for masks[i]; out[i] as
+     * spread over MPI ranks (mpi/dist.h). make_base[i] is score()'s hint for masks[i]; out[i] as
      * score() fills it, its sample_nll valid until the next call. Every out[i] must equal what
      * score() returns for masks[i] alone (the search's trace must not depend on the batch). 0,
      * SEARCH_CANCELLED, or -1 with a message (no out[i] is then valid). */
@@ -377,7 +377,7 @@ const double *search_importance(const search_state *st, int *n);
 
 /* ---- pure helpers (also used by tests and `bosch compare`) --------------------------------- */
 
-/* Stage 2 (DESIGN.md §6; shift rule in docs/search.md): from per-layer drops delta[n_layer]
+/* Stage 2 (docs/design.md §6; shift rule in docs/search.md): from per-layer drops delta[n_layer]
  * choose n_swa[n_layer] in 0..n_head_kv with sum exactly round(ratio*n_layer*n_head_kv); also
  * fills weight[] (min-max normalized delta; all 0 when every delta is equal) and bucket[] (0 =
  * highest ratio level in use). Any output pointer may be NULL except n_swa. 0 or -1. */

@@ -1,4 +1,4 @@
-/* search_attn_stats.c — attention-statistics head rankings (DESIGN.md §7; the registry rows
+/* search_attn_stats.c — attention-statistics head rankings (docs/design.md §7; the registry rows
  * locality and echo, search_methods.h), computed once from the model's weights with every head full (no
  * objective evaluations):
  *

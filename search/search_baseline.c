@@ -1,4 +1,4 @@
-/* search_baseline.c — the baselines of DESIGN.md §7 (the method registry's layer heuristics and
+/* search_baseline.c — the baselines of docs/design.md §7 (the method registry's layer heuristics and
  * static head rankings, search_methods.h), run through the same step/event machinery as BOSCH
  * (stage 0). Every baseline first scores the all-full and all-SWA masks (the normalizers), then
  * its probes (its row's `probes`: each KV head or each layer alone SWA, scored by its `probe`), or
@@ -85,15 +85,6 @@ static int baseline_begin(search_state *st, char *err, size_t errlen) {
     all_units_done(st);
     st->phase = PH_BL_END;
     return 0;
-}
-
-/* The probe mask of unit i of a baseline with probes: that layer, or that KV head, alone SWA. */
-void search_baseline_probe_mask(const search_state *st, long i, uint8_t *z) {
-    memset(z, ATTN_FULL, (size_t)st->L * st->H);
-    if (search_method_row(st->cfg.method)->probes == SEARCH_PROBES_EACH_LAYER)
-        memset(z + (size_t)i * st->H, ATTN_SWA, (size_t)st->H);
-    else
-        z[i] = ATTN_SWA;
 }
 
 static int baseline_eval(search_state *st, char *err, size_t errlen) {

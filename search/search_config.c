@@ -24,25 +24,8 @@ int search_granularity_parse(const char *name, search_granularity *out, char *er
     return -1;
 }
 
-void search_config_set_granularity(search_config *cfg, search_granularity g) {
-    cfg->granularity = g;
-    if (g != SEARCH_GRANULARITY_LAYER) return;
-    cfg->stage1_independent = 1;
-    cfg->stage1_singles = 0;
-    cfg->stage3_scope = 0;
-    cfg->stage3_budget_per_group += cfg->refine_budget; /* the refinement's share back */
-    cfg->refine_budget = 0;
-}
-
-/* The project's default BOSCH options (docs/search.md: chosen on the validation split). */
-void search_config_project_options(search_config *cfg) {
-    search_config_paper_options(cfg);
-    cfg->stage1_independent = 1;
-    cfg->stage1_singles = 1;
-    cfg->stage3_scope = 1;
-    search_config_refine_share(cfg);
-}
-
+/* The "default" preset with the project's default BOSCH options (docs/search.md: chosen on the
+ * validation split). */
 void search_config_default(search_config *cfg) {
     memset(cfg, 0, sizeof *cfg);
     cfg->method = SEARCH_METHOD_BOSCH;
@@ -52,23 +35,6 @@ void search_config_default(search_config *cfg) {
     cfg->n_buckets = 4;
     search_preset_apply(cfg, "default", 0, NULL, 0);
     search_config_project_options(cfg);
-}
-
-void search_config_refine_share(search_config *cfg) {
-    const long b3 = cfg->stage3_budget_per_group;
-    if (b3 < 2) return; /* nothing to share: no refinement */
-    cfg->stage3_budget_per_group = b3 - b3 / 2;
-    cfg->refine_budget = b3 / 2;
-}
-
-void search_config_paper_options(search_config *cfg) {
-    cfg->stage1_independent = 0;
-    cfg->delta_marginal = 0;
-    cfg->stage2_ranks = 0;
-    cfg->stage1_singles = 0;
-    if (cfg->refine_budget > 0) cfg->stage3_budget_per_group += cfg->refine_budget; /* its share back */
-    cfg->stage3_scope = 0;
-    cfg->refine_budget = 0;
 }
 
 int search_preset_apply(search_config *cfg, const char *preset, int n_ctx_train, char *err, size_t errlen) {

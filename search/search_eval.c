@@ -116,7 +116,7 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
         return -1;
     }
     out->sample_nll = st->log[st->n_log - 1].sample_nll;
-    search_heads_note(st, out);
+    if (st->eval_observer) st->eval_observer(st, out);
     memcpy(st->last.z, st->cand.z, (size_t)st->L * st->H);
     st->have_last = 1;
     st->stage_evals++;

@@ -17,7 +17,7 @@
 #include "search_internal.h"
 
 void search_heads_note(search_state *st, const search_eval *e) {
-    if (!st->head_drop || isnan(st->s_full)) return;
+    if (isnan(st->s_full)) return;
     int unit = -1, n = st->L * st->H;
     for (int i = 0; i < n; i++)
         if (st->cand.z[i] == ATTN_SWA) {

@@ -120,6 +120,10 @@ struct search_state {
     double final_raw, final_acc;
     long stage_evals; /* evaluations in the current stage */
 
+    /* what an option adds to every evaluation (search_eval_cand calls it after logging; NULL:
+     * nothing): the head scores' bookkeeping of stage1_singles (search_heads_note) */
+    void (*eval_observer)(search_state *st, const search_eval *e);
+
     /* the plan (search_plan.h; search_plan.c walks it) and the unit the search is on (-1: none) */
     search_plan plan;
     int plan_unit;
@@ -155,19 +159,21 @@ void search_log_free(search_log_entry *log, long n);
 /* Baseline phases (search_baseline.c): called by search_step with phase PH_BL_*. Same return
  * convention as search_step. */
 int search_baseline_step(search_state *st, char *err, size_t errlen);
-/* The probe mask body [L*H] of unit i of a baseline with probes (that layer or KV head alone SWA). */
+/* The probe mask body [L*H] of unit i of a baseline with probes (that layer or KV head alone SWA;
+ * probe_masks.c, shared with the batch's look-ahead). */
 void search_baseline_probe_mask(const search_state *st, long i, uint8_t *z);
 /* What the registry's ranking functions see of this search (the all-full normalizer once known). */
 search_rank_input search_rank_input_of(const search_state *st);
 
 /* Evaluate st->cand (search_eval.c): logs, emits SEARCH_EV_EVAL, fills *out. make_base is 0 or 1,
  * or'ed with SEARCH_EVAL_DEDUP to answer a mask this search already scored from its log (logged
- * again; no objective call). Also notes single-head masks' scores (search_heads_note). 0 or -1. */
+ * again; no objective call). Then calls st->eval_observer, if any. 0 or -1. */
 #define SEARCH_EVAL_DEDUP 2
 int search_eval_cand(search_state *st, int make_base, int stage, int group, int layer, search_eval *out,
                      char *err, size_t errlen);
 
-/* search_heads.c (the head-score options of search.h); return conventions in that file. */
+/* search_heads.c (the head-score options of search.h); return conventions in that file.
+ * search_heads_note is the eval_observer of a search with stage1_singles. */
 void search_heads_note(search_state *st, const search_eval *e);
 int search_heads_singles_step(search_state *st, char *err, size_t errlen);
 int search_heads_group_begin(search_state *st, int g, char *err, size_t errlen);

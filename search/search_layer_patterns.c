@@ -1,5 +1,5 @@
 /* search_layer_patterns.c — the layer heuristics of the method registry (search_methods.h,
- * DESIGN.md §7): whole layers go SWA; n = round(ratio * n_layer) SWA layers, so the achieved head
+ * docs/design.md §7): whole layers go SWA; n = round(ratio * n_layer) SWA layers, so the achieved head
  * ratio is n / n_layer, which can differ from ratio by < 1/(2 n_layer).
  *  - rand: n layers drawn uniformly without replacement (xoshiro256** seeded with the seed); the
  *    usual random-placement control of layer-level hybrid studies.

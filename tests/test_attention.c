@@ -1,5 +1,5 @@
 /* test_attention.c — the hybrid (full / SWA per KV head) prefill attention against a naive dense
- * masked softmax computed in double precision, written here from the definition in DESIGN.md §2:
+ * masked softmax computed in double precision, written here from the definition in docs/design.md §2:
  * a full head at query i sees keys j <= i; an SWA head sees i-W < j <= i plus the sinks j < S.
  *
  * Every case runs with fp32 keys and values (limit 2e-5) and with bf16 ones (attn_prefill

@@ -130,7 +130,7 @@ static void test_results_files(void **state) {
                    "heldout,bosch,0.8750,niah_single,noise,1024,16,15,0.9375,0.7167,0.9889,"
                    "0.500000,123456789012\n"
                    "heldout,bosch,0.8750,all,all,0,48,1,0.0208,0.0000,0.1000,0.333333,7\n");
-    /* the eval layout: DESIGN.md §8's columns, the same cells */
+    /* the eval layout: docs/design.md §8's columns, the same cells */
     path_in(path, sizeof path, "eval.csv");
     assert_int_equal(results_write(path, RESULTS_EVAL, r, 2, err, sizeof err), 0);
     assert_file_is(path, "method,ratio,task,length,accuracy,score,kv_bytes\n"

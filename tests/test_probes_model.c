@@ -111,8 +111,9 @@ static void test_niah_single_full_vs_all_swa(void **state) {
     probe_set_free(&set);
 }
 
-/* `bosch eval` end to end: table on stdout, results CSV with DESIGN.md §8's columns, and KV bytes
- * from the closed form L * H_kv * head_dim * 2 (K and V) * 2 bytes (bf16, the default --kv) * cached positions. */
+/* `bosch eval` end to end: table on stdout, results CSV with docs/design.md §8's columns, and KV
+ * bytes from the closed form L * H_kv * head_dim * 2 (K and V) * 2 bytes (bf16, the default --kv) *
+ * cached positions. */
 static void test_cli_eval_csv(void **state) {
     (void)state;
     const char *bin = getenv("BOSCH_BIN");

@@ -26,7 +26,7 @@ int attn_strip_level(double mass, double max);
 int attn_strip_col(int pos, int n_tokens, int n_cols);
 
 /* 1 when an SWA head's query at position i sees key j (j <= i): j > i - window (the last window
- * tokens, the query's own included) or j < sinks (DESIGN.md §3). */
+ * tokens, the query's own included) or j < sinks (docs/design.md §3). */
 int attn_visible(int j, int i, int window, int sinks);
 
 /* The share of a query's attention p[0..i] (summing to 1) on the keys an SWA head at i sees. */
@@ -36,7 +36,7 @@ double attn_window_mass(const float *p, int i, int window, int sinks);
 double attn_span_mass(const float *p, int i, int pos, int len);
 
 /* Restrict p[0..i] to the keys an SWA head sees and renormalize it in place (what the head
- * attends to once it is SWA: the softmax over its visible keys, DESIGN.md §3). Returns the mass
+ * attends to once it is SWA: the softmax over its visible keys, docs/design.md §3). Returns the mass
  * that was inside (attn_window_mass); when it is 0 p is left all zero. */
 double attn_restrict_window(float *p, int i, int window, int sinks);
 

@@ -1,4 +1,4 @@
-/* explorer.h — the ncurses explorer (`bosch [MODEL]`, DESIGN.md §9): its options and entry point.
+/* explorer.h — the ncurses explorer (`bosch [MODEL]`, docs/design.md §9): its options and entry point.
  *
  * The UI thread (explorer.c) draws and reads keys; the worker thread (worker.c) computes and
  * publishes snapshots (ex_state.h). Only the UI thread calls ncurses.

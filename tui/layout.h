@@ -1,5 +1,5 @@
 /* layout.h — where each panel of the explorer goes, as a pure function of the terminal size and
- * the model's shape (DESIGN.md §9). No curses here: tests/test_layout.c checks it directly.
+ * the model's shape (docs/design.md §9). No curses here: tests/test_layout.c checks it directly.
  *
  * Screen, top to bottom: a title row, the main area, a footer row (keys). The main area has the
  * layer x head grid on the left (one row per layer, scrolled when the layers do not fit) with the

@@ -1,5 +1,5 @@
 /* worker.h — the explorer's worker thread: model, probes, evaluator and search run here, never on
- * the UI thread (DESIGN.md §9). The UI submits jobs (the table of requests.h UI_JOBS; non-blocking:
+ * the UI thread (docs/design.md §9). The UI submits jobs (the table of requests.h UI_JOBS; non-blocking:
  * they are queued under a mutex and the worker is signalled) and reads snapshots (a copy under the
  * same mutex). After each change the worker writes one byte to a pipe whose read end the UI
  * poll()s; the worker never touches ncurses. Jobs run between search steps, so a pause takes

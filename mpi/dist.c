@@ -1,4 +1,4 @@
-/* dist.c — MPI start and end, and the workers' serve loop (dist.h). */
+/* dist.c — the workers' serve loop (dist.h). MPI's start and end are dist_comm.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,84 +7,6 @@
 
 #include "dist.h"
 #include "dist_internal.h"
-
-MPI_Comm dist_comm = MPI_COMM_NULL;
-static int g_rank, g_size = 1, g_local;
-static char g_host[MPI_MAX_PROCESSOR_NAME];
-
-double dist_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-void dist_nap(long us) {
-    struct timespec t = {us / 1000000, (us % 1000000) * 1000};
-    nanosleep(&t, NULL);
-}
-
-const char *dist_errstr(int code, char *buf, int cap) {
-    int len = 0;
-    if (cap < 2 || MPI_Error_string(code, buf, &len) != MPI_SUCCESS)
-        snprintf(buf, (size_t)cap, "MPI error %d", code);
-    return buf;
-}
-
-int dist_init(int *argc, char ***argv, char *err, size_t errlen) {
-    char msg[MPI_MAX_ERROR_STRING];
-    int rc = MPI_Init(argc, argv);
-    if (rc != MPI_SUCCESS) {
-        snprintf(err, errlen, "MPI_Init failed: %s", dist_errstr(rc, msg, sizeof msg));
-        return -1;
-    }
-    MPI_Comm_dup(MPI_COMM_WORLD, &dist_comm);
-    MPI_Comm_set_errhandler(dist_comm, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(dist_comm, &g_rank);
-    MPI_Comm_size(dist_comm, &g_size);
-    MPI_Comm local;
-    if (MPI_Comm_split_type(dist_comm, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &local) == MPI_SUCCESS) {
-        MPI_Comm_rank(local, &g_local);
-        MPI_Comm_free(&local);
-    }
-    int len = 0;
-    MPI_Get_processor_name(g_host, &len);
-    return 0;
-}
-
-int dist_rank(void) {
-    return g_rank;
-}
-int dist_size(void) {
-    return g_size;
-}
-int dist_local_rank(void) {
-    return g_local;
-}
-const char *dist_host(void) {
-    return g_host;
-}
-
-void dist_finalize(void) {
-    if (dist_comm != MPI_COMM_NULL) MPI_Comm_free(&dist_comm);
-    MPI_Finalize();
-}
-
-void dist_abort(int code) {
-    MPI_Abort(MPI_COMM_WORLD, code);
-}
-
-int dist_send_stop(int rank) {
-    MPI_Request rq;
-    if (MPI_Isend(NULL, 0, MPI_BYTE, rank, TAG_STOP, dist_comm, &rq) != MPI_SUCCESS) return -1;
-    for (int i = 0, done = 0; i < 10000; i++) { /* at most about a second */
-        if (MPI_Test(&rq, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;
-        if (done) return 0;
-        dist_nap(100);
-    }
-    MPI_Cancel(&rq);
-    return -1;
-}
 
 /* ---- workers ----------------------------------------------------------------------------------- */
 
@@ -95,7 +17,7 @@ static int wait_rank0(MPI_Status *st, int *bytes, char *err, size_t errlen) {
         int flag = 0, rc = MPI_Iprobe(0, MPI_ANY_TAG, dist_comm, &flag, st);
         if (rc != MPI_SUCCESS) {
             char msg[MPI_MAX_ERROR_STRING];
-            snprintf(err, errlen, "worker rank %d: rank 0 lost: %s", g_rank,
+            snprintf(err, errlen, "worker rank %d: rank 0 lost: %s", dist_rank(),
                      dist_errstr(rc, msg, sizeof msg));
             return -1;
         }
@@ -111,7 +33,7 @@ int dist_worker_setup(void **blob, size_t *n, char *err, size_t errlen) {
     if (wait_rank0(&st, &bytes, err, errlen)) return -1;
     char *b = malloc(bytes > 0 ? (size_t)bytes : 1);
     if (!b) {
-        snprintf(err, errlen, "worker rank %d: out of memory", g_rank);
+        snprintf(err, errlen, "worker rank %d: out of memory", dist_rank());
         return -1;
     }
     MPI_Recv(b, bytes, MPI_BYTE, 0, st.MPI_TAG, dist_comm, MPI_STATUS_IGNORE);
@@ -127,7 +49,7 @@ int dist_worker_ready(int rc, const char *desc, const char *msg) {
     dist_ready r;
     memset(&r, 0, sizeof r);
     r.rc = rc;
-    snprintf(r.host, sizeof r.host, "%s", g_host);
+    snprintf(r.host, sizeof r.host, "%s", dist_host());
     snprintf(r.desc, sizeof r.desc, "%s", desc ? desc : "");
     snprintf(r.err, sizeof r.err, "%s", msg ? msg : "");
     return MPI_Send(&r, (int)sizeof r, MPI_BYTE, 0, TAG_READY, dist_comm) == MPI_SUCCESS ? 0 : -1;
@@ -135,7 +57,7 @@ int dist_worker_ready(int rc, const char *desc, const char *msg) {
 
 static void inject_fault(const dist_fault *f, long answered) {
     if (!f || f->kind == 0 || answered < f->after) return;
-    fprintf(stderr, "worker rank %d: fault injected after %ld jobs (%s)\n", g_rank, answered,
+    fprintf(stderr, "worker rank %d: fault injected after %ld jobs (%s)\n", dist_rank(), answered,
             f->kind == 1 ? "no more answers" : "exit");
     if (f->kind == 2) _exit(3);
     for (;;) dist_nap(1000000);
@@ -144,7 +66,7 @@ static void inject_fault(const dist_fault *f, long answered) {
 /* Score one job (its message of `bytes` bytes in buf) and send the result. 0 or -1. */
 static int serve_job(const search_objective *obj, const char *buf, int bytes, char *err, size_t errlen) {
     if ((size_t)bytes < sizeof(dist_job_head)) {
-        snprintf(err, errlen, "worker rank %d: a job of %d bytes", g_rank, bytes);
+        snprintf(err, errlen, "worker rank %d: a job of %d bytes", dist_rank(), bytes);
         return -1;
     }
     dist_job_head h;
@@ -165,7 +87,7 @@ static int serve_job(const search_objective *obj, const char *buf, int bytes, ch
     size_t tail = r.rc ? strlen(why) + 1 : (size_t)(e.sample_nll ? e.n_samples : 0) * sizeof(double);
     char *out = malloc(sizeof r + tail);
     if (!out) {
-        snprintf(err, errlen, "worker rank %d: out of memory", g_rank);
+        snprintf(err, errlen, "worker rank %d: out of memory", dist_rank());
         return -1;
     }
     if (!r.rc) {
@@ -192,7 +114,7 @@ int dist_worker_serve(const dist_handlers *h, const dist_fault *fault, char *err
         if (bytes > cap) {
             char *p = realloc(buf, (size_t)bytes);
             if (!p) {
-                snprintf(err, errlen, "worker rank %d: out of memory", g_rank);
+                snprintf(err, errlen, "worker rank %d: out of memory", dist_rank());
                 break;
             }
             buf = p, cap = bytes;
@@ -205,7 +127,7 @@ int dist_worker_serve(const dist_handlers *h, const dist_fault *fault, char *err
         if (st.MPI_TAG != TAG_JOB && st.MPI_TAG != TAG_SAMPLES) continue;
         inject_fault(fault, answered);
         if (st.MPI_TAG == TAG_JOB ? serve_job(h->obj, buf, bytes, err, errlen)
-                                  : dist_serve_samples(h, g_rank, buf, bytes, err, errlen))
+                                  : dist_serve_samples(h, dist_rank(), buf, bytes, err, errlen))
             break;
         answered++;
     }

@@ -1,5 +1,6 @@
-/* dist_internal.h — the message layouts and helpers shared by dist.c (init, workers), dist_pool.c
- * (rank 0, batches) and dist_samples.c (sample jobs, both sides). Not a public API. */
+/* dist_internal.h — the message layouts and helpers shared by dist_comm.c (init, the clock),
+ * dist.c (workers), dist_pool.c (rank 0, batches) and dist_samples.c (sample jobs, both sides).
+ * Not a public API. */
 #ifndef BOSCH_DIST_INTERNAL_H
 #define BOSCH_DIST_INTERNAL_H
 
@@ -69,7 +70,7 @@ int dist_collect(dist_pool *p, int *pending, int tag, dist_take_fn take, void *c
 int dist_serve_samples(const dist_handlers *h, int rank, const char *buf, int bytes, char *err,
                        size_t errlen);
 
-/* The error-returning duplicate of MPI_COMM_WORLD (dist.c). */
+/* The error-returning duplicate of MPI_COMM_WORLD (dist_comm.c, as the three below). */
 extern MPI_Comm dist_comm;
 
 /* Seconds on a monotonic clock. */
