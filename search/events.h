@@ -75,6 +75,11 @@ typedef struct {
     int n_units;             /* the phase's planned units now (0 for SEARCH_START) */
     long evals_planned;      /* the whole search's planned evaluations now (only shrinks) */
     const search_plan *plan; /* the plan now; valid during the callback only */
+    /* SEARCH_EV_EVAL: the per-sample answer NLL of the calibration samples (search_eval.sample_nll;
+     * stats_sample_score turns one into that sample's score), for the noise of a score or a drop
+     * (stats_paired_diff against another mask's on the same samples); n_samples 0 when unknown. */
+    int n_samples;
+    const double *sample_nll; /* [n_samples]; valid during the callback only */
 } search_event;
 
 typedef void (*search_listener)(const search_event *ev, void *user);

@@ -133,6 +133,8 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
                                           : search_normalize(st, out->score);
     ev.accuracy = out->accuracy;
     ev.seconds = out->seconds;
+    ev.n_samples = out->sample_nll ? out->n_samples : 0;
+    ev.sample_nll = out->sample_nll;
     if (isfinite(ev.score) && !(ev.best_score >= ev.score)) ev.best_score = ev.score; /* this one included */
     if (st->opt) ev.eval_budget = opt_planned(st->opt);
     if (st->phase == PH_BL_EVAL) ev.eval_budget = st->bl_total;
