@@ -40,7 +40,7 @@ start $S 80 24 "TERM=$TT"
 wait_for $S '\[ready\]' 180 || { echo "FAIL: the model never loaded"; exit 1; }
 T send-keys -t $S A
 view_ready $S 120 && pass "A opens the attention view" || fail "no view"
-screen $S | grep -q 'L29 kv0, query heads 0-2, calibration sample 1/4' && pass "view of L29 kv0 on a calibration sample" ||
+screen $S | grep -q 'L29 kv0, query heads 0-2, calibration sample 1 of 4' && pass "view of L29 kv0 on a calibration sample" ||
     fail "view header: $(screen $S | grep 'query heads')"
 [[ $(screen $S | grep -Ec '^ *│? *q[0-2] +full .*[░▒▓█]') -eq 3 ]] && pass "three query heads with heat strips" ||
     fail "strip rows: $(screen $S | grep -c 'full')"
@@ -63,16 +63,16 @@ screen $S | grep -Eq 'ablation +(computing|pending|[-0-9.e]+ #)' && pass "ablati
 # (waiting for the new title, then for the view: on a slow machine the old view is still "ready"
 # for a moment after the key)
 T send-keys -t $S Tab
-wait_for $S 'held-out sample 1/8' 120 >/dev/null && view_ready $S 120 && pass "Tab: a held-out sample" ||
+wait_for $S 'held-out sample 1 of 8' 120 >/dev/null && view_ready $S 120 && pass "Tab: a held-out sample" ||
     fail "Tab split"
 T send-keys -t $S n
-wait_for $S 'held-out sample 2/8' 120 >/dev/null && view_ready $S 120 && pass "n: the next sample" ||
+wait_for $S 'held-out sample 2 of 8' 120 >/dev/null && view_ready $S 120 && pass "n: the next sample" ||
     fail "n sample"
 T send-keys -t $S Escape Home T End
 wait_for $S 'ρ 0.033: 3/90 KV heads SWA' 10 && pass "layer 0 all SWA" || fail "layer 0 toggle"
 T send-keys -t $S A
 view_ready $S 120 || fail "view after the edit"
-screen $S | grep -q 'L29 kv0, query heads 0-2, held-out sample 2/8' || fail "view header after the edit"
+screen $S | grep -q 'L29 kv0, query heads 0-2, held-out sample 2 of 8' || fail "view header after the edit"
 p_mask=$(screen $S | grep -Eo '[0-9.]+ with the mask' | grep -Eo '^[0-9.]+')
 p_full=$(screen $S | grep -Eo '[0-9.]+ all full' | grep -Eo '^[0-9.]+')
 full=$(pct $S 'q[0-2] +full') swa=$(pct $S 'SWA +[ ░▒▓█]')
