@@ -36,8 +36,8 @@ static void on_eval_noise(ex_progress *p, const search_event *ev, const search_p
     if (!n || n != p->n_full || !isfinite(p->full_raw)) return;
     stats_paired_diff(p->full_sample, cur, n, &p->last_drop, &p->last_se);
     /* a stage-1 probe of one layer: the layer's drop is that of its best probe (highest S) */
-    if (ph && ph->kind == SEARCH_PHASE_PROBE_LAYERS && ev->layer >= 0 && ev->layer < PROGRESS_MAX_LAYERS &&
-        !(p->layer_drop[ev->layer] <= p->last_drop))
+    if (ph && ph->kind == SEARCH_PHASE_PROBE_LAYERS && isfinite(p->last_drop) && ev->layer >= 0 &&
+        ev->layer < PROGRESS_MAX_LAYERS && !(p->layer_drop[ev->layer] <= p->last_drop))
         p->layer_drop[ev->layer] = p->last_drop, p->layer_se[ev->layer] = p->last_se;
 }
 

@@ -74,20 +74,30 @@ void worker_refresh_search_locked(worker *w) {
 /* An evaluation: the last score, the history for the sparkline, the best so far, the trace. */
 static void on_eval_locked(worker *w, const search_event *ev) {
     ex_snapshot *s = &w->snap;
+    if (ev->mask) ex_mask_from(&s->last_mask, ev->mask);
+    (void)search_trace_add(&w->trace, ev); /* out of memory: the row is lost */
+    const int n_swa = ev->mask ? mask_count_swa(ev->mask) : 0;
+    if (!isfinite(ev->score)) { /* raced out (search_config.race): no score, its gain and noise */
+        if (isfinite(ev->gain) && isfinite(ev->gain_se))
+            worker_log_locked(w, "eval %ld: %d SWA, dropped after %d samples: gain %.3f +- %.3f",
+                              ev->eval_index, n_swa, ev->samples, ev->gain, ev->gain_se);
+        else
+            worker_log_locked(w, "eval %ld: %d SWA, dropped after %d samples", ev->eval_index, n_swa,
+                              ev->samples);
+        return;
+    }
     s->last_score = ev->score;
     s->last_accuracy = ev->accuracy;
     s->last_seconds = ev->seconds;
-    if (ev->mask) ex_mask_from(&s->last_mask, ev->mask);
     double best = s->hist_n ? s->hist_best[(s->hist_n - 1) % EX_HIST] : -INFINITY;
-    if (isfinite(ev->score) && ev->score > best) best = ev->score;
+    if (ev->score > best) best = ev->score;
     s->hist[s->hist_n % EX_HIST] = ev->score;
     s->hist_best[s->hist_n % EX_HIST] = best;
     s->hist_noise[s->hist_n % EX_HIST] =
         (uint8_t)progress_within_noise(s->progress.last_drop, s->progress.last_se);
     s->hist_n++;
-    (void)search_trace_add(&w->trace, ev); /* out of memory: the row is lost */
     worker_log_locked(w, "eval %ld: score %.3f, acc %.2f, %d SWA, %.2f s", ev->eval_index, ev->score,
-                      ev->accuracy, ev->mask ? mask_count_swa(ev->mask) : -1, ev->seconds);
+                      ev->accuracy, n_swa, ev->seconds);
 }
 
 /* Stage 2's statistics of one layer. */
