@@ -196,7 +196,7 @@ sleep 1
 wait_for $S '^ BOSCH Explorer' 5 || true
 out=$(screen $S)
 ok=1
-for want in 'BOSCH Explorer' 'Phase [0-9]+/[0-9]+: ' 'Probe scores' 'Mask' 'What is happening' 'Events' '\?:help' 'δ +w +r g swa'; do
+for want in 'BOSCH Explorer' 'Phase [0-9]+/[0-9]+: ' 'Scores \(0 all-SWA' 'Mask' 'What is happening' 'Events' '\?:help' 'δ +w +r g swa'; do
     echo "$out" | grep -Eq -- "$want" || { fail "80x24: missing '$want'"; ok=0; }
 done
 echo "$out" | grep -q 'too small' && { fail "80x24 says too small"; ok=0; }

@@ -96,14 +96,16 @@ static void draw_help_plan(ui_state *u) {
         return;
     }
     const int cur = progress_phase(pg);
+    draw_text(y++, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "     %-34s %17s %15s", "phase",
+              "units done/planned", "evaluations");
     for (int i = 0; i < p->n_phases && y < bottom - 2; i++, y++) {
         const search_plan_phase *ph = &p->phase[i];
         const char *mark = ph->state == SEARCH_PHASE_DONE      ? (u->utf8 ? "\u2713" : "+")
                            : ph->state == SEARCH_PHASE_RUNNING ? (u->utf8 ? "\u25b6" : ">")
                                                                : (u->utf8 ? "\u00b7" : "-");
-        draw_text(y, x, w, i == cur && !pg->done ? A_BOLD : A_NORMAL,
-                  "%s %d. %-34s %5d/%-5d %-9s %6ld/%-6ld evaluations", mark, i + 1, ph->label, ph->units_done,
-                  ph->n_units, search_unit_name(ph->unit), ph->evals_done, ph->evals_planned);
+        draw_text(y, x, w, i == cur && !pg->done ? A_BOLD : A_NORMAL, "%s %d. %-34s %5d/%-5d %-9s %6ld/%-6ld",
+                  mark, i + 1, ph->label, ph->units_done, ph->n_units, search_unit_name(ph->unit),
+                  ph->evals_done, ph->evals_planned);
     }
     y++;
     for (int i = cur >= 0 && !pg->done ? cur : 0; i < p->n_phases && y < bottom - 1; i++) {

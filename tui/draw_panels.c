@@ -126,8 +126,7 @@ void draw_stage(ui_state *u) {
         else {
             const double left = progress_eta_s(pg);
             progress_fmt_duration(left, eta, sizeof eta);
-            draw_text(r.y + 2, r.x, r.w, A_NORMAL, "%s%s  left %s", c, spe,
-                      isfinite(left) ? eta : "? (no evaluation timed yet)");
+            draw_text(r.y + 2, r.x, r.w, A_NORMAL, "%s%s  left %s", c, spe, isfinite(left) ? eta : "?");
         }
     }
     if (r.h < 4) return;
@@ -148,7 +147,7 @@ void draw_score(ui_state *u) {
     if (!r.h) return;
     const ex_snapshot *s = &u->snap;
     const ui_glyphs *g = ui_glyphs_get(u->utf8);
-    draw_panel_title(&r, u, "Probe scores (0 all-SWA .. 1 full; dim: within noise)");
+    draw_panel_title(&r, u, "Scores (0 all-SWA..1 full, dim: noise)");
     if (r.h < 2) return;
     int w = r.w;
     long n = s->hist_n < EX_HIST ? s->hist_n : EX_HIST;
