@@ -2,7 +2,8 @@
  * query head of its GQA group over the whole prompt (attn_view.h buckets and levels), under full
  * attention and as an SWA head, with the needle's span and the window's edge marked above them,
  * the share of the attention inside the window and on the needle, the sample's answer probability
- * under the working mask, and the head's score and rank in the four static rankings. The numbers
+ * under the working mask, and the head's score and rank in each static ranking of the method
+ * registry (search_methods.h). The numbers
  * come from the worker (snapshot attn, worker_attn.c); this file only lays them out. */
 #define _GNU_SOURCE
 #define NCURSES_WIDECHAR 1

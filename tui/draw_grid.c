@@ -97,7 +97,7 @@ static void draw_layer_stats(ui_state *u, const lay_rect *r, int l, int y) {
     const ex_snapshot *s = &u->snap;
     const layout *lay = &u->lay;
     char d[16], wt[40], rt[40], bk[8];
-    /* delta is known as soon as stage 1 has probed the layer: S_full - s_best (§6) */
+    /* delta is known as soon as stage 1 has probed the layer: S_full - s_best (docs/design.md §6) */
     double dl = l < EX_MAX_LAYERS ? s->delta[l] : NAN;
     if (isnan(dl) && l < EX_MAX_LAYERS && s->probed[l] && isfinite(s->s_best[l]) && isfinite(s->full_raw))
         dl = s->full_raw - s->s_best[l];
