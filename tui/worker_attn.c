@@ -316,9 +316,10 @@ void worker_job_attn(worker *w, const wcmd *c) {
     if (rc)
         worker_log_locked(w, "%s", a->msg);
     else
-        worker_log_locked(w, "attention of L%d kv%d on %s sample %d (%d tokens): p(answer) %.3f (%.1f s)",
-                          a->layer, a->kv_head, a->split ? "held-out" : "calibration", a->sample, a->n_keys,
-                          a->p_answer, a->seconds);
+        worker_log_locked(w,
+                          "attention: sample %d of %d (%s) L%d kv%d, p(answer) %.3f (%d tokens, %.1f s)",
+                          a->sample + 1, a->n_samples, a->split ? "held-out" : "calibration", a->layer,
+                          a->kv_head, a->p_answer, a->n_keys, a->seconds);
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
 }
