@@ -83,6 +83,12 @@ typedef struct {
      * there is no incumbent. */
     int samples;
     double gain, gain_se;
+    /* SEARCH_EV_EVAL: the per-sample answer NLL of the calibration samples (search_eval.sample_nll;
+     * stats_sample_score turns one into that sample's score), for the noise of a score or a drop
+     * (stats_paired_diff against another mask's on the same samples); n_samples 0 when unknown (entries of
+     * sample_nll; `samples` above is how many the race scored). */
+    int n_samples;
+    const double *sample_nll; /* [n_samples]; valid during the callback only */
 } search_event;
 
 typedef void (*search_listener)(const search_event *ev, void *user);

@@ -134,6 +134,8 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
                                           : search_normalize(st, out->score);
     ev.accuracy = out->accuracy;
     ev.seconds = out->seconds;
+    ev.n_samples = out->sample_nll ? out->n_samples : 0;
+    ev.sample_nll = out->sample_nll;
     ev.samples = out->sample_nll ? out->n_samples : 0;
     ev.gain = ev.gain_se = NAN;
     if (st->race_inc) { /* a candidate against its incumbent: the paired gain, in Ŝ units */
