@@ -777,6 +777,21 @@ static void test_attn_form_workspace(void **st) {
     assert_int_equal(u->mask.z[4], ATTN_FULL);
     key(u, 'u');
     assert_int_equal(n_swa(u), 0);
+
+    /* a `bosch search --out` folder opened mid-search, following it: the grid shows the mask the
+       search evaluated last (what the phase's marks describe), not its result so far (issue 28:
+       the head-score pass showed the 60 stage-1 heads under a '▶' on the one head scored) */
+    *r = (ex_io){.seq = 3, .kind = EX_IO_WORKSPACE_OPEN, .ok = 1, .path = "run", .mask = u->mask};
+    for (int i = 0; i < 60; i++) r->mask.z[i] = ATTN_SWA;
+    r->ws = (ex_workspace){.have_ui = 0, .have_search = 1, .search_done = 0};
+    u->snap.have_search = 1, u->snap.phase = EX_PAUSED;
+    u->snap.last_mask = u->mask;
+    u->snap.last_mask.z[82] = ATTN_SWA;
+    ui_apply_snapshot(u);
+    ui_workspace_opened(u, NULL, 0);
+    assert_int_equal(u->follow, 1);
+    assert_int_equal(n_swa(u), 1);
+    assert_int_equal(u->mask.z[82], ATTN_SWA);
     free_state(u);
 }
 
