@@ -131,7 +131,7 @@ static void test_toggles_and_undo(void **st) {
     assert_int_equal(n_swa(u), 0);
     key(u, 'u');
     assert_int_equal(n_swa(u), H);
-    assert_string_equal(u->msg, "undone (3 more)");
+    assert_string_equal(u->msg, "undone (3 more; Ctrl-R redoes)");
     key(u, 'u');
     key(u, 'u');
     assert_int_equal(n_swa(u), 1);
@@ -884,6 +884,31 @@ static void test_issue28_defects(void **st) {
     key(u, 'o'); /* a load is not an export: the last mask file */
     assert_string_equal(u->input, "mine.csv");
     key(u, 27);
+
+    /* redo (Ctrl-R) brings back what u undid; a new edit clears it; :all full / :all swa */
+    key(u, ':');
+    type_line(u, "all swa");
+    assert_int_equal(n_swa(u), L * H);
+    key(u, ' ');
+    assert_int_equal(n_swa(u), L * H - 1);
+    key(u, 'u');
+    key(u, 'u');
+    assert_int_equal(n_swa(u), 0);
+    key(u, CTRL('r'));
+    assert_int_equal(n_swa(u), L * H);
+    key(u, CTRL('r'));
+    assert_int_equal(n_swa(u), L * H - 1);
+    key(u, CTRL('r'));
+    assert_string_equal(u->msg, "nothing to redo");
+    key(u, 'u');
+    key(u, ':');
+    type_line(u, "all full"); /* an edit: the undone toggle cannot come back over it */
+    assert_int_equal(n_swa(u), 0);
+    key(u, CTRL('r'));
+    assert_string_equal(u->msg, "nothing to redo");
+    key(u, 'u');
+    assert_int_equal(n_swa(u), L * H);
+    key(u, 'u');
 
     /* the help: V on v's line, A W alone on theirs */
     char line[160];
