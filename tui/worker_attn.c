@@ -277,6 +277,19 @@ static int view_compute(worker *w, const wcmd *c, const probe_sample *smp, char 
     a->needle_pos = smp->needle_pos[smp->query];
     a->needle_len = smp->needle_len[smp->query];
     snprintf(a->needle, sizeof a->needle, "%s", smp->value[smp->query]);
+    /* the words under the strip: the needle sentence, and a few tokens either side of the edge of
+       the window (the first key an SWA head at the answer position sees) */
+    const int edge = n - c->mask.window, k = 8;
+    worker_decode_line(w->m->tok, smp->tokens + a->needle_pos, a->needle_len, a->text_needle,
+                       sizeof a->text_needle);
+    a->text_before_edge[0] = a->text_after_edge[0] = '\0';
+    if (edge > 0) {
+        const int b0 = edge - k > 0 ? edge - k : 0, e1 = edge + k < n ? edge + k : n;
+        worker_decode_line(w->m->tok, smp->tokens + b0, edge - b0, a->text_before_edge,
+                           sizeof a->text_before_edge);
+        worker_decode_line(w->m->tok, smp->tokens + edge, e1 - edge, a->text_after_edge,
+                           sizeof a->text_after_edge);
+    }
     attn_grab gf = {c->layer, a->q0, a->n_q, n, calloc((size_t)a->n_q * n, sizeof(float))};
     attn_grab gs = gf;
     gs.p = calloc((size_t)a->n_q * n, sizeof(float));
