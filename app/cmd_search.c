@@ -81,13 +81,19 @@ static void on_event(const search_event *ev, void *user) {
         fprintf(stderr, "%sstage 2: layer %2d  delta %+.4f  w %.3f  ratio %.3f  bucket %d\n",
                 c->tty ? "\r\033[K" : "", ev->layer, ev->delta, ev->weight, ev->ratio, ev->bucket);
         break;
-    case SEARCH_EV_GROUP_START:
-        fprintf(stderr, "%sstage 3: group %d (%d layers)\n", c->tty ? "\r\033[K" : "", ev->group,
-                ev->n_layers_in_group);
+    case SEARCH_EV_GROUP_START: /* the plan's phase (a stage-3 group, or the refinement: group -1) */
+        if (ev->group >= 0)
+            fprintf(stderr, "%s%s: group %d of %d (%d layers)\n", c->tty ? "\r\033[K" : "",
+                    ev->plan && ev->phase >= 0 ? ev->plan->phase[ev->phase].label : "stage 3",
+                    ev->unit >= 0 ? ev->unit + 1 : 1, ev->n_units, ev->n_layers_in_group);
+        else
+            fprintf(stderr, "%s%s\n", c->tty ? "\r\033[K" : "",
+                    ev->plan && ev->phase >= 0 ? ev->plan->phase[ev->phase].label : "refinement");
         break;
     case SEARCH_EV_GROUP_END:
-        fprintf(stderr, "%sstage 3: group %d done, score %.4f  %.0fs\n", c->tty ? "\r\033[K" : "", ev->group,
-                ev->score, t);
+        fprintf(stderr, "%s%s%s done, score %.4f  %.0fs\n", c->tty ? "\r\033[K" : "",
+                ev->plan && ev->phase >= 0 ? ev->plan->phase[ev->phase].label : "stage 3",
+                ev->group >= 0 ? ": group" : "", ev->score, t);
         break;
     case SEARCH_EV_SEARCH_START:
     case SEARCH_EV_DONE:

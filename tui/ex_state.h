@@ -89,6 +89,9 @@ typedef struct {
     double in_swa[EX_ATTN_Q];               /* the same with the working mask upstream and this head SWA */
     double needle_full[EX_ATTN_Q], needle_swa[EX_ATTN_Q]; /* mass on the needle's span */
     double p_answer, p_answer_full; /* evaluator p_answer of the sample: working mask, all full */
+    char text_needle[EX_LINE];      /* the needle's tokens decoded (the sentence the answer is in) */
+    char text_before_edge[EX_LINE]; /* the tokens just before the window's first key, decoded */
+    char text_after_edge[EX_LINE];  /* the window's first tokens, decoded */
     int exact;                      /* the working mask's argmax answers are all right */
     double seconds;
     /* static rankings (cached per session, computed in the background after the first view) */

@@ -4,6 +4,7 @@
  * worker job a request needs comes back as a ui_cmd. */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <string.h>
 
 #include "ui_internal.h"
 
@@ -82,11 +83,30 @@ ui_cmd ui_act_undo(ui_state *u, ui_request req, int ch) {
         ui_message(u, "nothing to undo");
         return no_cmd;
     }
+    if (u->redo_n == UI_REDO) { /* full: the oldest undone mask goes */
+        memmove(u->redo, u->redo + 1, sizeof u->redo[0] * (UI_REDO - 1));
+        u->redo_n--;
+    }
+    u->redo[u->redo_n++] = u->mask;
     u->undo_n--;
     u->mask = u->undo[(u->undo_head + u->undo_n) % UI_UNDO];
     u->follow = 0;
     u->edited = 1;
-    ui_message(u, "undone (%d more)", u->undo_n);
+    ui_message(u, "undone (%d more; Ctrl-R redoes)", u->undo_n);
+    return no_cmd;
+}
+
+ui_cmd ui_act_redo(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    if (u->redo_n == 0) {
+        ui_message(u, "nothing to redo");
+        return no_cmd;
+    }
+    ui_push_undo(u);
+    u->mask = u->redo[--u->redo_n];
+    u->follow = 0;
+    u->edited = 1;
+    ui_message(u, "redone (%d more)", u->redo_n);
     return no_cmd;
 }
 

@@ -66,6 +66,11 @@ static ui_cmd run_command(ui_state *u) {
     case CMDLINE_LAYER:
         u->cur_layer = c.layer;
         break;
+    case CMDLINE_ALL:
+        ui_begin_edit(u);
+        memset(u->mask.z, c.all_swa ? ATTN_SWA : ATTN_FULL, (size_t)u->mask.n_layer * u->mask.n_head_kv);
+        ui_message(u, "working mask: all %s (u undoes)", c.all_swa ? "SWA" : "full");
+        break;
     default:
         break;
     }

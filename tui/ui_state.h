@@ -11,6 +11,7 @@
 #include "worker.h"
 
 #define UI_UNDO 64
+#define UI_REDO 16
 
 enum { UI_CMP_DIFF = 1, UI_CMP_LOAD = 2 };
 
@@ -51,6 +52,8 @@ typedef struct {
     int edited;       /* the working mask was edited by hand since it last followed the search */
     ex_mask *undo;    /* [UI_UNDO] ring of masks before each edit */
     int undo_n, undo_head;
+    ex_mask redo[UI_REDO]; /* masks undone, the last on top (redo_n of them); an edit clears them */
+    int redo_n;
 
     int cur_layer, cur_head, top;
     int query_view;

@@ -135,6 +135,9 @@ int worker_ensure_heldout(worker *w, char *err, size_t errlen);
 /* ---- worker_attn.c: the attention view's static rankings ---- */
 /* 1 while a static ranking remains to be computed (worker thread; the loop's wait predicate). */
 int worker_attn_rank_pending(const worker *w);
+/* tokens ids[n] decoded as one line of text into out[cap]: chat markers dropped ("assistant:"),
+ * runs of blanks and newlines made one space (worker_jobs.c). */
+void worker_decode_line(const tokenizer *tok, const int32_t *ids, int n, char *out, size_t cap);
 /* One step of the background rankings (one evaluation, or one attention-statistics pass). */
 void worker_attn_rank_step(worker *w);
 /* Write the static rankings the attention view computed so far (cached per session; A starts them)
