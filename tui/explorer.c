@@ -221,7 +221,8 @@ static int read_keys(ui_state *u, short revents) {
 /* The poll() loop over stdin and the worker's pipe until a quit, a signal to leave or a lost
  * terminal. stats (or NULL) gets the UI thread's busy time per wake-up. */
 static void run_loop(ui_state *u, ui_stats *stats) {
-    double t_wake = -1; /* when poll() last returned (-1: not yet) */
+    double t_wake = -1,
+           cpu_wake = 0; /* when poll() last returned (-1: not yet), the thread's CPU time then */
     int dirty = 1;
     while (!u->quit && !sig_quit) {
         if (sig_int) {
@@ -242,9 +243,11 @@ static void run_loop(ui_state *u, ui_stats *stats) {
         dirty = 0;
         struct pollfd pf[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
                                {.fd = worker_wake_fd(u->w), .events = POLLIN}};
-        if (stats && t_wake >= 0) ui_stats_add(stats, (base_now_s() - t_wake) * 1e3);
+        if (stats && t_wake >= 0)
+            ui_stats_add(stats, (base_now_s() - t_wake) * 1e3, (base_thread_cpu_s() - cpu_wake) * 1e3);
         int n = poll(pf, 2, 100);
         t_wake = base_now_s();
+        if (stats) cpu_wake = base_thread_cpu_s();
         if (n < 0) {
             if (errno == EINTR) continue;
             break;
