@@ -269,7 +269,7 @@ static int eval_check(cmd_env *e, void *opts) {
         fprintf(stderr, "bosch eval: %s\n", err);
         return 1;
     }
-    return 0;
+    return strcmp(o->out_path, "-") && cmd_lock_output(e, o->out_path, 1) ? 1 : 0;
 }
 
 /* The run's fixed parts: what the per-cell loop shares. */

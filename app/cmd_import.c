@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "outpath.h"
 #include "command.h"
 #include "commands.h"
 #include "csvio.h"
@@ -88,7 +89,8 @@ static int import_run(cmd_env *e, void *opts) {
     if (rc)
         fprintf(stderr, "bosch import: %s\n", err);
     else
-        printf("%s: %s\n", o->out, note);
+        /* the summary line: on stdout, unless the output itself went there (outpath.h) */
+        fprintf(outpath_is_stream(o->out) ? stderr : stdout, "%s: %s\n", o->out, note);
     if (mask.z) mask_free(&mask);
     model_free(m);
     return rc ? 1 : 0;
