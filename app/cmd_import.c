@@ -58,7 +58,11 @@ static int import_option(cmd_env *e, void *opts, const char *a, const char *v) {
         return cmd_value(cli_need_nonempty("import", a, v, "a file name"));
     }
     if (o->have_cut) {
-        fprintf(stderr, "bosch import: give one of --ratio and --threshold\n");
+        const int same = !strcmp(a, "--ratio") == (o->cut == DUO_CUT_SPARSITY);
+        if (same)
+            fprintf(stderr, "bosch import: %s given twice (give it once)\n", a);
+        else
+            fprintf(stderr, "bosch import: give one of --ratio and --threshold\n");
         return CMD_OPT_BAD;
     }
     o->cut = !strcmp(a, "--ratio") ? DUO_CUT_SPARSITY : DUO_CUT_THRESHOLD;

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "infile.h"
 #include "outpath.h"
 #include "tmpfiles.h"
 
@@ -399,9 +400,9 @@ static void free_pending(read_state *st) {
  * is known up front; a pipe is read up to max_bytes + 1). */
 static int read_whole_file(const char *path, size_t max_bytes, const char *why, char **out, size_t *n_out,
                            char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
+    FILE *f = infile_fopen(path, err, errlen); /* a FIFO is refused, not waited on (infile.h) */
     if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        if (errno == EISDIR) snprintf(err, errlen, "%s: is a directory, not a CSV file", path);
         return -1;
     }
     struct stat sb;

@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "infile.h"
 #include "outpath.h"
 #include "search_internal.h"
 #include "tmpfiles.h"
@@ -166,11 +167,8 @@ int search_append(const search_state *st, const char *path, long *n_written, cha
 
 /* Parse path (search_state_parse). 0 or -1 with a message. */
 static int parse_path(const char *path, search_state_file *sf, char *err, size_t errlen) {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = infile_fopen(path, err, errlen); /* a FIFO is refused, not waited on */
+    if (!f) return -1;
     int rc = search_state_parse(f, path, sf, err, errlen);
     fclose(f);
     return rc;
