@@ -339,6 +339,18 @@ static int search_finish(cmd_env *e, const search_cli *o, search_run_state *r, i
     if (csv_mask_save(path, mask, m->name, m->hp.n_head, err, errlen) ||
         write_layers(o->out_dir, r->st, m->hp.n_layer, err, errlen))
         return -1;
+    search_race_stats rs;
+    search_get_race_stats(r->st, &rs);
+    if (rs.raced > 0)
+        fprintf(stderr,
+                "racing %s: %ld swap candidates, %.2f of %d calibration samples each on average, %ld dropped "
+                "(%ld could not win, %ld of %ld scored whole were wrong); moves taken %ld, refused as within "
+                "the noise %ld\n",
+                o->cfg.race == 0 ? "off"
+                : rs.active      ? "on"
+                                 : "on (decided on whole evaluations)",
+                rs.raced, (double)rs.samples / rs.raced, rs.n_calib, rs.dropped, rs.dropped_sure, rs.wrong,
+                rs.checked, rs.accepted, rs.noise);
     printf("status=done method=%s granularity=%s ratio=%.4f achieved_ratio=%.4f score=%.6f evals=%ld "
            "seconds=%.1f mask=%s\n",
            search_method_name(o->cfg.method), search_granularity_name(o->cfg.granularity), o->cfg.ratio,

@@ -105,6 +105,29 @@ out:
     return rc;
 }
 
+/* score_part of the memo (racing, search.h): a round is not cached (the cache holds whole
+ * evaluations, which lookup gives the race); it goes to the inner objective. */
+static int memo_part(void *ctx, const attn_mask *mask, int part, int make_base, search_eval *out, char *err,
+                     size_t errlen) {
+    memo *mo = ctx;
+    if (mo->stop && *mo->stop) {
+        snprintf(err, errlen, "stopped");
+        return -1;
+    }
+    return mo->inner->score_part(mo->inner->ctx, mask, part, make_base, out, err, errlen);
+}
+
+/* lookup of the memo: the cached whole evaluation of mask (1), or 0. */
+static int memo_lookup(void *ctx, const attn_mask *mask, search_eval *out) {
+    memo *mo = ctx;
+    const cache_calib *c = cache_get_calib(mo->cache, mask_hash(mask));
+    if (!c) return 0;
+    mo->cache->calib_hits++;
+    *out = c->e;
+    out->seconds = 0;
+    return 1;
+}
+
 /* ---- the methods' masks ----------------------------------------------------------------------- */
 
 typedef struct {
@@ -202,6 +225,7 @@ static int method_masks(compare_result *r, int mi, const model *m, const search_
         }
         memcpy(r->masks[mi * nr + ri].z, search_result_mask(st)->z, (size_t)L * H);
         r->evals[mi * nr + ri] = search_n_evals(st);
+        search_get_race_stats(st, &r->race[mi * nr + ri]);
         search_free(st);
         st = NULL;
     }
@@ -408,8 +432,15 @@ static int run_steps(compare_result *r, const model *m, const backend *be, const
         inner = &spread, batch = ex->batch;
     }
     memo mo = {inner, &r->cache, stop, 0};
-    search_objective memo_obj = {
-        memo_score, NULL, &mo, calib->samples, calib->n_samples, inner->score_batch ? memo_batch : NULL};
+    search_objective memo_obj = {.score = memo_score,
+                                 .ctx = &mo,
+                                 .samples = calib->samples,
+                                 .n_samples = calib->n_samples,
+                                 .score_batch = inner->score_batch ? memo_batch : NULL};
+    if (inner->score_part) { /* racing (search.h): the rounds of the calibration objective */
+        memo_obj.n_parts = inner->n_parts, memo_obj.part_order = inner->part_order;
+        memo_obj.part_end = inner->part_end, memo_obj.score_part = memo_part, memo_obj.lookup = memo_lookup;
+    }
     /* 1. masks from the calibration split */
     for (int mi = 0; mi < p->n_methods; mi++) {
         say(progress, user, "%s (%.0f s, %ld new calibration evaluations so far)", p->methods[mi],

@@ -1,5 +1,6 @@
 /* compare_internal.h — what compare.c (the protocol), compare_plan.c (plans), compare_eval.c
- * (scoring splits) and compare_report.c (outputs, the turnover) share. Not an interface for front ends: they use compare.h. */
+ * (scoring splits) and compare_report.c (outputs, the turnover) share. Not an interface for front ends: they
+ * use compare.h. */
 #ifndef BOSCH_COMPARE_INTERNAL_H
 #define BOSCH_COMPARE_INTERNAL_H
 
@@ -38,6 +39,7 @@ struct compare_result {
     attn_mask masks[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS];
     long evals[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS];        /* calibration evaluations of the search */
     double calib_norm[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS]; /* S^ of the final mask */
+    search_race_stats race[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS]; /* BOSCH searches' racing; zero else */
     double s_full, s_swa; /* raw calibration scores of the normalizers */
     aprime_mask aprime[COMPARE_MAX_RATIOS * 8];
     int n_aprime;

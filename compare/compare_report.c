@@ -224,12 +224,35 @@ static int write_calibration(const compare_result *r, const char *dir, char *err
     const compare_plan *p = &r->plan;
     char path[4200];
     snprintf(path, sizeof path, "%s/calibration.csv", dir);
-    const char *hdr[] = {"method", "ratio", "n_swa", "calib_score_norm", "evaluations"};
-    csv_out *w = csv_out_open(path, hdr, 5, err, errlen);
+    const char *hdr[] = {"method",
+                         "ratio",
+                         "n_swa",
+                         "calib_score_norm",
+                         "evaluations",
+                         "raced",
+                         "samples_per_raced",
+                         "calib_samples",
+                         "dropped",
+                         "dropped_sure",
+                         "wrong_drops",
+                         "accepted",
+                         "noise_rejected"};
+    csv_out *w = csv_out_open(path, hdr, 13, err, errlen);
     if (!w) return -1;
-    for (int k = 0; k < r->n_masks; k++)
-        csv_out_rowf(w, "%s\x1f%.4f\x1f%d\x1f%.6f\x1f%ld", p->methods[k / p->n_ratios],
-                     p->ratios[k % p->n_ratios], mask_count_swa(&r->masks[k]), r->calib_norm[k], r->evals[k]);
+    for (int k = 0; k < r->n_masks; k++) {
+        /* racing (search.h search_race_stats): candidates of the swap searches raced against their
+         * incumbent, mean samples each was scored on, drops; wrong drops only in check mode */
+        const search_race_stats *rs = &r->race[k];
+        char spc[32] = "", wrong[32] = "";
+        if (rs->raced > 0) snprintf(spc, sizeof spc, "%.3f", (double)rs->samples / rs->raced);
+        if (rs->checked > 0 || (rs->raced > 0 && r->plan.cfg.race == 2))
+            snprintf(wrong, sizeof wrong, "%ld", rs->wrong);
+        csv_out_rowf(w,
+                     "%s\x1f%.4f\x1f%d\x1f%.6f\x1f%ld\x1f%ld\x1f%s\x1f%d\x1f%ld\x1f%ld\x1f%s\x1f%ld\x1f%ld",
+                     p->methods[k / p->n_ratios], p->ratios[k % p->n_ratios], mask_count_swa(&r->masks[k]),
+                     r->calib_norm[k], r->evals[k], rs->raced, spc, rs->n_calib, rs->dropped,
+                     rs->dropped_sure, wrong, rs->accepted, rs->noise);
+    }
     return csv_out_commit(w, err, errlen);
 }
 

@@ -8,7 +8,8 @@
 #include "csvio.h"
 
 static const char *const trace_header[] = {"eval",     "stage", "group",   "layer",     "score",
-                                           "accuracy", "ratio", "seconds", "mask_hash", "mask"};
+                                           "accuracy", "ratio", "seconds", "mask_hash", "mask",
+                                           "samples",  "gain",  "gain_se"};
 enum { TRACE_COLS = sizeof trace_header / sizeof trace_header[0] };
 
 int trace_rows_push(trace_rows *t, const trace_row *r) {
@@ -41,12 +42,13 @@ int trace_write(const char *path, const trace_row *rows, long n, char *err, size
     if (!w) return -1;
     for (long i = 0; i < n; i++) {
         const trace_row *r = &rows[i];
-        char ev[24], st[16], gr[16], ly[16], sc[40], ac[40], ra[40], se[40], hash[20];
+        char ev[24], st[16], gr[16], ly[16], sc[40], ac[40], ra[40], se[40], hash[20], ns[16], ga[40], gs[40];
         snprintf(ev, sizeof ev, "%ld", r->eval);
         snprintf(st, sizeof st, "%d", r->stage);
         snprintf(gr, sizeof gr, "%d", r->group);
         snprintf(ly, sizeof ly, "%d", r->layer);
         snprintf(hash, sizeof hash, "%016" PRIx64, r->mask_hash);
+        snprintf(ns, sizeof ns, "%d", r->samples);
         const char *f[TRACE_COLS] = {ev,
                                      st,
                                      gr,
@@ -56,7 +58,10 @@ int trace_write(const char *path, const trace_row *rows, long n, char *err, size
                                      csv_cell_real(ra, sizeof ra, r->ratio, 6),
                                      csv_cell_real(se, sizeof se, r->seconds, 3),
                                      hash,
-                                     r->mask ? r->mask : ""};
+                                     r->mask ? r->mask : "",
+                                     ns,
+                                     csv_cell_real(ga, sizeof ga, r->gain, 6),
+                                     csv_cell_real(gs, sizeof gs, r->gain_se, 6)};
         if (csv_out_row(w, f)) break; /* the error is reported by the commit */
     }
     return csv_out_commit(w, err, errlen);

@@ -12,6 +12,12 @@
  *   seconds    wall time of the evaluation, 3 decimals
  *   mask_hash  mask_hash of the evaluated mask, 16 lower-case hex digits
  *   mask       the mask as mask_to_string writes it (1 full / 0 SWA per KV head, layers by '/')
+ *   samples    calibration samples the evaluation was scored on (fewer than the split when the race
+ *              dropped the candidate: score and accuracy are then empty; search/race.h); 0 unknown
+ *   gain       a swap-search candidate's paired gain over its incumbent, on those samples: the mean
+ *              of the per-sample answer-probability differences, in score units (divided by
+ *              S_full - S_allSWA), 6 decimals; empty when it was compared with none
+ *   gain_se    the gain's standard error (search/stats.h stats_paired_diff, same units), 6 decimals
  * A number that is not finite is written as an empty cell.
  */
 #ifndef BOSCH_TRACE_H
@@ -27,6 +33,8 @@ typedef struct {
     double score, accuracy, ratio, seconds;
     uint64_t mask_hash;
     char *mask;
+    int samples;
+    double gain, gain_se;
 } trace_row;
 
 /* A growing list of rows; zero-initialize. */

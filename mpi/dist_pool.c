@@ -294,9 +294,11 @@ static int pool_score(void *ctx, const attn_mask *mask, int make_base, search_ev
 }
 
 void dist_pool_objective(dist_pool *p, search_objective *obj) {
-    *obj = (search_objective){
-        pool_score, NULL, p, p->local ? p->local->samples : NULL, p->local ? p->local->n_samples : 0,
-        pool_batch};
+    *obj = (search_objective){.score = pool_score,
+                              .ctx = p,
+                              .samples = p->local ? p->local->samples : NULL,
+                              .n_samples = p->local ? p->local->n_samples : 0,
+                              .score_batch = pool_batch};
 }
 
 int dist_pool_workers(const dist_pool *p) {

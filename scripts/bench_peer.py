@@ -23,7 +23,7 @@ the table of docs/engine.md (llama.cpp, bosch, ratio, GEMM ceiling, share, hybri
 
 llama-cpp-python is a reference tool (also of tests/fixtures' logits): `scripts/setup --peer` builds
 the pinned version (scripts/requirements-peer.txt) into .venv-peer, without its AMX path (it faults
-on some VMs) and without -march=native:
+on some VMs) and without -march=native, AVX-512 (and its VNNI, BF16) on where /proc/cpuinfo has it:
   CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
     -DGGML_AVX512=ON -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON -DGGML_AMX_TILE=OFF
     -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" pip install llama-cpp-python==0.3.36

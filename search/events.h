@@ -75,6 +75,20 @@ typedef struct {
     int n_units;             /* the phase's planned units now (0 for SEARCH_START) */
     long evals_planned;      /* the whole search's planned evaluations now (only shrinks) */
     const search_plan *plan; /* the plan now; valid during the callback only */
+    /* EVAL of a swap-search candidate compared with its incumbent (racing, noise-aware acceptance;
+     * search_config.race, accept_k): the calibration samples it was scored on (0 = unknown; fewer
+     * than the split when the race dropped it, and then score and accuracy are NAN), and its paired
+     * gain over the incumbent on those samples with the gain's standard error (stats_paired_diff of
+     * the per-sample answer probabilities, divided by S_full - S_allSWA like `score`); NAN when
+     * there is no incumbent. */
+    int samples;
+    double gain, gain_se;
+    /* SEARCH_EV_EVAL: the per-sample answer NLL of the calibration samples (search_eval.sample_nll;
+     * stats_sample_score turns one into that sample's score), for the noise of a score or a drop
+     * (stats_paired_diff against another mask's on the same samples); n_samples 0 when unknown (entries of
+     * sample_nll; `samples` above is how many the race scored). */
+    int n_samples;
+    const double *sample_nll; /* [n_samples]; valid during the callback only */
 } search_event;
 
 typedef void (*search_listener)(const search_event *ev, void *user);

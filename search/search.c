@@ -73,6 +73,7 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
     st->importance = calloc(L * (size_t)n_head_kv, sizeof(double));
     st->sw_units = calloc(L * (size_t)n_head_kv, sizeof(int));
     st->sw_sol = calloc(L * (size_t)n_head_kv, 1);
+    st->race_scratch = calloc(L * (size_t)n_head_kv, 1);
     if (cfg->stage1_singles && !layer_mode(cfg)) {
         st->head_drop = malloc(sizeof(double) * L * (size_t)n_head_kv);
         st->head_fisher = malloc(sizeof(double) * L * (size_t)n_head_kv);
@@ -80,9 +81,9 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
         for (size_t i = 0; i < L * (size_t)n_head_kv; i++) st->head_drop[i] = st->head_fisher[i] = NAN;
         st->eval_observer = search_heads_note; /* the head scores of single-head masks */
     }
-    if (!st->sw_units || !st->sw_sol || !st->opt_layers || !st->opt_sol || !st->probed || !st->stage1_bits ||
-        !st->s_best || !st->delta || !st->weight || !st->n_swa || !st->bucket || !st->group_start ||
-        !st->group_layers || !st->group_bucket || !st->importance)
+    if (!st->sw_units || !st->sw_sol || !st->race_scratch || !st->opt_layers || !st->opt_sol || !st->probed ||
+        !st->stage1_bits || !st->s_best || !st->delta || !st->weight || !st->n_swa || !st->bucket ||
+        !st->group_start || !st->group_layers || !st->group_bucket || !st->importance)
         goto oom;
     for (size_t l = 0; l < L; l++) {
         st->s_best[l] = st->delta[l] = st->weight[l] = NAN;
@@ -122,6 +123,10 @@ void search_free(search_state *st) {
     free(st->head_fisher);
     free(st->sw_units);
     free(st->sw_sol);
+    free(st->race_scratch);
+    free(st->race_inc_buf);
+    free(st->race_nll);
+    free(st->race_order);
     swap_free(st->sw);
     free(st->sample_nll_full);
     search_log_free(st->log, st->n_log);

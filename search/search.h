@@ -142,6 +142,18 @@ typedef struct {
     int calib_samples;
     int calib_tokens;
     int calib_mix;
+    /* Racing (race.h, docs/search.md): the swap searches (stage 3 with head scores, the refinement)
+     * score each candidate in rounds of the calibration samples and drop it once it is behind the
+     * incumbent by more than the bound. 0 off; 1 on (the default); 2 check: the race decides as with
+     * 1, but a candidate it drops is scored on every sample too, to count the wrong drops
+     * (search_race_stats). The decisions are the race's rules on the per-sample values, however
+     * they were obtained; the samples are saved only with an objective that scores rounds
+     * (score_part) and batch 1, otherwise every candidate is scored whole. */
+    int race;
+    /* Noise-aware acceptance (race_accept): a move of a swap search, and a refinement start that
+     * replaces the current one, is taken only when its paired gain exceeds accept_k standard
+     * errors; 0 = any strict improvement (the search before this option). */
+    double accept_k;
 } search_config;
 
 /* Defaults = preset "default", with the project's default BOSCH options (docs/search.md says which
@@ -226,6 +238,20 @@ typedef struct {
      * SEARCH_CANCELLED, or -1 with a message (no out[i] is then valid). */
     int (*score_batch)(void *ctx, const attn_mask *const *masks, const int *make_base, int n,
                        search_eval *out, char *err, size_t errlen);
+    /* Optional, for racing (search_config.race; n_parts 0 = none): the samples in the race's fixed
+     * order part_order[n] (sample indexes; n = part_end[n_parts - 1], score()'s n_samples) cut into
+     * n_parts rounds, part j = part_order[part_end[j-1] .. part_end[j]) (part_end[-1] = 0; race.h's
+     * race_parts). score_part scores mask on part j only: out->sample_nll[count] in part order,
+     * out->accuracy over the part, out->score and out->nll over the part, seconds. The per-sample
+     * values must be bitwise those score() returns for the same samples. make_base as score(). */
+    int n_parts;
+    const int *part_order;
+    const int *part_end;
+    int (*score_part)(void *ctx, const attn_mask *mask, int part, int make_base, search_eval *out, char *err,
+                      size_t errlen);
+    /* Optional: 1 and *out when the whole evaluation of mask is known without computing it (a memo),
+     * else 0. A race then decides on the whole values (race.h's rules, the same decisions). */
+    int (*lookup)(void *ctx, const attn_mask *mask, search_eval *out);
 } search_objective;
 
 void search_objective_free(search_objective *obj);
@@ -296,6 +322,25 @@ int search_set_batch(search_state *st, int batch);
 /* Evaluations the objective made that the search did not use (the look-ahead past an accepted
  * candidate, or not yet used); with batch 1 always 0. */
 long search_batch_wasted(const search_state *st);
+
+/* What racing and the noise-aware acceptance did so far (search_config.race, accept_k), counted the
+ * same live and replayed. */
+typedef struct {
+    int active;        /* the objective scores the race's rounds (race on, score_part, batch 1): the
+                          samples below were saved, not only counted */
+    int n_calib;       /* calibration samples of a whole evaluation (0: not known yet) */
+    long raced;        /* swap-search candidates compared with an incumbent */
+    long samples;      /* calibration samples the race scores those candidates on, together (a
+                          candidate a memo answered whole counts the samples of its race) */
+    long dropped;      /* candidates the race dropped before the last round */
+    long dropped_sure; /* of those, by rule (a): they could not win (race.h) */
+    long checked;      /* dropped candidates scored whole as well (check mode, race = 2) */
+    long wrong;        /* of those, the ones the unraced search would have taken */
+    long accepted;     /* moves taken */
+    long noise;        /* moves with a positive gain rejected as within the noise (accept_k > 0) */
+} search_race_stats;
+
+void search_get_race_stats(const search_state *st, search_race_stats *out);
 
 /* Tell listeners the driver paused (1) or resumed (0): emits SEARCH_EV_PAUSED/RESUMED. */
 void search_notify_paused(search_state *st, int paused);

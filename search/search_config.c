@@ -35,6 +35,8 @@ void search_config_default(search_config *cfg) {
     cfg->n_buckets = 4;
     search_preset_apply(cfg, "default", 0, NULL, 0);
     search_config_project_options(cfg);
+    cfg->race = 1; /* docs/search.md: same masks unless a drop is wrong; rule (a) never is */
+    cfg->accept_k = 0;
 }
 
 int search_preset_apply(search_config *cfg, const char *preset, int n_ctx_train, char *err, size_t errlen) {
@@ -95,6 +97,10 @@ int search_config_check(const search_config *cfg, char *err, size_t errlen) {
         what = "restarts (must be >= 0)";
     else if (cfg->n_buckets < 2)
         what = "n_buckets (must be >= 2)";
+    else if (cfg->race < 0 || cfg->race > 2)
+        what = "race (must be 0 off, 1 on or 2 check)";
+    else if (!(cfg->accept_k >= 0 && cfg->accept_k <= 100))
+        what = "accept_k (must be in [0, 100])";
     if (!what) return 0;
     snprintf(err, errlen,
              "search config: bad %s (ratio %g, window %d, sinks %d, budgets %ld/%ld, "

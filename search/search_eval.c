@@ -81,9 +81,9 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
      * the same live and replayed, so both take this branch at the same calls and end with the same
      * base. */
     long seen = -1;
-    if (dedup)
+    if (dedup) /* a whole evaluation only: a candidate the race dropped is scored again */
         for (long i = st->n_log - 1; i >= 0 && seen < 0; i--)
-            if (st->log[i].hash == h) seen = i;
+            if (st->log[i].hash == h && !isnan(st->log[i].score)) seen = i;
     if (seen >= 0) make_base = 0;
     if (seen >= 0 && st->replay_pos >= st->n_replay) {
         const search_log_entry *le = &st->log[seen];
@@ -100,13 +100,14 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
         *out = (search_eval){le->score, le->accuracy, le->nll, le->seconds, le->n_samples, le->sample_nll};
         st->replay_pos++;
     } else {
-        int rc = search_batch_score(st, make_base, out, err, errlen);
+        int rc = st->race_inc && search_race_active(st) ? search_race_score(st, make_base, out, err, errlen)
+                                                        : search_batch_score(st, make_base, out, err, errlen);
         if (rc) {
             st->cancelled = rc == SEARCH_CANCELLED;
             return -1;
         }
     }
-    if (make_base) {
+    if (make_base && !isnan(out->score)) { /* a dropped candidate is not every part's base */
         memcpy(st->base.z, st->cand.z, (size_t)st->L * st->H);
         st->have_base = 1;
     }
@@ -133,6 +134,19 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
                                           : search_normalize(st, out->score);
     ev.accuracy = out->accuracy;
     ev.seconds = out->seconds;
+    ev.n_samples = out->sample_nll ? out->n_samples : 0;
+    ev.sample_nll = out->sample_nll;
+    ev.samples = out->sample_nll ? out->n_samples : 0;
+    ev.gain = ev.gain_se = NAN;
+    if (st->race_inc) { /* a candidate against its incumbent: the paired gain, in Ŝ units */
+        search_race_note(st, out);
+        const double den = isnan(st->s_full) || isnan(st->s_swa) || fabs(st->s_full - st->s_swa) <= 1e-12
+                               ? 1.0
+                               : st->s_full - st->s_swa;
+        ev.samples = st->race_samples;
+        ev.gain = st->race_gain / den;
+        ev.gain_se = st->race_gain_se / fabs(den);
+    }
     if (isfinite(ev.score) && !(ev.best_score >= ev.score)) ev.best_score = ev.score; /* this one included */
     if (st->opt) ev.eval_budget = opt_planned(st->opt);
     if (st->phase == PH_BL_EVAL) ev.eval_budget = st->bl_total;

@@ -17,7 +17,7 @@
 #include "search_internal.h"
 
 void search_heads_note(search_state *st, const search_eval *e) {
-    if (isnan(st->s_full)) return;
+    if (isnan(st->s_full) || isnan(e->score)) return; /* NAN: a candidate the race dropped */
     int unit = -1, n = st->L * st->H;
     for (int i = 0; i < n; i++)
         if (st->cand.z[i] == ATTN_SWA) {
@@ -136,11 +136,34 @@ int search_heads_swap_step(search_state *st, int stage, int group, char *err, si
     const search_plan_phase *ph = &st->plan.phase[st->plan.cur];
     if (ph->kind == SEARCH_PHASE_REFINE) search_plan_unit(st, (int)ph->evals_done); /* the swap's number */
     search_eval e;
+    /* the incumbent (the current solution, once the start is scored): the race and the acceptance
+     * compare the candidate with it */
+    const int started = swap_n_evals(st->sw) > 0;
+    if (started) {
+        memcpy(st->race_scratch, st->result.z, (size_t)st->L * st->H);
+        sol_to_body(st, swap_best(st->sw), st->race_scratch);
+        if (search_race_set_incumbent(st, st->race_scratch)) {
+            snprintf(err, errlen, "search: out of memory");
+            return -1;
+        }
+    }
     /* every candidate becomes the prefix-reuse base: the next one is a swap away from the current
      * solution, usually the last one evaluated */
-    if (eval_dedup(st, 1, stage, group, -1, &e, err, errlen)) return -1;
+    int rc = eval_dedup(st, 1, stage, group, -1, &e, err, errlen);
+    const int inc = st->race_inc != NULL;
+    if (rc) {
+        st->race_inc = NULL;
+        return -1;
+    }
     if (ph->kind == SEARCH_PHASE_REFINE) search_plan_unit_done(st);
-    swap_tell(st->sw, e.score);
+    /* not started: the start itself; no incumbent in the log (it cannot happen: every current
+     * solution was scored whole): the plain rule */
+    const int take = !started ? 1
+                     : inc    ? search_race_decide(st, &e, swap_best_score(st->sw))
+                              : e.score > swap_best_score(st->sw);
+    st->race_inc = NULL;
+    swap_tell_accept(st->sw, e.score, take);
+    if (!take) return 0;
     double norm = search_normalize(st, e.score);
     if (norm > st->best_norm) {
         st->best_norm = norm;
@@ -214,9 +237,24 @@ static int refine_try_start(search_state *st, int which, char *err, size_t errle
         return -1;
     }
     if (!memcmp(st->cand.z, st->result.z, (size_t)n)) return 1;
+    /* the current start is the incumbent: the race and the acceptance compare the cut with it */
+    for (int u = 0; u < n; u++) st->race_scratch[u] = st->sw_sol[u] ? ATTN_SWA : ATTN_FULL;
+    const long at = search_log_find_whole(st, st->race_scratch);
+    if (search_race_set_incumbent(st, st->race_scratch)) {
+        snprintf(err, errlen, "search: out of memory");
+        return -1;
+    }
     search_eval e;
-    if (eval_dedup(st, 0, 3, -1, -1, &e, err, errlen)) return -1;
-    if (search_normalize(st, e.score) > st->best_norm) { /* a better start */
+    int rc = eval_dedup(st, 0, 3, -1, -1, &e, err, errlen);
+    const int inc = st->race_inc != NULL;
+    if (rc) {
+        st->race_inc = NULL;
+        return -1;
+    }
+    const int take = inc && at >= 0 ? search_race_decide(st, &e, st->log[at].score)
+                                    : search_normalize(st, e.score) > st->best_norm;
+    st->race_inc = NULL;
+    if (take) { /* a better start */
         st->best_norm = search_normalize(st, e.score);
         for (int u = 0; u < n; u++) st->sw_sol[u] = st->cand.z[u] == ATTN_SWA;
     }

@@ -136,6 +136,20 @@ struct search_state {
     int replaying;
     int cancelled; /* the objective's last call returned SEARCH_CANCELLED (search_step reports it) */
 
+    /* racing and the noise-aware acceptance (search_race.c): the incumbent of the candidate being
+     * scored, set by the swap step around its evaluation (NULL: none, the candidate is scored whole) */
+    const double *race_inc; /* [race_n] the incumbent's per-sample p (sample order) */
+    double *race_inc_buf;   /* [race_n] storage of race_inc */
+    double *race_nll;       /* [race_n] the candidate's per-sample NLL being raced (NAN: unscored) */
+    uint8_t *race_scratch;  /* [L*H] a mask body */
+    int race_n;             /* samples of a whole evaluation (0: not known yet) */
+    int *race_order;        /* [race_n] race_order(race_n, RACE_ORDER_SEED) */
+    int race_end[4];        /* race_parts(race_n): cumulative samples after each round */
+    int race_parts;
+    search_race_stats race_stats;
+    double race_gain, race_gain_se; /* the last raced evaluation's paired gain (raw p units) and se */
+    int race_samples;               /* and the samples it was scored on */
+
     /* batched evaluation (search_batch.c): the answers of the last batch, by mask hash */
     int batch;                     /* look-ahead size (1: none) */
     int n_batch;                   /* answers held */
@@ -171,6 +185,29 @@ search_rank_input search_rank_input_of(const search_state *st);
 #define SEARCH_EVAL_DEDUP 2
 int search_eval_cand(search_state *st, int make_base, int stage, int group, int layer, search_eval *out,
                      char *err, size_t errlen);
+
+/* search_race.c (racing and the noise-aware acceptance, race.h). */
+/* 1 when the objective scores the race's rounds: race on, score_part with the search's order and
+ * rounds, batch 1 (else the race decides on whole evaluations, search_race.c). */
+int search_race_active(const search_state *st);
+/* Set st->race_inc to the per-sample p of the logged whole evaluation of the mask body z (the
+ * incumbent), or NULL when the log has none. 0, or -1 (OOM). */
+int search_race_set_incumbent(search_state *st, const uint8_t *z);
+/* The objective's answer for st->cand scored in the race's rounds against st->race_inc (same
+ * contract as score(); a dropped candidate gets score, accuracy and nll NAN and NAN sample NLLs
+ * where unscored). */
+int search_race_score(search_state *st, int make_base, search_eval *out, char *err, size_t errlen);
+/* After the evaluation e of st->cand against st->race_inc: the paired gain and its standard error
+ * over the samples scored (raw p units) and how many (into st->race_gain, race_gain_se,
+ * race_samples). */
+void search_race_note(search_state *st, const search_eval *e);
+/* Whether the move to st->cand (evaluation e, incumbent st->race_inc with raw score inc_score) is
+ * taken: not when the race dropped it (partial values, or whole values the race would have
+ * dropped: check mode, a memo), else race_accept with cfg.accept_k (accept_k 0: e->score >
+ * inc_score, the search before these options, bit for bit). Counts search_race_stats. */
+int search_race_decide(search_state *st, const search_eval *e, double inc_score);
+/* The logged whole evaluation of body z: its log index, or -1. */
+long search_log_find_whole(const search_state *st, const uint8_t *z);
 
 /* search_heads.c (the head-score options of search.h); return conventions in that file.
  * search_heads_note is the eval_observer of a search with stage1_singles. */

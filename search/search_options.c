@@ -72,6 +72,21 @@ static const opt_spec specs[SOPT_COUNT] = {
                           {"head", "layer"},
                           "what BOSCH chooses: single KV heads (head, default) or whole layers (layer:\n"
                           "round(ratio x layers) layers SWA, the masks a per-layer engine runs)"},
+    [SOPT_RACE] = {"--race",
+                   "R",
+                   K_CHOICE,
+                   0,
+                   0,
+                   {"off", "on", "check"},
+                   "race swap candidates on the calibration samples in rounds (on, default), or not;\n"
+                   "check: race, and score the dropped ones whole to count wrong drops"},
+    [SOPT_ACCEPT_K] = {"--accept-k",
+                       "K",
+                       K_REAL,
+                       0,
+                       100,
+                       {0},
+                       "take a move only when its paired gain exceeds K standard errors (0: any gain)"},
 };
 
 int search_opts_lookup(const char *name, unsigned which) {
@@ -99,7 +114,8 @@ int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, 
     int rc = 0, idx = 0;
     switch (s->kind) {
     case K_REAL:
-        rc = base_parse_real(v, (double)s->min, (double)s->max, &o->ratio, err, errlen);
+        rc = base_parse_real(v, (double)s->min, (double)s->max,
+                             id == SOPT_ACCEPT_K ? &o->accept_k : &o->ratio, err, errlen);
         break;
     case K_INT:
         rc = base_parse_long(v, s->min, s->max, &o->num[id], err, errlen);
@@ -148,6 +164,8 @@ static void apply_sizes(const search_opts *o, search_config *cfg) {
     if (given(o, SOPT_SAMPLES)) cfg->calib_samples = (int)o->num[SOPT_SAMPLES];
     if (given(o, SOPT_LENGTH)) cfg->calib_tokens = (int)o->num[SOPT_LENGTH];
     if (given(o, SOPT_CALIB)) cfg->calib_mix = (int)o->num[SOPT_CALIB];
+    if (given(o, SOPT_RACE)) cfg->race = (int)o->num[SOPT_RACE];
+    if (given(o, SOPT_ACCEPT_K)) cfg->accept_k = o->accept_k;
 }
 
 /* --window and --sinks, when given, must be shorter than the calibration prompts. */

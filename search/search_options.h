@@ -37,6 +37,8 @@ typedef enum {
     SOPT_STAGE2,
     SOPT_STAGE1,
     SOPT_GRANULARITY,
+    SOPT_RACE,
+    SOPT_ACCEPT_K,
     SOPT_COUNT
 } search_opt_id;
 
@@ -49,12 +51,14 @@ typedef enum {
 #define SOPT_ALL ((1u << SOPT_COUNT) - 1)
 #define SOPT_COMPARE                                                                                         \
     (SOPT_BIT(SOPT_WINDOW) | SOPT_BIT(SOPT_SINKS) | SOPT_BIT(SOPT_SEED) | SOPT_BIT(SOPT_BUDGET1) |           \
-     SOPT_BIT(SOPT_BUDGET3) | SOPT_BIT(SOPT_SAMPLES) | SOPT_BIT(SOPT_LENGTH) | SOPT_BIT(SOPT_CALIB))
+     SOPT_BIT(SOPT_BUDGET3) | SOPT_BIT(SOPT_SAMPLES) | SOPT_BIT(SOPT_LENGTH) | SOPT_BIT(SOPT_CALIB) |        \
+     SOPT_BIT(SOPT_RACE) | SOPT_BIT(SOPT_ACCEPT_K))
 
 /* Values of the options given (bit SOPT_BIT(id) of given set); the others keep their defaults. */
 typedef struct {
     unsigned given;
     double ratio;              /* SOPT_RATIO */
+    double accept_k;           /* SOPT_ACCEPT_K */
     long num[SOPT_COUNT];      /* integers and token counts; choices: the index of the value */
     unsigned long long seed;   /* SOPT_SEED */
     char name[SOPT_COUNT][32]; /* SOPT_PRESET, SOPT_METHOD */
@@ -70,7 +74,8 @@ const char *search_opts_name(search_opt_id id);
  * --sinks [0, 2^24]; --seed any 64-bit unsigned; --budget1, --budget3, --samples >= 1; --restarts >= 0;
  * --buckets >= 2; --length a token count in [PROBE_MIN_LENGTH, 2^24]; --preset tiny, default or paper;
  * --method a search_variant_apply name; --calib single|mix; --delta cumulative|marginal; --stage1-k
- * capped|spec; --stage2 proportional|ranks; --stage1 cascade|independent; --granularity head|layer.
+ * capped|spec; --stage2 proportional|ranks; --stage1 cascade|independent; --granularity head|layer;
+ * --race off|on|check; --accept-k a real in [0, 100].
  * 0, or -1 with
  * "bad value 'V' (need ...)" in err (the caller prefixes the option's name). */
 int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, size_t errlen);
@@ -82,8 +87,8 @@ int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, 
 int search_opts_config(const search_opts *o, int n_ctx_train, search_config *cfg, char *err, size_t errlen);
 
 /* Apply only the size and budget options given (window, sinks, seed, budgets, restarts, buckets,
- * samples, length, calib) to cfg: what a comparison's plan takes. Then the --window / --sinks check
- * against cfg's calibration length. 0, or -1 with a message. */
+ * samples, length, calib, race, accept-k) to cfg: what a comparison's plan takes. Then the --window / --sinks
+ * check against cfg's calibration length. 0, or -1 with a message. */
 int search_opts_apply_sizes(const search_opts *o, search_config *cfg, char *err, size_t errlen);
 
 /* The help lines of the options in `which`, two columns, for a usage text. */

@@ -244,6 +244,8 @@ int search_plan_make(search_plan *p, const search_config *cfg, int n_layer, int 
     in.layer_mode = cfg->method == SEARCH_METHOD_BOSCH && cfg->granularity == SEARCH_GRANULARITY_LAYER;
     in.k1 = search_stage1_k(cfg, n_head_kv);
     in.T = search_target_swa(cfg, n_layer, n_head_kv);
+    p->target_swa =
+        in.m->kind == SEARCH_KIND_LAYER_HEURISTIC ? lround(cfg->ratio * n_layer) * n_head_kv : in.T;
     in.space1 = (long)opt_space_size(1, &in.k1, n_head_kv);
     in.per_layer = in.space1 < cfg->stage1_budget_per_layer ? in.space1 : cfg->stage1_budget_per_layer;
     in.levels = cfg->n_buckets < n_head_kv + 1 ? cfg->n_buckets : n_head_kv + 1;

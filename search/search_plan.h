@@ -91,6 +91,8 @@ typedef struct {
 typedef struct {
     int n_phases;
     int cur;            /* the phase running or last run; -1 before the first */
+    long target_swa;    /* SWA KV heads of the final mask: round(ratio x KV heads), or round(ratio x
+                           layers) x KV heads a layer at layer granularity (the start form shows it) */
     long evals_planned; /* sum of the phases' (only shrinks; = evaluations made once done) */
     search_plan_phase phase[SEARCH_PLAN_MAX];
 } search_plan;

@@ -8,8 +8,8 @@
 int search_trace_add(trace_rows *t, const search_event *ev) {
     if (ev->kind != SEARCH_EV_EVAL) return 0;
     const attn_mask *m = ev->mask;
-    trace_row r = {ev->eval_index, ev->stage, ev->group,   ev->layer, ev->score,
-                   ev->accuracy,   NAN,       ev->seconds, 0,         NULL};
+    trace_row r = {ev->eval_index, ev->stage, ev->group, ev->layer,   ev->score, ev->accuracy, NAN,
+                   ev->seconds,    0,         NULL,      ev->samples, ev->gain,  ev->gain_se};
     if (m) {
         size_t len = (size_t)m->n_layer * (m->n_head_kv + 1) + 1;
         r.ratio = mask_ratio(m);

@@ -58,6 +58,7 @@ static const header_int header_ints[] = {
     CFG_INT("calib_samples", calib_samples, 0, INT_MAX),
     CFG_INT("calib_tokens", calib_tokens, 0, INT_MAX),
     CFG_INT("calib_mix", calib_mix, 0, 1),
+    CFG_INT("race", race, 0, 2),
     {"n_layer", 1, 4096, SIZE_MAX, 0},
     {"n_head_kv", 1, 4096, SIZE_MAX - 1, 0},
 };
@@ -78,6 +79,15 @@ static int header_kv(const char *k, const char *v, search_config *c, int *L, int
         c->ratio = strtod(v, &end);
         if (end == v || *end || !(c->ratio >= 0 && c->ratio <= 1)) {
             snprintf(err, errlen, "%s: line %d: ratio '%s' is not a number in [0, 1]", path, line, v);
+            return -1;
+        }
+        return 0;
+    }
+    if (!strcmp(k, "accept_k")) {
+        char *end = NULL;
+        c->accept_k = strtod(v, &end);
+        if (end == v || *end || !(c->accept_k >= 0 && c->accept_k <= 100)) {
+            snprintf(err, errlen, "%s: line %d: accept_k '%s' is not a number in [0, 100]", path, line, v);
             return -1;
         }
         return 0;
@@ -333,6 +343,7 @@ int search_state_parse(FILE *f, const char *path, search_state_file *out, char *
     /* a key a file does not have means the behaviour before it existed: the paper's options */
     search_config_paper_options(c);
     c->calib_mix = 0;
+    c->race = 0, c->accept_k = 0; /* before racing and the noise-aware acceptance */
     state_reader r = {f, path, NULL, 0, 0};
     long n_evals = -1;
     int rc = parse_magic(&r, out, err, errlen);

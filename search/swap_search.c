@@ -179,15 +179,19 @@ int swap_peek(const swap_search *s, uint8_t *sols, int max) {
 }
 
 void swap_tell(swap_search *s, double score) {
+    swap_tell_accept(s, score, score > s->cur_score);
+}
+
+/* Under swap_tell's rule the current solution is always the best scored (first improvement), so
+ * one decision moves both. */
+void swap_tell_accept(swap_search *s, double score, int accept) {
     if (!s->pending) return;
     s->pending = 0;
     s->n_evals++;
     seen_add(s, sol_hash(s->cand, s->n));
-    if (score > s->best_score) {
+    if (!s->started || accept) {
         s->best_score = score;
         memcpy(s->best, s->cand, (size_t)s->n);
-    }
-    if (!s->started || score > s->cur_score) {
         s->started = 1;
         s->cur_score = score;
         memcpy(s->cur, s->cand, (size_t)s->n);

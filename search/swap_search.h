@@ -32,8 +32,13 @@ void swap_free(swap_search *s);
 
 /* Next solution to evaluate into sol[n_units]: 1, or 0 when the search is over. */
 int swap_ask(swap_search *s, uint8_t *sol);
-/* Score of the solution of the last swap_ask (higher is better). */
+/* Score of the solution of the last swap_ask (higher is better): it becomes the current (and best)
+ * solution when it is the first scored or strictly better than the current one. */
 void swap_tell(swap_search *s, double score);
+/* swap_tell with the caller's decision: the solution becomes the current and best one when accept
+ * is non-zero (the first solution scored always does), whatever its score; e.g. a move whose gain
+ * is within the noise is refused although its score is higher (search/race.h). */
+void swap_tell_accept(swap_search *s, double score, int accept);
 
 /* Look-ahead for batched evaluation (as opt_peek): the solutions swap_ask would return after the
  * pending one, assuming neither it nor any of these improves; stops at the budget and at the end

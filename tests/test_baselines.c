@@ -48,7 +48,7 @@ static void synth_init(synth *s, search_objective *o) {
                 x = x * 6364136223846793005ull + 1442695040888963407ull;
                 s->b[k][l][h] = 0.01 + (double)(x >> 40) / (double)(1 << 24);
             }
-    *o = (search_objective){synth_score, NULL, s, NULL, 0, NULL};
+    *o = (search_objective){.score = synth_score, .ctx = s};
 }
 
 static search_state *run(search_method me, double ratio, synth *s, search_objective *o) {

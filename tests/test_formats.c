@@ -58,23 +58,27 @@ static void assert_file_is(const char *path, const char *expected) {
 static void test_trace_file(void **state) {
     (void)state;
     trace_rows t = {0};
-    trace_row a = {1, 0, -1, -1, 1.0, 1.0, 0.0, 0.0123, 0x00a820b0dbbb6b4cull, strdup("11/11")};
-    trace_row b = {2, 1, -1, 1, 0.25, 0.5, 0.25, 1.5, 0xffffffffffffffffull, strdup("11/01")};
-    trace_row c = {3, 3, 0, -1, NAN, 1.0 / 3, 0.5, 2.0, 0, NULL}; /* not finite: an empty cell */
+    trace_row a = {1, 0, -1, -1, 1.0, 1.0, 0.0, 0.0123, 0x00a820b0dbbb6b4cull, strdup("11/11"), 9, NAN, NAN};
+    trace_row b = {2, 1,      -1,   1, 0.25, 0.5, 0.25, 1.5, 0xffffffffffffffffull, strdup("11/01"),
+                   9, 0.0125, 0.004};
+    /* not finite: an empty cell (a candidate the race dropped after 2 samples) */
+    trace_row c = {3, 3, 0, -1, NAN, NAN, 0.5, 2.0, 0, NULL, 2, -0.5, 1.0 / 3};
     assert_int_equal(trace_rows_push(&t, &a), 0);
     assert_int_equal(trace_rows_push(&t, &b), 0);
     assert_int_equal(trace_rows_push(&t, &c), 0);
     char path[512], err[512];
     path_in(path, sizeof path, "trace.csv");
     assert_int_equal(trace_write(path, t.rows, t.n, err, sizeof err), 0);
-    assert_file_is(path, "eval,stage,group,layer,score,accuracy,ratio,seconds,mask_hash,mask\n"
-                         "1,0,-1,-1,1.000000,1.000000,0.000000,0.012,00a820b0dbbb6b4c,11/11\n"
-                         "2,1,-1,1,0.250000,0.500000,0.250000,1.500,ffffffffffffffff,11/01\n"
-                         "3,3,0,-1,,0.333333,0.500000,2.000,0000000000000000,\n");
+    assert_file_is(path,
+                   "eval,stage,group,layer,score,accuracy,ratio,seconds,mask_hash,mask,samples,gain,gain_se\n"
+                   "1,0,-1,-1,1.000000,1.000000,0.000000,0.012,00a820b0dbbb6b4c,11/11,9,,\n"
+                   "2,1,-1,1,0.250000,0.500000,0.250000,1.500,ffffffffffffffff,11/01,9,0.012500,0.004000\n"
+                   "3,3,0,-1,,,0.500000,2.000,0000000000000000,,2,-0.500000,0.333333\n");
     trace_rows_clear(&t);
     assert_int_equal(t.n, 0);
     assert_int_equal(trace_write(path, t.rows, t.n, err, sizeof err), 0);
-    assert_file_is(path, "eval,stage,group,layer,score,accuracy,ratio,seconds,mask_hash,mask\n");
+    assert_file_is(
+        path, "eval,stage,group,layer,score,accuracy,ratio,seconds,mask_hash,mask,samples,gain,gain_se\n");
     trace_rows_free(&t);
     assert_null(t.rows);
     /* a folder is refused before anything is written, naming it */

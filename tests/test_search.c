@@ -58,7 +58,7 @@ static void synth_init(synth *s, search_objective *obj) {
             /* later layers are cheaper on average, so stage 2 has something to find */
             s->a[l][h] = (0.05 + (double)(x >> 40) / (double)(1 << 24)) * (1.0 + (L - l) * 0.3);
         }
-    *obj = (search_objective){synth_score, NULL, s, NULL, 0, NULL};
+    *obj = (search_objective){.score = synth_score, .ctx = s};
 }
 
 /* k smallest a of layer l: their sum and bit set */

@@ -253,6 +253,9 @@ static void run_method(const char *name, double ratio, int with_model, check *c)
     assert_int_equal(search_eval_budget(c->st), search_n_evals(c->st));
     assert_int_equal(c->n_eval_events, search_n_evals(c->st));
     assert_int_equal(p->n_phases, c->first.n_phases);
+    /* the target the plan announces (the start form shows it) is what the final mask has */
+    if (c->first.n_phases > 1)
+        assert_int_equal(mask_count_swa(search_result_mask(c->st)), c->first.target_swa);
     for (int i = 0; i < p->n_phases; i++) {
         const search_plan_phase *ph = &p->phase[i], *was = &c->first.phase[i];
         assert_int_equal(ph->state, SEARCH_PHASE_DONE);

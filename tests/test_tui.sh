@@ -159,11 +159,36 @@ n2=$(evals_of $S)
     fail "counter moved while paused: $n1 -> $n2"
 T send-keys -t $S n
 want=$((n1 + 1))
-wait_for $S "evals $want " $((wait_s * 10 + 60)) && pass "n single-steps one evaluation ($n1 -> $want)" ||
+wait_for $S "evals $want/" $((wait_s * 10 + 60)) && pass "n single-steps one evaluation ($n1 -> $want)" ||
     fail "single step"
 sleep 1
 screen $S | grep -q '\[paused\]' && pass "still paused after the step" || fail "not paused after step"
 screen $S | grep -Eq '[▶>] *[0-9]+ ' && pass "probed layer is marked" || echo "note: no probed-layer marker now"
+# 5b. Issue 28: what the screen says of the search comes from the plan it published and its events:
+# the panel's title is "Phase i/7: <the plan's label>" of the default bosch; the phase's counter
+# "<unit> k/n" never has k > n; no -1, -inf or nan anywhere; the teaching text is the plan's
+# explanation of that phase; P shows the whole plan.
+out=$(screen $S)
+title=$(echo "$out" | grep -Eo 'Phase [0-9]/7: (normalizers|stage 1: layer probes|stage 1: head scores)' | head -1)
+[[ -n "$title" ]] && pass "the progress title is the plan's phase: $title" || fail "no plan phase title"
+counter=$(echo "$out" | grep -Eo '(candidate|layer|head) [0-9]+/[0-9]+' | head -1)
+k=${counter#* }
+k=${k%/*}
+n=${counter#*/}
+[[ -n "$counter" ]] && ((k <= n)) && pass "the phase counter '$counter' is within its total" ||
+    fail "phase counter '$counter'"
+if echo "$out" | grep -Eq '(^|[ (=:])-1([^0-9.]|$)|-inf|nan'; then
+    fail "an unknown value (-1, -inf, nan) on the screen"
+    echo "$out"
+else
+    pass "no -1, -inf or nan on the screen"
+fi
+echo "$out" | grep -Eq 'Scores two reference|Stage 1 measures how|Scores KV heads one at a' &&
+    pass "the teaching text is the plan's explanation of the phase" || fail "teaching text not the plan's"
+T send-keys -t $S P
+wait_for $S 'The plan of bosch' 5 && wait_for $S 'refinement: swaps over all layers' 5 &&
+    pass "P shows the plan, every phase" || fail "the plan page"
+T send-keys -t $S Escape
 
 # 6. Resize to 80x24: every panel still there, the cursor row visible, nothing "too small".
 T resize-window -t $S -x 80 -y 24
@@ -171,7 +196,7 @@ sleep 1
 wait_for $S '^ BOSCH Explorer' 5 || true
 out=$(screen $S)
 ok=1
-for want in 'BOSCH Explorer' 'Stage' 'Probe scores' 'Mask' 'What is happening' 'Events' '\?:help' 'δ +w +r g swa'; do
+for want in 'BOSCH Explorer' 'Phase [0-9]+/[0-9]+: ' 'Scores \(0 all-SWA' 'Mask' 'What is happening' 'Events' '\?:help' 'δ +w +r g swa'; do
     echo "$out" | grep -Eq -- "$want" || { fail "80x24: missing '$want'"; ok=0; }
 done
 echo "$out" | grep -q 'too small' && { fail "80x24 says too small"; ok=0; }
@@ -180,6 +205,34 @@ grid_rows=$(echo "$out" | sed 's/[][]/ /g' | grep -Ec "$GRID_ROW")
 ((grid_rows == 20)) || { fail "80x24: $grid_rows grid rows (want 20)"; ok=0; }
 echo "$out" | grep -Eq '(\[██\]|\[░░\])' || { fail "80x24: cursor not visible"; ok=0; }
 ((ok)) && pass "80x24 keeps the grid (20 rows, scrolled to the cursor) and every panel readable"
+# Issue 28 at 80x24: the help box keeps its way out, the title and the footer end on whole words, the
+# export menu's keys show in the footer even right after a message, keys wait behind "too small".
+T send-keys -t $S '?'
+wait_for $S 'Press any key to close' 5 && pass "80x24: the help box shows 'Press any key'" || fail "80x24: help cut"
+T send-keys -t $S Escape
+sleep 0.3
+out=$(screen $S)
+echo "$out" | head -1 | sed 's/ *$//' | grep -Eq '(heads\)|[0-9]+x[0-9]+|gguf|Instruct[^ ]*)$' &&
+    pass "80x24: the title ends on a whole word" || fail "80x24: title cut: $(echo "$out" | head -1)"
+footer_line() { screen "$1" | tail -1 | sed 's/ *$//'; }
+poll_for footer_line $S ' [A-Za-z?]+:[a-z-]+$' 120 && # once the step's "one evaluation..." is over
+    pass "80x24: the footer ends on a whole key" || fail "80x24: footer cut: $(footer_line $S)"
+T send-keys -t $S ' ' # a toggle: its message fills the footer for a few seconds
+T send-keys -t $S x
+wait_for $S 'export: m mask' 3 && pass "80x24: x shows the export keys in the footer at once" ||
+    fail "80x24: export keys hidden by a message"
+T send-keys -t $S Escape u
+sleep 0.3
+swa_before=$(screen $S | grep -Eo '[0-9]+/90 KV heads SWA' | head -1)
+T resize-window -t $S -x 60 -y 20
+wait_for $S 'too small' 5 || fail "60x20: no too-small screen"
+T send-keys -t $S ' ' f 1 s
+sleep 0.5
+T resize-window -t $S -x 80 -y 24
+sleep 1
+[[ "$(screen $S | grep -Eo '[0-9]+/90 KV heads SWA' | head -1)" == "$swa_before" ]] &&
+    ! screen $S | grep -q 'Start a search' && pass "keys wait behind the too-small screen" ||
+    fail "a key acted behind the too-small screen ($swa_before -> $(screen $S | grep -Eo '[0-9]+/90 KV heads SWA' | head -1))"
 T resize-window -t $S -x 100 -y 40
 sleep 0.5
 
@@ -242,8 +295,12 @@ if wait_for layers '\[ready\]' 180; then
     T send-keys -t layers Tab Tab Tab Tab Right Enter # the fifth field: granularity
     wait_for layers 'search: bosch by layers' 120 && pass "the explorer starts a layer-granularity search" ||
         fail "layers: no layer search in the log"
-    wait_for layers 'Stage 1, whole layers: layer [0-9]+ goes SWA' 300 &&
-        pass "the teaching text explains the whole-layer probes" || fail "layers: teaching text"
+    # the title and the teaching text are the plan's (search_plan.h): stage 1 of a layer search probes
+    # whole layers, one unit a layer, 30 of them
+    wait_for layers 'Phase 2/4: stage 1: layer probes' 300 && wait_for layers 'layer [0-9]+/30: L[0-9]+' 60 &&
+        wait_for layers 'Stage 1 measures how' 5 &&
+        pass "the title, counter and teaching text follow the plan of the whole-layer search" ||
+        fail "layers: plan title, counter or teaching text"
     T send-keys -t layers q
     maybe_for layers 'is not exported' 10 && T send-keys -t layers y
     wait_for layers '^EXIT=0' 60 || fail "layers: quit"

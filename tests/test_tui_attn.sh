@@ -40,7 +40,7 @@ start $S 80 24 "TERM=$TT"
 wait_for $S '\[ready\]' 180 || { echo "FAIL: the model never loaded"; exit 1; }
 T send-keys -t $S A
 view_ready $S 120 && pass "A opens the attention view" || fail "no view"
-screen $S | grep -q 'L29 kv0, query heads 0-2, calibration sample 1/4' && pass "view of L29 kv0 on a calibration sample" ||
+screen $S | grep -q 'L29 kv0, query heads 0-2, calibration sample 1 of 4' && pass "view of L29 kv0 on a calibration sample" ||
     fail "view header: $(screen $S | grep 'query heads')"
 [[ $(screen $S | grep -Ec '^ *│? *q[0-2] +full .*[░▒▓█]') -eq 3 ]] && pass "three query heads with heat strips" ||
     fail "strip rows: $(screen $S | grep -c 'full')"
@@ -63,16 +63,43 @@ screen $S | grep -Eq 'ablation +(computing|pending|[-0-9.e]+ #)' && pass "ablati
 # (waiting for the new title, then for the view: on a slow machine the old view is still "ready"
 # for a moment after the key)
 T send-keys -t $S Tab
-wait_for $S 'held-out sample 1/8' 120 >/dev/null && view_ready $S 120 && pass "Tab: a held-out sample" ||
+wait_for $S 'held-out sample 1 of 8' 120 >/dev/null && view_ready $S 120 && pass "Tab: a held-out sample" ||
     fail "Tab split"
 T send-keys -t $S n
-wait_for $S 'held-out sample 2/8' 120 >/dev/null && view_ready $S 120 && pass "n: the next sample" ||
+wait_for $S 'held-out sample 2 of 8' 120 >/dev/null && view_ready $S 120 && pass "n: the next sample" ||
     fail "n sample"
+# Issue 28: while another head computes, the title names the head whose numbers are shown (it said
+# the new head over the old one's body), and "computing" takes the sample line's row (it pushed the
+# box's last rows out of it); the log numbers the sample as the view does.
+T send-keys -t $S Up
+mismatch=0 computing=0 box_ok=1
+for i in $(seq 1 40); do
+    out=$(screen $S)
+    title=$(echo "$out" | grep -Eo 'Attention of L[0-9]+ kv[0-9]+' | head -1 | grep -Eo 'L[0-9]+ kv[0-9]+')
+    body=$(echo "$out" | grep -Eo 'L[0-9]+ kv[0-9]+, query heads' | head -1 | grep -Eo '^L[0-9]+ kv[0-9]+')
+    [[ -n $body && $body != "$title" ]] && mismatch=1
+    if echo "$out" | grep -q 'computing L28 kv0'; then
+        computing=1
+        echo "$out" | grep -q 'static rankings' && echo "$out" | grep -Eq '^ *└─+┘' || box_ok=0
+    fi
+    echo "$out" | grep -q 'L28 kv0, query heads' && break
+    sleep 0.1
+done
+((mismatch == 0)) && pass "the view's title names the head its numbers are of" || fail "title and body of different heads"
+((box_ok)) && pass "computing keeps the box's rows (computing seen: $computing)" || fail "computing pushed rows out of the box"
+view_ready $S 120 || fail "view of L28"
+T send-keys -t $S Down
+view_ready $S 120 || fail "back to L29"
+T send-keys -t $S Escape
+wait_for $S 'attention: sample 2 of 8 \(held-out' 10 && pass "the log numbers the sample as the view (2 of 8)" ||
+    fail "log sample numbering"
+T send-keys -t $S A
+view_ready $S 120 || fail "view again"
 T send-keys -t $S Escape Home T End
 wait_for $S 'ρ 0.033: 3/90 KV heads SWA' 10 && pass "layer 0 all SWA" || fail "layer 0 toggle"
 T send-keys -t $S A
 view_ready $S 120 || fail "view after the edit"
-screen $S | grep -q 'L29 kv0, query heads 0-2, held-out sample 2/8' || fail "view header after the edit"
+screen $S | grep -q 'L29 kv0, query heads 0-2, held-out sample 2 of 8' || fail "view header after the edit"
 p_mask=$(screen $S | grep -Eo '[0-9.]+ with the mask' | grep -Eo '^[0-9.]+')
 p_full=$(screen $S | grep -Eo '[0-9.]+ all full' | grep -Eo '^[0-9.]+')
 full=$(pct $S 'q[0-2] +full') swa=$(pct $S 'SWA +[ ░▒▓█]')
@@ -99,9 +126,19 @@ wait_for $S 'EXIT=0' 20 || fail "ascii quit"
 S=form
 start $S 80 24 "TERM=$TT"
 wait_for $S '\[ready\]' 180
-T send-keys -t $S s Down Down Down Left Left Left Left
+T send-keys -t $S s Down Down Down
+wait_for $S 'method +< bosch >' 5 || fail "form method field: bosch first"
+# Left from bosch walks the method registry backwards (the static rankings last): step to locality,
+# wherever a build's added rows put it
+field() { screen $S | grep -Eo 'method +< [a-z_]+ >'; }
+for _ in $(seq 1 32); do
+  cur=$(field)
+  [[ $cur =~ '< locality >' ]] && break
+  T send-keys -t $S Left
+  for _ in $(seq 1 100); do [[ "$(field)" != "$cur" ]] && break; sleep 0.1; done
+done
 wait_for $S 'method +< locality >' 5 && pass "the form offers the baselines" || fail "form method field"
-screen $S | grep -Eq 'window W +< 64 tokens >' || fail "tiny's window"
+screen $S | grep -Eq "window W +< 64 tokens \(tiny's\) >" || fail "tiny's window"
 T send-keys -t $S Enter
 wait_for $S 'search: locality, ratio 0.500' 120 && pass "the log names the method" || fail "log method"
 wait_for $S '\[done\]' 300 && pass "locality ran in the explorer" || fail "locality did not finish"
@@ -135,7 +172,7 @@ wait_for $S '\[ready\]' 180
 T send-keys -t $S ' ' Up ' ' Up ' ' u
 wait_for $S 'ρ 0.022: 2/90 KV heads SWA' 5 || fail "edits before the save"
 T send-keys -t $S W C-u "$WORK/ws1" Enter
-wait_for $S 'workspace saved to' 20 && pass "W saves the workspace" || fail "save"
+wait_for $S 'workspace saved \(.*\) to' 20 && pass "W saves the workspace" || fail "save"
 for f in mask.csv workspace.txt; do [[ -s $WORK/ws1/$f ]] || fail "no $f"; done
 [[ $(grep -c '^undo ' "$WORK/ws1/workspace.txt") -eq 2 ]] && pass "two undo steps saved" ||
     fail "undo lines: $(grep -c '^undo ' "$WORK/ws1/workspace.txt")"
@@ -160,7 +197,7 @@ T send-keys -t $S p
 wait_for $S '\[paused\]' 120 || fail "pause"
 n=$(evals_of $S)
 T send-keys -t $S W C-u "$WORK/ws2" Enter
-wait_for $S 'workspace saved to .*search state' 20 && pass "a paused search saved with its state" || fail "save search"
+wait_for $S 'workspace saved \(search state' 20 && pass "a paused search saved with its state" || fail "save search"
 head -1 "$WORK/ws2/state" | grep -qx 'bosch-search-state 2' && pass "state in the --resume format" || fail "state header"
 T send-keys -t $S q
 wait_for $S 'EXIT=0' 20 && pass "saved: quit does not ask" || fail "quit after save"

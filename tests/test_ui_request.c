@@ -6,16 +6,20 @@
  */
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "probes.h"
+#include "search.h"
+#include "search_methods.h"
 #include "ui_request.h"
 
 #define CTRL(c) ((c)&0x1f)
@@ -477,11 +481,11 @@ static void test_footers(void **st) {
     (void)st;
     char f[256];
     keymap_footer(UI_NORMAL, f, sizeof f);
-    assert_string_equal(f, " ?:help q:quit s:search p:pause n:step spc:toggle T:layer f:fill v:eval a:ask "
-                           "x:export o:load u:undo g:view c:ctx V:layer-eval");
+    assert_string_equal(f, " ?:help P:plan q:quit s:search p:pause n:step spc:toggle T:layer f:fill v:eval "
+                           "a:ask x:export o:load u:undo g:view c:ctx");
     keymap_footer(UI_COMPARE, f, sizeof f); /* dialogs without their own footer show the main one */
-    assert_string_equal(f, " ?:help q:quit s:search p:pause n:step spc:toggle T:layer f:fill v:eval a:ask "
-                           "x:export o:load u:undo g:view c:ctx V:layer-eval");
+    assert_string_equal(f, " ?:help P:plan q:quit s:search p:pause n:step spc:toggle T:layer f:fill v:eval "
+                           "a:ask x:export o:load u:undo g:view c:ctx");
     keymap_footer(UI_FILL, f, sizeof f);
     assert_string_equal(f, " fill layer: 0-9 = SWA KV heads  Esc cancel");
     keymap_footer(UI_EXPORT, f, sizeof f);
@@ -526,12 +530,13 @@ static void test_command_line(void **st) {
 
     int undo_before = u->undo_n;
     key(u, ':');
-    type_line(u, "window 64");
-    assert_int_equal(u->mask.window, 64);
-    assert_int_equal(u->form_window, 64);
+    type_line(u, "window 32");
+    assert_int_equal(u->mask.window, 32);
+    assert_int_equal(u->form_window, 32);
     assert_int_equal(u->undo_n, undo_before + 1);
     key(u, 'u');
-    assert_int_equal(u->mask.window, PROBE_DEFAULT_WINDOW);
+    assert_int_equal(u->mask.window,
+                     ui_form_preset_window(u, 0)); /* the working mask starts at the form's W */
 
     key(u, ':');
     c = type_line(u, "load /tmp/a mask.csv");
@@ -697,7 +702,15 @@ static void test_attn_form_workspace(void **st) {
     key(u, 27);
     assert_int_equal(u->mode, UI_NORMAL);
 
-    /* the form: Down x3 to the method, Left from bosch wraps to the last baseline */
+    /* the form: Down x3 to the method; Right walks every row of the method registry once, in the
+     * pickers' order: the 9 BOSCH variants (bosch_layer the last), then the 8 baselines, written out
+     * by hand (a row a build adds is left aside, so adding one needs no edit here); Left from bosch
+     * wraps to the last row */
+    static const char *const builtin[] = {
+        "bosch",        "bosch_paper", "bosch_indep", "bosch_marginal", "bosch_ranks", "bosch_heads",
+        "bosch_bucket", "bosch_plus",  "bosch_layer", "rand",           "bme",         "intr",
+        "nll",          "locality",    "echo",        "ablation",       "fisher"};
+    const int n_builtin = (int)(sizeof builtin / sizeof builtin[0]);
     key(u, 's');
     for (int i = 0; i < 3; i++) key(u, KEY_DOWN);
     const char *seen[32];
@@ -706,13 +719,19 @@ static void test_attn_form_workspace(void **st) {
         seen[n++] = ui_form_method(u);
         key(u, KEY_RIGHT);
     } while (strcmp(ui_form_method(u), "bosch") && n < 32);
-    assert_int_equal(n, 17); /* 9 BOSCH variants (bosch_layer the last) and 8 baselines */
-    assert_string_equal(seen[0], "bosch");
-    assert_string_equal(seen[7], "bosch_plus");
-    assert_string_equal(seen[8], "bosch_layer");
-    assert_string_equal(seen[9], "rand");
-    assert_string_equal(seen[16], "fisher");
-    for (int i = 0; i < 4; i++) key(u, KEY_LEFT);
+    assert_int_equal(n, search_methods_count());
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        int known = 0;
+        for (int j = 0; j < n_builtin; j++) known |= !strcmp(seen[i], builtin[j]);
+        if (!known) continue;
+        assert_true(k < n_builtin);
+        assert_string_equal(seen[i], builtin[k++]);
+    }
+    assert_int_equal(k, n_builtin);
+    key(u, KEY_LEFT);
+    assert_string_equal(ui_form_method(u), seen[n - 1]);
+    for (int i = 1; i < n && strcmp(ui_form_method(u), "locality"); i++) key(u, KEY_LEFT);
     assert_string_equal(ui_form_method(u), "locality");
     c = key(u, '\n');
     assert_int_equal(c.kind, UI_CMD_START_SEARCH);
@@ -761,8 +780,111 @@ static void test_attn_form_workspace(void **st) {
     free_state(u);
 }
 
+/* Issue 28's defects of the UI state, each failing on the code before its fix:
+ *  - the load prompt offered the last export whatever it was (a trace);
+ *  - keys acted behind the "too small" screen (Space toggled an invisible head);
+ *  - the form said round-half-down KV heads (67 of 90 at 0.75) where the search makes 68;
+ *  - a preset change reset a window the user had typed, silently; the working mask's W was not the
+ *    form's;
+ *  - the help put V on the A W line (two descriptions on one row). */
+static void test_issue28_defects(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    /* the load prompt: the last mask file, not the last trace */
+    ex_io *r = &u->snap.io;
+    r->seq = 1, r->kind = EX_IO_EXPORT_MASK, r->ok = 1;
+    snprintf(r->path, sizeof r->path, "mine.csv");
+    ui_apply_snapshot(u);
+    r->seq = 2, r->kind = EX_IO_EXPORT_TRACE;
+    snprintf(r->path, sizeof r->path, "trace.csv");
+    ui_apply_snapshot(u);
+    key(u, 'o');
+    assert_int_equal(u->mode, UI_PROMPT);
+    assert_string_equal(u->input, "mine.csv");
+    key(u, 27);
+
+    /* too small: nothing acts but quit and the repaint */
+    u->rows = 20, u->cols = 60, u->lay.fits = 0;
+    key(u, ' ');
+    assert_int_equal(n_swa(u), 0);
+    key(u, 's');
+    assert_int_equal(u->mode, UI_NORMAL);
+    key(u, 'q');
+    assert_int_equal(u->quit, 1);
+    u->quit = 0, u->lay.fits = 1;
+    key(u, ' ');
+    assert_int_equal(n_swa(u), 1);
+    key(u, 'u');
+
+    /* the form's promise is the plan's target: round(0.75 x 90) = 68 (67.5 rounds up, as lround) */
+    key(u, 's');
+    u->form_ratio = 0.75;
+    search_plan plan;
+    search_config cfg;
+    assert_int_equal(ui_form_plan(u, &plan, &cfg), 0);
+    assert_int_equal(plan.target_swa, 68);
+    assert_true(plan.evals_planned > 2 && plan.n_phases == 7);
+    assert_true(isnan(ui_form_seconds(u, &plan, &cfg))); /* nothing measured: no time claimed */
+    /* measured 2 s/eval on a search of 4 x 512 tokens: the tiny plan takes 2 s x its evaluations */
+    u->snap.progress.live_s = 20, u->snap.progress.live_n = 10;
+    u->snap.calib_samples = 4, u->snap.calib_tokens = 512;
+    assert_true(fabs(ui_form_seconds(u, &plan, &cfg) - 2.0 * (double)plan.evals_planned) < 1e-9);
+    /* a baseline plans far fewer evaluations than bosch: its time is its own */
+    search_plan plan_loc;
+    u->form_method_i = 0;
+    while (search_variant_name(u->form_method_i) && strcmp(search_variant_name(u->form_method_i), "locality"))
+        u->form_method_i++;
+    assert_non_null(search_variant_name(u->form_method_i));
+    assert_int_equal(ui_form_plan(u, &plan_loc, &cfg), 0);
+    assert_true(plan_loc.evals_planned < plan.evals_planned / 10);
+    u->form_method_i = 0;
+
+    /* the window: the grid's W is the form's; a typed window survives a preset change */
+    assert_int_equal(u->mask.window, ui_form_preset_window(u, 0));
+    assert_int_equal(u->form_window, ui_form_preset_window(u, 0));
+    u->form_field = 1; /* the preset: default, then back to tiny, resets an untouched window */
+    key(u, KEY_RIGHT);
+    assert_int_equal(u->form_window, ui_form_preset_window(u, 1));
+    key(u, KEY_LEFT);
+    u->form_field = 2; /* the window: doubled by hand */
+    key(u, KEY_RIGHT);
+    const int mine = 2 * ui_form_preset_window(u, 0);
+    assert_int_equal(u->form_window, mine);
+    u->form_field = 1;
+    key(u, KEY_RIGHT);
+    assert_int_equal(u->form_window, mine);
+    key(u, 27);
+
+    /* exports: into the export folder, or beside the open workspace; never the start folder */
+    snprintf(u->export_dir, sizeof u->export_dir, "/home/t/bosch-exports");
+    key(u, 'x');
+    key(u, 'm');
+    assert_string_equal(u->input, "/home/t/bosch-exports/bosch-mask.csv");
+    key(u, 27);
+    snprintf(u->ws_dir, sizeof u->ws_dir, "ws");
+    key(u, 'x');
+    key(u, 'l');
+    assert_string_equal(u->input, "ws/bosch-layers.csv");
+    key(u, 27);
+    key(u, 'o'); /* a load is not an export: the last mask file */
+    assert_string_equal(u->input, "mine.csv");
+    key(u, 27);
+
+    /* the help: V on v's line, A W alone on theirs */
+    char line[160];
+    int found_v = 0;
+    for (int i = 0; i < keymap_help_lines(); i++) {
+        keymap_help_line(i, line, sizeof line);
+        if (strstr(line, "  v V ")) found_v = 1;
+        if (strstr(line, "  A W")) assert_null(strstr(line, " V "));
+    }
+    assert_true(found_v);
+    free_state(u);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_issue28_defects),
         cmocka_unit_test(test_model_start),
         cmocka_unit_test(test_loading_refuses_edits),
         cmocka_unit_test(test_cursor),

@@ -2,7 +2,8 @@
  * query head of its GQA group over the whole prompt (attn_view.h buckets and levels), under full
  * attention and as an SWA head, with the needle's span and the window's edge marked above them,
  * the share of the attention inside the window and on the needle, the sample's answer probability
- * under the working mask, and the head's score and rank in the four static rankings. The numbers
+ * under the working mask, and the head's score and rank in each static ranking of the method
+ * registry (search_methods.h). The numbers
  * come from the worker (snapshot attn, worker_attn.c); this file only lays them out. */
 #define _GNU_SOURCE
 #define NCURSES_WIDECHAR 1
@@ -101,27 +102,39 @@ void draw_attn(ui_state *u) {
     const int want = 11 + 2 * (a->n_q > 0 ? a->n_q : 3); /* header 5, strips, legend and rankings 4 */
     int h = u->rows - 2 < want ? u->rows - 2 : want, w = u->cols - 2;
     lay_rect r = layout_center(u->rows, u->cols, h, w);
-    char title[96];
-    snprintf(title, sizeof title, "Attention of L%d kv%d at the answer position", u->cur_layer, u->cur_head);
-    draw_box(&r, u, title);
-    int x = r.x + 2, iw = r.w - 4, y = r.y + 1;
+    /* the title names the head whose numbers are below (the cursor's once they come); a
+       computation in flight is said on the first row, in place of the sample line, so the box keeps
+       its rows */
     ex_mask cur = u->mask;
     attn_mask cv;
     ex_mask_view(&cur, &cv);
     int current = a->seq > 0 && a->layer == u->cur_layer && a->kv_head == u->cur_head &&
                   a->split == u->attn_split && a->sample_asked == u->attn_sample &&
                   a->mask_hash == mask_hash(&cv);
-    if (!current || u->snap.busy)
-        draw_text(y++, x, iw, ui_attr(u, PAIR_DIM, A_NORMAL), "computing L%d kv%d on the %s split...",
-                  u->cur_layer, u->cur_head, u->attn_split ? "held-out" : "calibration");
-    if (a->seq == 0) return;
-    if (!a->ok) {
+    const int shown = a->seq > 0 && a->ok;
+    char title[96];
+    snprintf(title, sizeof title, "Attention of L%d kv%d at the answer position",
+             shown ? a->layer : u->cur_layer, shown ? a->kv_head : u->cur_head);
+    draw_box(&r, u, title);
+    int x = r.x + 2, iw = r.w - 4, y = r.y + 1;
+    if (!current || u->snap.busy) {
+        draw_text(y, x, iw, ui_attr(u, PAIR_ACCENT, A_BOLD), "computing L%d kv%d on the %s split...%s",
+                  u->cur_layer, u->cur_head, u->attn_split ? "held-out" : "calibration",
+                  shown ? " (below: the last one computed)" : "");
+        if (!shown) {
+            if (a->seq > 0) draw_wrap(y + 1, x, iw, 3, ui_attr(u, PAIR_BAD, A_BOLD), a->msg);
+            return;
+        }
+        y++;
+    } else if (!a->ok) {
         draw_wrap(y, x, iw, 3, ui_attr(u, PAIR_BAD, A_BOLD), a->msg);
         return;
+    } else {
+        draw_text(y++, x, iw, A_NORMAL,
+                  "L%d kv%d, query heads %d-%d, %s sample %d of %d, %d tokens, W %d, S %d", a->layer,
+                  a->kv_head, a->q0, a->q0 + a->n_q - 1, a->split ? "held-out" : "calibration", a->sample + 1,
+                  a->n_samples, a->n_keys, a->window, a->sinks);
     }
-    draw_text(y++, x, iw, A_NORMAL, "L%d kv%d, query heads %d-%d, %s sample %d/%d, %d tokens, W %d, S %d",
-              a->layer, a->kv_head, a->q0, a->q0 + a->n_q - 1, a->split ? "held-out" : "calibration",
-              a->sample + 1, a->n_samples, a->n_keys, a->window, a->sinks);
     draw_text(y++, x, iw, A_BOLD, "p(answer %s): %.3f with the mask%s, %.3f all full", a->needle, a->p_answer,
               a->exact ? " (exact)" : "", a->p_answer_full);
     draw_text(y, x, LABEL_W, ui_attr(u, PAIR_DIM, A_NORMAL), "0");

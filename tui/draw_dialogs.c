@@ -15,8 +15,8 @@ static const char *const colour_lines[] = {
     "Colours",
     "  FULL  blue: full attention, sees every earlier token, caches them all",
     "  SWA   red: sliding window, sees the last W tokens (+ S sinks)", /* orange: blue-orange */
-    "  MARK  layer probed in stage 1 / layers of the stage-3 bucket",
-    "  delta w r g: drop, weight, ratio, bucket per layer (stages 1-2)",
+    "  MARK  the layer the search's phase works on / the layers of a group (P: the plan)",
+    "  delta w r g: drop, weight, ratio, bucket; grey: noise; dim r g: moved",
     "Press any key to close; :help lists the commands.",
 };
 #define N_COLOUR_LINES ((int)(sizeof colour_lines / sizeof colour_lines[0]))
@@ -72,36 +72,93 @@ static void draw_help_commands(ui_state *u) {
     draw_text(r.y + r.h - 2, x, w, A_BOLD, "Press any key to close.");
 }
 
+/* Help page 2 (P): the search's plan (progress.h): every phase with its state, units and
+ * evaluations done of planned, then the explanation of the phase running (or, before and after,
+ * of every phase in turn as far as the box holds). */
+static void draw_help_plan(ui_state *u) {
+    const ex_snapshot *s = &u->snap;
+    const ex_progress *pg = &s->progress;
+    const search_plan *p = &pg->plan;
+    lay_rect r = layout_center(u->rows, u->cols, u->rows - 2, 100);
+    char title[160];
+    if (s->have_search && pg->active)
+        snprintf(title, sizeof title, "The plan of %s at %s %.3f", s->method, u->utf8 ? "\u03c1" : "rho",
+                 s->target_ratio);
+    else
+        snprintf(title, sizeof title, "The plan");
+    draw_box(&r, u, title);
+    int x = r.x + 2, w = r.w - 4, y = r.y + 1, bottom = r.y + r.h - 2;
+    if (!s->have_search || !pg->active) {
+        draw_wrap(y, x, w, bottom - y, A_NORMAL,
+                  "No search yet. Start one with s: the search publishes its plan (the phases it will run, "
+                  "each with what it does and how many evaluations it plans) and this page shows it.");
+        draw_text(bottom, x, w, A_BOLD, "Press any key to close.");
+        return;
+    }
+    const int cur = progress_phase(pg);
+    draw_text(y++, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "     %-34s %17s %15s", "phase",
+              "units done/planned", "evaluations");
+    for (int i = 0; i < p->n_phases && y < bottom - 2; i++, y++) {
+        const search_plan_phase *ph = &p->phase[i];
+        const char *mark = ph->state == SEARCH_PHASE_DONE      ? (u->utf8 ? "\u2713" : "+")
+                           : ph->state == SEARCH_PHASE_RUNNING ? (u->utf8 ? "\u25b6" : ">")
+                                                               : (u->utf8 ? "\u00b7" : "-");
+        draw_text(y, x, w, i == cur && !pg->done ? A_BOLD : A_NORMAL, "%s %d. %-34s %5d/%-5d %-9s %6ld/%-6ld",
+                  mark, i + 1, ph->label, ph->units_done, ph->n_units, search_unit_name(ph->unit),
+                  ph->evals_done, ph->evals_planned);
+    }
+    y++;
+    for (int i = cur >= 0 && !pg->done ? cur : 0; i < p->n_phases && y < bottom - 1; i++) {
+        draw_text(y++, x, w, A_BOLD, "%d. %s", i + 1, p->phase[i].label);
+        y += draw_wrap(y, x, w, bottom - y, A_NORMAL, p->phase[i].text);
+        if (cur >= 0 && !pg->done) break; /* running: its phase only */
+    }
+    draw_text(bottom, x, w, A_BOLD, "Press any key to close.");
+}
+
 static void draw_help(ui_state *u) {
     if (u->help_page == 1) {
         draw_help_commands(u);
         return;
     }
-    int nk = keymap_help_lines(), n = 1 + nk + N_COLOUR_LINES;
+    if (u->help_page == 2) {
+        draw_help_plan(u);
+        return;
+    }
+    /* the keys, then the colours; the last line ("Press any key ...") always on the box's last row,
+       so a short terminal cuts the legend above it, never the way out */
+    int nk = keymap_help_lines(), n = nk + N_COLOUR_LINES;
     lay_rect r = layout_center(u->rows, u->cols, n + 2, 78); /* every line fits 74 columns */
-    draw_box(&r, u, "Help");
+    draw_box(&r, u, "Help: keys and colours");
     int x = r.x + 2, w = r.w - 4;
-    for (int i = 0; i < n && i < r.h - 2; i++) {
+    for (int i = 0; i < n - 1 && i < r.h - 3; i++) {
         int y = r.y + 1 + i;
         char line[160];
-        if (i == 0) {
-            draw_text(y, x, w, A_BOLD, "Keys");
-        } else if (i <= nk) {
-            keymap_help_line(i - 1, line, sizeof line);
+        if (i < nk) {
+            keymap_help_line(i, line, sizeof line);
             draw_text(y, x, w, A_NORMAL, "%s", line);
         } else {
-            draw_colour_line(u, y, x, w, colour_lines[i - 1 - nk]);
+            draw_colour_line(u, y, x, w, colour_lines[i - nk]);
         }
     }
+    draw_text(r.y + r.h - 2, x, w, A_BOLD, "%s", colour_lines[N_COLOUR_LINES - 1]);
 }
 
+/* The start form: its fields, then what the search will do, from the plan it would publish
+ * (ui_form_plan): the SWA KV heads of the final mask, the phases and evaluations, and the time they
+ * take at the seconds per evaluation measured on the last search (none claimed before one ran). */
 static void draw_start(ui_state *u) {
-    lay_rect r = layout_center(u->rows, u->cols, 13, 64);
+    lay_rect r = layout_center(u->rows, u->cols, 14, 70);
     draw_box(&r, u, "Start a search (BOSCH or a baseline)");
     int x = r.x + 2, w = r.w - 4;
-    char ratio[16], win[32];
+    char ratio[16], win[48];
     snprintf(ratio, sizeof ratio, "%.3f", u->form_ratio);
-    snprintf(win, sizeof win, "%d tokens", u->form_window);
+    const int preset_w = ui_form_preset_window(u, u->form_preset_i);
+    if (u->form_window == preset_w)
+        snprintf(win, sizeof win, "%d tokens (%s's)", u->form_window, ui_presets[u->form_preset_i]);
+    else
+        snprintf(win, sizeof win, "%d tokens (yours; %s's: %d)", u->form_window, ui_presets[u->form_preset_i],
+                 preset_w);
     const char *vals[5] = {ratio, ui_presets[u->form_preset_i], win, ui_form_method(u),
                            u->form_granularity ? "whole layers" : "KV heads"};
     const char *names[5] = {"ratio (SWA share)", "preset (budget)", "window W", "method", "granularity"};
@@ -111,22 +168,36 @@ static void draw_start(ui_state *u) {
         draw_text(r.y + 2 + f, x + 21, w - 21, sel ? (A_REVERSE | A_BOLD) : A_NORMAL, " < %s > ", vals[f]);
     }
     static const char *const preset_help[] = {
-        "tiny: 4 probes x 512 tokens; about 10 minutes on 2 CPU cores",
-        "default: 8 probes x 1024 tokens; an hour or more on a CPU",
-        "paper: 64 probes at the full context; meant for a GPU",
+        "tiny: 4 calibration probes x 512 tokens",
+        "default: 8 calibration probes x 1024 tokens",
+        "paper: 64 calibration probes at the full context; meant for a GPU",
     };
     draw_text(r.y + 7, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "%s", preset_help[u->form_preset_i]);
-    int k = (int)ceil(u->form_ratio * u->snap.hp.n_layer * u->snap.hp.n_head_kv - 0.5);
-    if (u->form_granularity) { /* round(rho * L) whole layers, as the search keeps (search.h) */
-        int nl = (int)lround(u->form_ratio * u->snap.hp.n_layer);
-        draw_text(r.y + 8, x, w, A_NORMAL, "%d of %d layers (all their KV heads) will become SWA.", nl,
-                  u->snap.hp.n_layer);
+    search_plan plan;
+    search_config cfg;
+    const int H = u->snap.hp.n_head_kv, LH = u->snap.hp.n_layer * H;
+    if (ui_form_plan(u, &plan, &cfg) != 0) {
+        draw_text(r.y + 8, x, w, ui_attr(u, PAIR_BAD, A_BOLD), "A field is out of range (Enter says which).");
     } else {
-        draw_text(r.y + 8, x, w, A_NORMAL, "%d of %d KV heads will become SWA.", k,
-                  u->snap.hp.n_layer * u->snap.hp.n_head_kv);
+        if (u->form_granularity && H > 0)
+            draw_text(r.y + 8, x, w, A_NORMAL, "%ld of %d layers (all their KV heads) will become SWA.",
+                      plan.target_swa / H, u->snap.hp.n_layer);
+        else
+            draw_text(r.y + 8, x, w, A_NORMAL, "%ld of %d KV heads will become SWA.", plan.target_swa, LH);
+        const double sec = ui_form_seconds(u, &plan, &cfg);
+        char t[32];
+        progress_fmt_duration(sec, t, sizeof t);
+        if (isfinite(sec))
+            draw_text(r.y + 9, x, w, A_NORMAL,
+                      "%d phases, at most %ld evaluations: about %s (%.2f s/eval measured)", plan.n_phases,
+                      plan.evals_planned, t, progress_sec_per_eval(&u->snap.progress));
+        else
+            draw_text(r.y + 9, x, w, A_NORMAL,
+                      "%d phases, at most %ld evaluations (time: measured once one runs)", plan.n_phases,
+                      plan.evals_planned);
     }
     if (ui_search_unsaved(u))
-        draw_text(r.y + 9, x, w, ui_attr(u, PAIR_BAD, A_BOLD),
+        draw_text(r.y + 10, x, w, ui_attr(u, PAIR_BAD, A_BOLD),
                   "Replaces the current search (%ld evals, not exported).", u->snap.n_evals);
     draw_text(r.y + r.h - 2, x, w, A_BOLD, "Enter start   Esc cancel   Up/Down field   Left/Right value");
 }
@@ -195,7 +266,7 @@ static void draw_ask(ui_state *u) {
     draw_box(&r, u, "Ask the model (greedy answer with the current mask)");
     int x = r.x + 2, w = r.w - 4, y = r.y + 1;
     draw_text(y++, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "held-out sample %d, %d prompt tokens, %.1f s",
-              a->sample, a->n_tokens, a->seconds);
+              a->sample + 1, a->n_tokens, a->seconds);
     draw_text(y, x, 10, A_BOLD, "question:");
     y += draw_wrap(y, x + 10, w - 10, 4, A_NORMAL, a->question);
     y++;
@@ -242,5 +313,9 @@ void draw_too_small(ui_state *u) {
     draw_text(y, 0, u->cols, A_BOLD, "Terminal %dx%d is too small.", u->cols, u->rows);
     draw_text(y + 1, 0, u->cols, A_NORMAL, "The explorer needs at least %dx%d.", LAYOUT_MIN_COLS,
               LAYOUT_MIN_ROWS);
-    draw_text(y + 2, 0, u->cols, A_NORMAL, "Resize, or press q to quit.");
+    if (u->mode == UI_CONFIRM_QUIT)
+        draw_text_words(y + 2, 0, u->cols, A_BOLD, "",
+                        "The search is not exported: y quits anyway, n stays.");
+    else
+        draw_text_words(y + 2, 0, u->cols, A_NORMAL, "", "Resize, or press q to quit; other keys wait.");
 }

@@ -1,8 +1,9 @@
 /* draw_grid.c — the layer x head grid with its per-layer statistics (delta, weight, ratio, bucket,
  * SWA heads). One row per layer; one 2-column cell per KV head (or one 1-column cell per query
  * head, grouped by KV head). Full heads are blue '█' ('#'), SWA heads red '░' ('.'), so the grid
- * reads the same without colour. The cursor is a pair of brackets around its cell; the layer being
- * probed (stage 1) has '▶' before its number, layers of the stage-3 group a '•'. */
+ * reads the same without colour. The cursor is a pair of brackets around its cell; the layer the
+ * search's phase is working on has '▶' before its number, the layers of a group searched together
+ * a '•' (progress_layer_mark: from the plan and the events, whatever the method). */
 #define _GNU_SOURCE
 #define NCURSES_WIDECHAR 1
 #include <curses.h>
@@ -66,27 +67,68 @@ static void draw_grid_header(ui_state *u, const lay_rect *r) {
                   u->utf8 ? "     \u03b4" : " delta", "w", "r", "g", "swa");
 }
 
-/* Layer l's statistics at row y: delta, weight, ratio, bucket, SWA heads. */
+/* A value in [0, 1] as a bar of w cells with eighth steps (UTF-8), or '#' / '-' cells (ASCII). */
+static void fmt_bar(char *buf, size_t cap, double v, int w, int utf8) {
+    static const char *const eighths[] = {" ",      "\u258f", "\u258e", "\u258d",
+                                          "\u258c", "\u258b", "\u258a", "\u2589"};
+    size_t o = 0;
+    buf[0] = '\0';
+    if (!isfinite(v)) {
+        snprintf(buf, cap, "%*s%s", w - 1, "", utf8 ? "\u00b7" : "-");
+        return;
+    }
+    v = v < 0 ? 0 : v > 1 ? 1 : v;
+    int units = (int)lround(v * w * (utf8 ? 8 : 1));
+    for (int c = 0; c < w && o + 4 < cap; c++) {
+        int here = utf8 ? units - 8 * c : units - c;
+        const char *g = utf8 ? (here >= 8  ? "\u2588"
+                                : here > 0 ? eighths[here]
+                                           : " ")
+                             : (here >= 1 ? "#" : "-");
+        o += (size_t)snprintf(buf + o, cap - o, "%s", g);
+    }
+}
+
+/* Layer l's statistics at row y: delta, weight, ratio, bucket, SWA heads. Stage 2's weight w and
+ * ratio r are bars (u->stat_bars, the default; b shows the numbers); r and g are stage 2's plan,
+ * drawn dim once the mask's count for the layer (swa, drawn bold then) differs from it: stage 3 or
+ * the refinement moved heads, or the mask was edited. */
 static void draw_layer_stats(ui_state *u, const lay_rect *r, int l, int y) {
     const ex_snapshot *s = &u->snap;
     const layout *lay = &u->lay;
-    char d[16], wt[16], rt[16], bk[8];
-    /* delta is known as soon as stage 1 has probed the layer: S_full - s_best (§6) */
+    char d[16], wt[40], rt[40], bk[8];
+    /* delta is known as soon as stage 1 has probed the layer: S_full - s_best (docs/design.md §6) */
     double dl = l < EX_MAX_LAYERS ? s->delta[l] : NAN;
     if (isnan(dl) && l < EX_MAX_LAYERS && s->probed[l] && isfinite(s->s_best[l]) && isfinite(s->full_raw))
         dl = s->full_raw - s->s_best[l];
     fmt_stat(d, sizeof d, dl, 6, 3, u->utf8);
-    fmt_stat(wt, sizeof wt, l < EX_MAX_LAYERS ? s->weight[l] : NAN, 4, 2, u->utf8);
-    fmt_stat(rt, sizeof rt, l < EX_MAX_LAYERS ? s->ratio[l] : NAN, 4, 2, u->utf8);
+    const double wv = l < EX_MAX_LAYERS ? s->weight[l] : NAN, rv = l < EX_MAX_LAYERS ? s->ratio[l] : NAN;
+    if (u->stat_numbers) {
+        fmt_stat(wt, sizeof wt, wv, 4, 2, u->utf8);
+        fmt_stat(rt, sizeof rt, rv, 4, 2, u->utf8);
+    } else {
+        fmt_bar(wt, sizeof wt, wv, 4, u->utf8);
+        fmt_bar(rt, sizeof rt, rv, 4, u->utf8);
+    }
     if (l < EX_MAX_LAYERS && s->bucket[l] >= 0)
         snprintf(bk, sizeof bk, "%d", s->bucket[l] % 10);
     else
         snprintf(bk, sizeof bk, "%s", u->utf8 ? "\u00b7" : "-");
-    int x = r->x + lay->stats_x;
-    draw_text(y, x, lay->stats_w, A_NORMAL, " %s %s %s %s", d, wt, rt, bk);
     int ns = layer_swa(&u->mask, l);
+    const int moved = l < EX_MAX_LAYERS && s->n_swa[l] >= 0 && ns != s->n_swa[l];
+    int x = r->x + lay->stats_x;
+    /* δ grey when within its noise: |δ| < 2 x the paired standard error of its probe (progress.h) */
+    const int noise = l < EX_MAX_LAYERS && progress_within_noise(dl, s->progress.layer_se[l]);
+    draw_text(y, x, 8, noise ? ui_attr(u, PAIR_DIM, A_DIM) : (int)A_NORMAL, " %s", d);
+    draw_text(y, x + 8, 5, ui_attr(u, PAIR_ACCENT, A_NORMAL), "%s", wt);
+    draw_text(y, x + 13, 5, moved ? ui_attr(u, PAIR_DIM, A_NORMAL) : ui_attr(u, PAIR_ACCENT, A_BOLD), "%s",
+              rt);
+    draw_text(y, x + 18, 1, moved ? ui_attr(u, PAIR_DIM, A_NORMAL) : (int)A_NORMAL, "%s", bk);
     draw_text(y, x + 1 + 6 + 1 + 4 + 1 + 4 + 1 + 1 + 1, 3,
-              ns ? ui_attr(u, PAIR_SWA, A_NORMAL) : ui_attr(u, PAIR_DIM, A_NORMAL), "%3d", ns);
+              moved ? ui_attr(u, PAIR_ACCENT, A_BOLD) | (int)A_BOLD
+              : ns  ? ui_attr(u, PAIR_SWA, A_NORMAL)
+                    : ui_attr(u, PAIR_DIM, A_NORMAL),
+              "%3d", ns);
 }
 
 /* Layer l at row y: its marker and label, a cell per head (a differing head marked when `diff`),
@@ -97,8 +139,9 @@ static void draw_layer_row(ui_state *u, const lay_rect *r, int l, int y, int dif
     const ex_snapshot *s = &u->snap;
     const ex_mask *m = &u->mask;
     int H = m->n_head_kv;
-    int probed_now = l == s->probe_layer && s->phase != EX_DONE;
-    int in_group = s->group >= 0 && l < EX_MAX_LAYERS && s->in_group[l];
+    const progress_mark mark = s->have_search ? progress_layer_mark(&s->progress, l) : PROGRESS_MARK_NONE;
+    int probed_now = mark == PROGRESS_MARK_UNIT;
+    int in_group = mark == PROGRESS_MARK_GROUP;
     if (probed_now)
         draw_text(y, r->x, 1, ui_attr(u, PAIR_PROBE, A_BOLD) | A_BOLD, "%s", g->probe);
     else if (in_group)
@@ -135,7 +178,8 @@ void draw_grid(ui_state *u) {
     const ex_snapshot *s = &u->snap;
     int L = u->mask.n_layer;
     int group = s->hp.n_head_kv > 0 ? s->hp.n_head / s->hp.n_head_kv : 1;
-    u->top = layout_grid_top(L, lay->visible_layers, u->top, u->cur_layer, s->probe_layer);
+    u->top = layout_grid_top(L, lay->visible_layers, u->top, u->cur_layer,
+                             s->have_search && !s->progress.done ? s->progress.layer : -1);
     draw_grid_title(u, &r, group);
     draw_grid_header(u, &r);
     const int diff = ui_compare_n_diff(u) > 0 || (u->have_cmp && u->cmp_mask.n_layer == L);

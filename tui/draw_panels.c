@@ -45,13 +45,32 @@ void draw_title(ui_state *u) {
     static const char *spin_a[] = {"|", "/", "-", "\\", "|", "/", "-", "\\"};
     int busy = s->busy || s->phase == EX_LOADING || s->phase == EX_PREPARING || s->phase == EX_RUNNING;
     int k = (int)(base_now_s() * 8) & 7;
-    char shape[96] = "";
-    if (u->have_model)
-        snprintf(shape, sizeof shape, " %d layers x %d KV heads (%d query heads)", s->hp.n_layer,
-                 s->hp.n_head_kv, s->hp.n_head);
-    draw_text(r.y, r.x, r.w, attr, " BOSCH Explorer [%s]%s%s %s %s%s", phase_name(s), busy ? " " : "",
-              busy ? (u->utf8 ? spin_u[k] : spin_a[k]) : "", u->utf8 ? "\u2502" : "|",
-              u->have_model ? s->model_name : s->model_path, shape);
+    /* the state, with the method and its phase while a search is there (progress.h) */
+    char state[96];
+    const int ph = s->have_search ? progress_phase(&s->progress) : -1;
+    if (s->have_search && s->progress.active && !s->progress.done && ph >= 0)
+        snprintf(state, sizeof state, "%s] %s, phase %d/%d", phase_name(s), s->method, ph + 1,
+                 s->progress.plan.n_phases);
+    else if (s->have_search && s->method[0])
+        snprintf(state, sizeof state, "%s] %s", phase_name(s), s->method);
+    else
+        snprintf(state, sizeof state, "%s]", phase_name(s));
+    /* the longest form that fits: the model's shape in words, in numbers, or none (never cut
+       mid-word) */
+    const char *name = u->have_model ? s->model_name : s->model_path;
+    char line[512];
+    for (int form = 0; form < 3; form++) {
+        char shape[96] = "";
+        if (u->have_model && form == 0)
+            snprintf(shape, sizeof shape, " %d layers x %d KV heads (%d query heads)", s->hp.n_layer,
+                     s->hp.n_head_kv, s->hp.n_head);
+        else if (u->have_model && form == 1)
+            snprintf(shape, sizeof shape, " %dx%d", s->hp.n_layer, s->hp.n_head_kv);
+        snprintf(line, sizeof line, " BOSCH Explorer [%s%s%s %s %s%s", state, busy ? " " : "",
+                 busy ? (u->utf8 ? spin_u[k] : spin_a[k]) : "", u->utf8 ? "\u2502" : "|", name, shape);
+        if (draw_cols(line) <= r.w) break;
+    }
+    draw_text(r.y, r.x, r.w, attr, "%s", line);
 }
 
 static void progress_bar(ui_state *u, int y, int x, int w, double frac) {
@@ -68,60 +87,53 @@ static void progress_bar(ui_state *u, int y, int x, int w, double frac) {
     attroff(ui_attr(u, PAIR_DIM, A_NORMAL));
 }
 
+/* The progress panel: the phase of the plan (progress.h) as its title, a bar of the planned
+ * evaluations, the phase's counter with the measured seconds per evaluation and the time left, the
+ * target. */
 void draw_stage(ui_state *u) {
     lay_rect r = u->lay.panel[LAY_STAGE];
     if (!r.h) return;
     const ex_snapshot *s = &u->snap;
+    const ex_progress *pg = &s->progress;
     char line[160];
-    if (!s->have_search) {
+    if (!s->have_search || !pg->active)
         snprintf(line, sizeof line, "%s",
-                 s->phase == EX_LOADING ? "Stage: loading the model" : "Stage: no search yet (s starts)");
-    } else if (s->stage == 0) {
-        snprintf(line, sizeof line, "Stage 0/3: normalizing");
-    } else if (s->stage == 1) {
-        snprintf(line, sizeof line, "Stage 1/3: probing layer %d", s->probe_layer);
-    } else if (s->stage == 2) {
-        snprintf(line, sizeof line, "Stage 2/3: ratios from drops");
-    } else if (s->stage == 3 && s->granularity) {
-        snprintf(line, sizeof line, "Stage 3/3: swapping whole layers");
-    } else if (s->stage == 3) {
-        snprintf(line, sizeof line, "Stage 3/3: bucket %d", s->group);
-    } else {
-        snprintf(line, sizeof line, "Stage: search done");
-    }
+                 s->phase == EX_LOADING ? "Search: loading the model"
+                 : s->have_search       ? "Search: preparing"
+                                        : "Search: none yet (s starts one)");
+    else
+        progress_title(pg, line, sizeof line);
+    line[0] = (char)(line[0] >= 'a' && line[0] <= 'z' ? line[0] - 'a' + 'A' : line[0]);
     draw_panel_title(&r, u, line);
     if (r.h < 2) return;
-    long budget = s->eval_budget;
+    const long planned = pg->active ? progress_evals_planned(pg) : 0;
     char cnt[64];
-    if (s->phase == EX_DONE)
-        snprintf(cnt, sizeof cnt, " %ld", s->n_evals);
-    else if (budget > 0)
-        snprintf(cnt, sizeof cnt, " %ld/%ld", s->n_evals, budget);
+    if (planned > 0 && !pg->done)
+        snprintf(cnt, sizeof cnt, " evals %ld/%ld", s->n_evals, planned);
     else
-        snprintf(cnt, sizeof cnt, " %ld", s->n_evals);
+        snprintf(cnt, sizeof cnt, " evals %ld", s->n_evals);
     int cw = (int)strlen(cnt);
-    progress_bar(u, r.y + 1, r.x, r.w - cw,
-                 s->phase == EX_DONE ? 1.0
-                 : budget > 0        ? (double)s->n_evals / budget
-                                     : 0);
+    progress_bar(u, r.y + 1, r.x, r.w - cw, progress_fraction(pg));
     draw_text(r.y + 1, r.x + r.w - cw, cw, A_BOLD, "%s", cnt);
     if (r.h < 3) return;
-    if (s->have_search && s->phase == EX_DONE) {
-        draw_text(r.y + 2, r.x, r.w, A_NORMAL, "evals %ld, done", s->n_evals);
-    } else if (s->have_search) {
-        char st[64];
-        const char *what = s->stage == 1 ? "layer" : s->stage == 3 ? "group" : "stage";
-        if (s->stage_budget > 0)
-            snprintf(st, sizeof st, "%s %ld/%ld", what, s->stage_evals, s->stage_budget);
-        else
-            snprintf(st, sizeof st, "%s %ld", what, s->stage_evals);
-        draw_text(r.y + 2, r.x, r.w, A_NORMAL, "evals %ld  %s  %.2f s/eval", s->n_evals, st,
-                  isnan(s->last_seconds) ? 0.0 : s->last_seconds);
+    if (s->have_search && pg->active) {
+        char c[128], eta[32], spe[32] = "";
+        progress_counter(pg, c, sizeof c);
+        const double sec = progress_sec_per_eval(pg);
+        if (isfinite(sec)) snprintf(spe, sizeof spe, "  %.2f s/eval", sec);
+        if (pg->done)
+            draw_text(r.y + 2, r.x, r.w, A_NORMAL, "all %ld evaluations made%s", s->n_evals, spe);
+        else {
+            const double left = progress_eta_s(pg);
+            progress_fmt_duration(left, eta, sizeof eta);
+            draw_text(r.y + 2, r.x, r.w, A_NORMAL, "%s%s  left %s", c, spe, isfinite(left) ? eta : "?");
+        }
     }
     if (r.h < 4) return;
     if (s->have_search)
-        draw_text(r.y + 3, r.x, r.w, ui_attr(u, PAIR_DIM, A_NORMAL), "target %s %.3f  preset %s  W %d  S %d",
-                  u->utf8 ? "\u03c1" : "ratio", s->target_ratio, s->preset, s->window, s->sinks);
+        draw_text(r.y + 3, r.x, r.w, ui_attr(u, PAIR_DIM, A_NORMAL),
+                  "%s  target %s %.3f  preset %s  W %d  S %d", s->method, u->utf8 ? "\u03c1" : "ratio",
+                  s->target_ratio, s->preset, s->window, s->sinks);
     else if (s->busy)
         draw_text(r.y + 3, r.x, r.w, ui_attr(u, PAIR_DIM, A_NORMAL), "%s", s->busy_what);
     if (s->have_search && s->busy)
@@ -135,7 +147,7 @@ void draw_score(ui_state *u) {
     if (!r.h) return;
     const ex_snapshot *s = &u->snap;
     const ui_glyphs *g = ui_glyphs_get(u->utf8);
-    draw_panel_title(&r, u, "Probe scores (0 all-SWA .. 1 full)");
+    draw_panel_title(&r, u, "Scores (0 all-SWA..1 full, dim: noise)");
     if (r.h < 2) return;
     int w = r.w;
     long n = s->hist_n < EX_HIST ? s->hist_n : EX_HIST;
@@ -148,28 +160,47 @@ void draw_score(ui_state *u) {
         double c = v < 0 ? 0 : v > 1 ? 1 : v;
         int lvl = (int)lround(c * 7);
         int at_best = isfinite(best) && v >= best && idx >= 2;
-        int attr = at_best ? ui_attr(u, PAIR_GOOD, A_BOLD) : ui_attr(u, PAIR_ACCENT, A_NORMAL);
+        int attr = s->hist_noise[idx % EX_HIST] ? ui_attr(u, PAIR_DIM, A_DIM)
+                   : at_best                    ? ui_attr(u, PAIR_GOOD, A_BOLD)
+                                                : ui_attr(u, PAIR_ACCENT, A_NORMAL);
         attron(attr);
         mvaddstr(r.y + 1, r.x + (int)i, g->spark[lvl]);
         attroff(attr);
     }
     if (shown == 0) draw_text(r.y + 1, r.x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "(no evaluations yet)");
     if (r.h < 3) return;
-    if (s->hist_n > 0 && s->phase == EX_DONE) {
-        draw_text(r.y + 2, r.x, w, A_NORMAL, "final %.3f  best seen %.3f (eval %ld)", s->best_score,
-                  s->best_overall, s->best_eval);
-    } else if (s->hist_n > 0) {
-        if (s->best_eval > 0)
-            draw_text(r.y + 2, r.x, w, A_NORMAL, "best %.3f (eval %ld)  last %.3f acc %.2f", s->best_overall,
-                      s->best_eval, s->last_score, s->last_accuracy);
+    /* the best is of the masks at the target ratio only (progress.h): a stage-1 probe with fewer SWA
+       heads scores better and says nothing of the result; the longest form that fits */
+    const ex_progress *pg = &s->progress;
+    char best[64] = "none at the target yet", line[3][160];
+    if (pg->best_target_eval > 0)
+        snprintf(best, sizeof best, "best at target %.3f (eval %ld)", pg->best_target, pg->best_target_eval);
+    if (pg->done && isfinite(pg->final_score)) {
+        snprintf(line[0], sizeof line[0], "final %.3f, %s", pg->final_score, best);
+        snprintf(line[1], sizeof line[1], "final %.3f", pg->final_score);
+    } else {
+        /* the last score with its noise: the paired standard error of its drop from all full */
+        char last[48];
+        const double se = progress_score_se(pg);
+        if (isfinite(se))
+            snprintf(last, sizeof last, "last %.3f%s%.3f", s->last_score, u->utf8 ? "\u00b1" : "+-", se);
         else
-            draw_text(r.y + 2, r.x, w, A_NORMAL, "last %.3f acc %.2f", s->last_score, s->last_accuracy);
+            snprintf(last, sizeof last, "last %.3f", s->last_score);
+        snprintf(line[0], sizeof line[0], "%s acc %.2f, %s", last, s->last_accuracy, best);
+        snprintf(line[1], sizeof line[1], "%s, %s", last, best);
     }
+    snprintf(line[2], sizeof line[2], "%s", line[1]);
+    int k = 0;
+    while (k < 2 && draw_cols(line[k]) > w) k++;
+    if (s->hist_n > 0 && isfinite(s->last_score)) draw_text_words(r.y + 2, r.x, w, A_NORMAL, "", line[k]);
     if (r.h < 4) return;
-    if (!isnan(s->full_raw))
+    if (isfinite(s->full_raw)) {
+        char swa[16] = "?", cur[16] = "none yet";
+        if (isfinite(s->swa_raw)) snprintf(swa, sizeof swa, "%.3f", s->swa_raw);
+        if (isfinite(s->best_score)) snprintf(cur, sizeof cur, "%.3f", s->best_score);
         draw_text(r.y + 3, r.x, w, ui_attr(u, PAIR_DIM, A_NORMAL),
-                  "raw S: full %.3f, all-SWA %.3f, cur best %.3f", s->full_raw,
-                  isnan(s->swa_raw) ? 0.0 : s->swa_raw, isnan(s->best_score) ? 0.0 : s->best_score);
+                  "raw S: full %.3f, all-SWA %s; this step's best %s", s->full_raw, swa, cur);
+    }
 }
 
 /* Byte scale of the KV line: the unit and divisor that keep `bytes` under 1024. */
@@ -257,30 +288,12 @@ void draw_mask(ui_state *u) {
     mask_free(&proj);
 }
 
-/* The teaching text of a search over whole layers (search.h: granularity), stages 1 to 3. */
-static void teach_layers(const ex_snapshot *s, const char *delta, char *buf, size_t cap) {
-    if (s->stage == 1)
-        snprintf(buf, cap,
-                 "Stage 1, whole layers: layer %d goes SWA alone, all its KV heads; the others stay full. "
-                 "The score lost is the layer's drop %s.",
-                 s->probe_layer, delta);
-    else if (s->stage == 2)
-        snprintf(buf, cap,
-                 "Stage 2: the %ld layers that lost least (smallest %s) go SWA, every KV head: a mask a "
-                 "per-layer engine can serve.",
-                 lround(s->target_ratio * s->hp.n_layer), delta);
-    else
-        snprintf(buf, cap,
-                 "Stage 3: swap one SWA layer with one full layer, the number of SWA layers fixed; a swap "
-                 "that scores better is kept.");
-}
-
-/* The teaching text for the current state: what is happening and why, in plain words. Kept short
- * enough for 5 lines of 40 columns (the right column at 80x24). */
+/* The teaching text for the current state: what is happening and why, in plain words. While a
+ * search runs it is the explanation its plan gives of the phase running (progress_text), so it
+ * says what that method does, not what another one would. */
 static void teach_text(const ui_state *u, char *buf, size_t cap) {
     const ex_snapshot *s = &u->snap;
-    int k = (int)ceil(s->target_ratio * s->hp.n_head_kv - 1e-9);
-    const char *delta = u->utf8 ? "\u03b4" : "delta", *rho = u->utf8 ? "\u03c1" : "rho";
+    const char *phase_text = progress_text(&s->progress);
     if (s->phase == EX_LOADING) {
         snprintf(buf, cap,
                  "Loading the model: reading the GGUF file and turning its quantized weights into "
@@ -291,35 +304,18 @@ static void teach_text(const ui_state *u, char *buf, size_t cap) {
         snprintf(buf, cap,
                  "Rows are layers, cells KV heads. A full head sees every earlier token; an SWA head only "
                  "the last W, so its KV cache stays small. s: let BOSCH find which heads can go local.");
+    } else if (phase_text) { /* paused too: the title says so, the footer how to go on */
+        snprintf(buf, cap, "%s", phase_text);
     } else if (s->phase == EX_PAUSED) {
         snprintf(buf, cap,
                  "Paused. Edit the mask (space, T, f), score it on held-out probes (v) or ask the model "
                  "(a). p resumes; the grid then follows the search again.");
-    } else if (s->stage == 0) {
-        snprintf(buf, cap,
-                 "Measuring both ends: the probe score with every head full, then every head SWA. Later "
-                 "scores are placed between: 1 = as good as full, 0 = as bad as all-SWA.");
-    } else if (s->stage >= 1 && s->stage <= 3 && s->granularity) {
-        teach_layers(s, delta, buf, cap);
-    } else if (s->stage == 1) {
-        snprintf(buf, cap,
-                 "Stage 1: probing layer %d - which %d of its %d KV heads can go local? Layers above keep "
-                 "their best choice. The score lost here is the layer's drop %s.",
-                 s->probe_layer, k, s->hp.n_head_kv, delta);
-    } else if (s->stage == 2) {
-        snprintf(buf, cap,
-                 "Stage 2: layers that lost little (small %s, weight w near 0) get more SWA heads (ratio r), "
-                 "fragile ones fewer; the total is exactly %s. g = bucket.",
-                 delta, rho);
-    } else if (s->stage == 3) {
-        snprintf(buf, cap,
-                 "Stage 3: the layers of bucket %d (marked) are searched together: each keeps its number of "
-                 "SWA heads; swaps decide which heads are local.",
-                 s->group);
-    } else {
+    } else if (s->phase == EX_DONE || s->progress.done) {
         snprintf(buf, cap,
                  "Done: the grid shows the final mask. Check it on held-out probes (v), ask the model (a), "
                  "export it (x).");
+    } else {
+        snprintf(buf, cap, "Starting the search: it publishes its plan, then scores the reference masks.");
     }
 }
 
@@ -328,11 +324,17 @@ void draw_teach(ui_state *u) {
     if (!r.h) return;
     const ui_glyphs *g = ui_glyphs_get(u->utf8);
     draw_panel_title(&r, u, "What is happening");
-    char text[640];
+    char text[1024];
     teach_text(u, text, sizeof text);
     int body = r.h - 2; /* last row: the colour legend */
     if (body < 1) body = r.h - 1;
-    draw_wrap(r.y + 1, r.x, r.w, body, A_NORMAL, text);
+    if (body >= 2 && draw_wrap_lines(r.w, text) > body) { /* cut: the plan page has it all */
+        draw_wrap(r.y + 1, r.x, r.w, body - 1, A_NORMAL, text);
+        draw_text(r.y + body, r.x, r.w, ui_attr(u, PAIR_ACCENT, A_BOLD), "%s more: P shows the whole plan",
+                  u->utf8 ? "\u2026" : "...");
+    } else {
+        draw_wrap(r.y + 1, r.x, r.w, body, A_NORMAL, text);
+    }
     if (r.h >= 3) {
         int y = r.y + r.h - 1, x = r.x;
         attron(ui_attr(u, PAIR_FULL, A_BOLD));
@@ -344,7 +346,7 @@ void draw_teach(ui_state *u) {
         mvaddstr(y, x + 8, g->swa);
         mvaddstr(y, x + 9, g->swa);
         attroff(ui_attr(u, PAIR_SWA, A_NORMAL));
-        draw_text(y, x + 11, r.w - 11, A_NORMAL, "SWA  %s probed  [ ] cursor", g->probe);
+        draw_text(y, x + 11, r.w - 11, A_NORMAL, "SWA  %s now %s group  [ ] cursor", g->probe, g->group);
     }
 }
 
@@ -358,10 +360,13 @@ void draw_log(ui_state *u) {
     long shown = n < lines ? n : lines;
     for (long i = 0; i < shown; i++) {
         long idx = s->log_n - shown + i;
-        draw_text(r.y + 1 + (int)i, r.x, r.w, i == shown - 1 ? A_BOLD : A_NORMAL, "%s", s->log[idx % EX_LOG]);
+        draw_text_words(r.y + 1 + (int)i, r.x, r.w, i == shown - 1 ? A_BOLD : A_NORMAL,
+                        u->utf8 ? "\u2026" : "...", s->log[idx % EX_LOG]);
     }
 }
 
+/* The footer: a dialog's keys while one is open (a message never hides them), else the worker's
+ * job or a recent message, else the main keys; whole items only (never cut mid-word). */
 void draw_footer(ui_state *u) {
     lay_rect r = u->lay.panel[LAY_FOOTER];
     if (!r.h) return;
@@ -370,16 +375,31 @@ void draw_footer(ui_state *u) {
     move(r.y, r.x);
     for (int i = 0; i < r.w - 1; i++) addch(' ');
     attroff(attr);
-    if (u->snap.busy && !(u->msg[0] && base_now_s() - u->msg_t < 2.0)) {
-        draw_text(r.y, r.x, r.w - 1, attr, " ?:help q:quit %s %s...", u->utf8 ? "\u2502" : "|",
-                  u->snap.busy_what);
+    const char *ell = u->utf8 ? "\u2026" : "...";
+    char line[512];
+    const int dialog = u->mode != UI_NORMAL;
+    if (!dialog && u->snap.busy && !(u->msg[0] && base_now_s() - u->msg_t < 2.0)) {
+        snprintf(line, sizeof line, " ?:help q:quit %s %s...", u->utf8 ? "\u2502" : "|", u->snap.busy_what);
+    } else if (!dialog && u->msg[0] && base_now_s() - u->msg_t < 6.0) {
+        snprintf(line, sizeof line, " ?:help q:quit %s %s", u->utf8 ? "\u2502" : "|", u->msg);
+    } else {
+        keymap_footer(u->mode, line, sizeof line);
+        /* whole key items: cut at the last item separator that fits */
+        if (draw_cols(line) > r.w - 1) {
+            const char *sep = strstr(line, "  ") ? "  " : " ";
+            char *cut = NULL;
+            for (char *p = strstr(line + 1, sep); p && draw_cols(line) > 0; p = strstr(p + 1, sep)) {
+                char keep = *p;
+                *p = '\0';
+                int fits = draw_cols(line) <= r.w - 1;
+                *p = keep;
+                if (!fits) break;
+                cut = p;
+            }
+            if (cut) *cut = '\0';
+        }
+        draw_text(r.y, r.x, r.w - 1, attr, "%s", line);
         return;
     }
-    if (u->msg[0] && base_now_s() - u->msg_t < 6.0) {
-        draw_text(r.y, r.x, r.w - 1, attr, " ?:help q:quit %s %s", u->utf8 ? "\u2502" : "|", u->msg);
-        return;
-    }
-    char keys[256];
-    keymap_footer(u->mode, keys, sizeof keys);
-    draw_text(r.y, r.x, r.w - 1, attr, "%s", keys);
+    draw_text_words(r.y, r.x, r.w - 1, attr, ell, line);
 }

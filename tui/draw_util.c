@@ -86,7 +86,8 @@ void draw_text(int y, int x, int w, int attr, const char *fmt, ...) {
 
 /* Word-wrap `text` into at most max_lines lines of w columns from (y, x). Width is counted in
  * characters (the texts are plain words). Returns the number of lines used. */
-int draw_wrap(int y, int x, int w, int max_lines, int attr, const char *text) {
+/* draw_wrap, drawing only when `draw` (else counting the lines). */
+static int wrap(int y, int x, int w, int max_lines, int attr, const char *text, int draw) {
     if (w <= 0 || max_lines <= 0) return 0;
     const char *p = text;
     int line = 0;
@@ -120,7 +121,7 @@ int draw_wrap(int y, int x, int w, int max_lines, int attr, const char *text) {
         if (len >= sizeof buf) len = sizeof buf - 1;
         memcpy(buf, p, len);
         buf[len] = '\0';
-        put_clipped(y + line, x, w, attr, buf);
+        if (draw) put_clipped(y + line, x, w, attr, buf);
         line++;
         p = best;
         if (*p == '\n') p++;
@@ -177,4 +178,49 @@ void fmt_bytes(double bytes, char *buf, size_t cap) {
         i++;
     }
     snprintf(buf, cap, i ? "%.1f %s" : "%.0f %s", bytes, unit[i]);
+}
+
+int draw_wrap(int y, int x, int w, int max_lines, int attr, const char *text) {
+    return wrap(y, x, w, max_lines, attr, text, 1);
+}
+
+int draw_wrap_lines(int w, const char *text) {
+    return wrap(0, 0, w, 1 << 20, 0, text, 0);
+}
+
+int draw_cols(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* Byte length of the longest prefix of s of at most `cols` columns that ends before a space (0:
+ * none). */
+static size_t word_prefix(const char *s, int cols) {
+    size_t best = 0;
+    int c = 0;
+    for (size_t i = 0; s[i]; i++) {
+        if (((unsigned char)s[i] & 0xC0) == 0x80) continue;
+        if (c > cols) break;
+        if (s[i] == ' ' && c <= cols) best = i;
+        c++;
+    }
+    while (best > 0 && s[best - 1] == ' ') best--;
+    return best;
+}
+
+void draw_text_words(int y, int x, int w, int attr, const char *ell, const char *text) {
+    if (draw_cols(text) <= w) {
+        put_clipped(y, x, w, attr, text);
+        return;
+    }
+    const int ew = draw_cols(ell);
+    size_t n = word_prefix(text, w - ew);
+    char buf[1024];
+    if (n == 0 || n >= sizeof buf - 8) { /* one long word: cut it */
+        put_clipped(y, x, w, attr, text);
+        return;
+    }
+    snprintf(buf, sizeof buf, "%.*s%s", (int)n, text, ell);
+    put_clipped(y, x, w, attr, buf);
 }

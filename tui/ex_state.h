@@ -14,9 +14,10 @@
 
 #include "mask.h"
 #include "model.h"
+#include "progress.h"
 #include "requests.h"
 
-#define EX_MAX_LAYERS 128
+#define EX_MAX_LAYERS 128 /* = PROGRESS_MAX_LAYERS */
 #define EX_MAX_KV 16
 #define EX_HIST 512 /* score history points kept for the sparkline */
 #define EX_LOG 48   /* event-log lines kept */
@@ -171,14 +172,12 @@ typedef struct {
     char preset[16];
     char method[32]; /* the --method name it runs (bosch, a variant or a baseline) */
     int window, sinks;
-    int stage;                       /* 0 normalization, 1..3, 4 done */
-    int probe_layer;                 /* stage 1: layer being probed, -1 otherwise */
-    int group;                       /* stage 3: bucket being optimized, -1 otherwise */
-    uint8_t in_group[EX_MAX_LAYERS]; /* stage 3: 1 for the layers of the current group */
+    int calib_samples, calib_tokens; /* the search's calibration probes (the form scales the
+                                        measured seconds per evaluation by their product) */
+    ex_progress progress;            /* the plan and where the search is in it (progress.h): every title,
+                                        counter, mark and explanation of the search comes from it */
     long n_evals;                    /* evaluations so far */
-    long eval_budget;                /* planned total (0 unknown) */
-    long stage_evals, stage_budget;  /* within the current sub-search: stage-1 layer probe, stage-3
-                                        group, or normalization (budget 0 unknown) */
+    long eval_budget;                /* planned total (the plan's; only shrinks) */
     double best_score;               /* best normalized score of the current sub-search */
     double full_raw, swa_raw;        /* S(all full), S(all SWA); NAN before measured */
     double last_score, last_accuracy, last_seconds;
@@ -191,9 +190,9 @@ typedef struct {
     uint64_t result_hash;
     double hist[EX_HIST]; /* normalized scores, ring: index (i % EX_HIST) for i < hist_n */
     double hist_best[EX_HIST];
+    uint8_t hist_noise[EX_HIST]; /* 1: that evaluation's drop from all full is within its noise
+                                    (progress_within_noise) */
     long hist_n;
-    long best_eval; /* eval index of the best score so far (over the whole search) */
-    double best_overall;
 
     /* event log, ring: line i at (i % EX_LOG) for i < log_n */
     char log[EX_LOG][EX_LINE];

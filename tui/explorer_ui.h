@@ -47,6 +47,13 @@ void draw_too_small(ui_state *u);
 void draw_text(int y, int x, int w, int attr, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 void draw_panel_title(const lay_rect *r, ui_state *u, const char *title);
 int draw_wrap(int y, int x, int w, int max_lines, int attr, const char *text);
+/* Lines draw_wrap needs for all of text at width w (draws nothing). */
+int draw_wrap_lines(int w, const char *text);
+/* text at (y, x) in at most w columns; when it is longer, cut after its last whole word that fits
+ * with `ell` ("…" or "...") after it: never mid-word. */
+void draw_text_words(int y, int x, int w, int attr, const char *ell, const char *text);
+/* Screen columns of UTF-8 text (one per code point, as draw_wrap counts them). */
+int draw_cols(const char *s);
 int ui_attr(const ui_state *u, int pair, int mono_attr);
 void draw_box(const lay_rect *r, ui_state *u, const char *title);
 /* Format bytes as "12.3 MiB". */

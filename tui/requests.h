@@ -47,6 +47,7 @@
     R(NONE,              "none",          0,              ui_act_none,          NONE)    \
     /* UI_NORMAL */                                                                      \
     R(HELP,              "help",          UI_REQ_ANYTIME, ui_act_help,          NONE)    \
+    R(PLAN,              "plan",          0,              ui_act_help,          NONE)    \
     R(QUIT,              "quit",          UI_REQ_ANYTIME, ui_act_quit,          NONE)    \
     R(START_FORM,        "search",        0,              ui_act_start_form,    NONE)    \
     R(PAUSE,             "pause",         0,              ui_act_pause,         PAUSE)   \
@@ -61,6 +62,7 @@
     R(LOAD_MASK,         "load",          0,              ui_act_prompt,        NONE)    \
     R(UNDO,              "undo",          0,              ui_act_undo,          NONE)    \
     R(QUERY_VIEW,        "view",          0,              ui_act_query_view,    NONE)    \
+    R(STAT_VIEW,         "stat_view",     0,              ui_act_query_view,    NONE)    \
     R(CONTEXT,           "context",       0,              ui_act_context,       NONE)    \
     R(COMPARE_OPEN,      "compare",       0,              ui_act_prompt,        NONE)    \
     R(COMPARE_DIFF,      "diff",          0,              ui_act_compare_diff,  NONE)    \
@@ -109,8 +111,9 @@
     R(ATTN_PREV,         NULL,            0,              ui_act_none,          ATTN)
 
 #define UI_KEYS(K)                                                                                    \
-    K('?',         HELP,             N, "?",      "this help / quit", "?:help")                       \
+    K('?',         HELP,             N, "?",      "this help / the search's plan, phase by phase / quit", "?:help") \
     K(KEY_F(1),    HELP,             N, "F1",     NULL, NULL)                                         \
+    K('P',         PLAN,             N, "P",      NULL, "P:plan")                                     \
     K('q',         QUIT,             N, "q",      NULL, "q:quit")                                     \
     K('Q',         QUIT,             N, "Q",      NULL, NULL)                                         \
     K(KEY_F(10),   QUIT,             N, "F10",    NULL, NULL)                                         \
@@ -123,6 +126,7 @@
     K('L',         TOGGLE_LAYER,     N, "L",      NULL, NULL)                                         \
     K('f',         FILL,             N, "f",      "fill the layer: then 0-9 = that many SWA KV heads", "f:fill") \
     K('v',         HELDOUT,          N, "v",      "held-out score of the mask / its per-layer projection", "v:eval") \
+    K('V',         HELDOUT_SERVABLE, N, "V",      NULL, NULL)                                         \
     K('a',         ASK,              N | KM(UI_ASK), "a", "ask the model a held-out question with this mask", "a:ask") \
     K('x',         EXPORT_MENU,      N | KM(UI_CONFIRM_QUIT), "x", "export, then m t l d h r (duo hf trtllm too) / load", "x:export") \
     K('o',         LOAD_MASK,        N, "o",      NULL, "o:load")                                     \
@@ -130,8 +134,9 @@
     K('/',         JUMP,             N, "/",      NULL, NULL)                                         \
     K(KEY_F(3),    JUMP,             N, "F3",     NULL, NULL) /* htop's F3 is its search */           \
     K(':',         COMMAND,          N, ":",      NULL, NULL)                                         \
-    K('g',         QUERY_VIEW,       N, "g",      "cells per query head / KV-cache context length", "g:view") \
+    K('g',         QUERY_VIEW,       N, "g",      "query-head cells / KV context / w r as bars or numbers", "g:view") \
     K('c',         CONTEXT,          N, "c",      NULL, "c:ctx")                                      \
+    K('b',         STAT_VIEW,        N, "b",      NULL, NULL)                                         \
     K('C',         COMPARE_OPEN,     N, "C",      "open a compare folder / diff against a method on-off", NULL) \
     K('D',         COMPARE_DIFF,     N, "D",      NULL, NULL)                                         \
     K(KEY_UP,      MOVE_UP,          N, "Up",     "move the cursor (mouse: click, wheel)", NULL)      \
@@ -150,8 +155,6 @@
     K(CTRL('l'),   REDRAW,           N, "Ctrl-L", NULL, NULL)                                         \
     K('A',         ATTN,             N, "A",      "attention view of the head / save the workspace", NULL) \
     K('W',         WORKSPACE_SAVE,   N, "W",      NULL, NULL)                                         \
-    /* last in the footer: it is cut first on a narrow terminal */                                    \
-    K('V',         HELDOUT_SERVABLE, N, "V",      NULL, "V:layer-eval")                               \
     /* the fill dialog */                                                                             \
     K('0', FILL_COUNT, KM(UI_FILL), "0-9", NULL, "fill layer: 0-9 = SWA KV heads")                    \
     K('1', FILL_COUNT, KM(UI_FILL), "1", NULL, NULL)                                                  \

@@ -29,7 +29,7 @@ ui_cmd ui_act_job(ui_state *u, ui_request req, int ch) {
 ui_cmd ui_act_help(ui_state *u, ui_request req, int ch) {
     (void)req, (void)ch;
     u->mode = UI_HELP;
-    u->help_page = 0;
+    u->help_page = req == REQ_PLAN ? 2 : 0; /* 2: the search's plan (draw_dialogs.c) */
     return no_cmd;
 }
 
@@ -186,8 +186,11 @@ ui_cmd ui_act_compare_diff(ui_state *u, ui_request req, int ch) {
 }
 
 ui_cmd ui_act_query_view(ui_state *u, ui_request req, int ch) {
-    (void)req, (void)ch;
-    u->query_view = !u->query_view;
+    (void)ch;
+    if (req == REQ_STAT_VIEW)
+        u->stat_numbers = !u->stat_numbers;
+    else
+        u->query_view = !u->query_view;
     return no_cmd;
 }
 

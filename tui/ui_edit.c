@@ -151,7 +151,19 @@ void ui_file_prompt(ui_state *u, prompt_kind k) {
                     : k == PROMPT_COMPARE_DIR && u->cmp_dir[0] ? u->cmp_dir
                     : k == PROMPT_WORKSPACE && u->ws_dir[0]    ? u->ws_dir
                                                                : names[k];
-    snprintf(u->input, sizeof u->input, "%s", p);
+    /* an export goes beside the open workspace, else into the export folder, never by default into
+       the folder the explorer was started from (often the repository) */
+    const int export = k != PROMPT_LOAD_MASK && k != PROMPT_COMPARE_DIR && k != PROMPT_WORKSPACE &&
+                       k != PROMPT_COMMAND && k != PROMPT_JUMP;
+    const char *dir = u->ws_dir[0] ? u->ws_dir : u->export_dir;
+    const size_t dl = strlen(dir), pl = strlen(p);
+    if (export && dl && dl + 1 + pl < sizeof u->input) {
+        memcpy(u->input, dir, dl);
+        u->input[dl] = '/';
+        memcpy(u->input + dl + 1, p, pl + 1);
+    } else {
+        snprintf(u->input, sizeof u->input, "%s", p);
+    }
     u->input_len = (int)strlen(u->input);
     u->prompt = k;
     u->mode = UI_PROMPT;

@@ -3,7 +3,9 @@
  * (single KV heads, or whole layers as `bosch search --granularity layer`) of a new search, as a
  * pure function of the UI state (ui_request.h). Drawn by draw_dialogs.c. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "probes.h"
 #include "search.h"
@@ -29,8 +31,7 @@ const char *ui_form_method(const ui_state *u) {
     return m ? m : "bosch";
 }
 
-/* The window of preset i for the model (the probes' default when it cannot be applied). */
-static int preset_window(const ui_state *u, int preset_i) {
+int ui_form_preset_window(const ui_state *u, int preset_i) {
     search_config c;
     search_config_default(&c);
     char err[256];
@@ -42,7 +43,7 @@ static int preset_window(const ui_state *u, int preset_i) {
 void ui_form_open(ui_state *u) {
     u->mode = UI_START;
     u->form_field = 0;
-    if (u->form_window <= 0) u->form_window = preset_window(u, u->form_preset_i);
+    if (u->form_window <= 0) u->form_window = ui_form_preset_window(u, u->form_preset_i);
 }
 
 /* The next (d = 1) or previous (d = -1) of ui_ratios from r, wrapping around (r may be a ratio
@@ -61,22 +62,23 @@ static double ratio_step(double r, int d) {
 /* Next (d = 1) or previous (d = -1) value of the current field. */
 static void form_step(ui_state *u, int d) {
     if (u->form_field == 0) u->form_ratio = ratio_step(u->form_ratio, d);
-    if (u->form_field == 1) {
+    if (u->form_field == 1) { /* a window the user chose stays (the form says it is theirs) */
         u->form_preset_i = (u->form_preset_i + d + ui_n_presets) % ui_n_presets;
-        u->form_window = preset_window(u, u->form_preset_i);
+        if (!u->form_window_set) u->form_window = ui_form_preset_window(u, u->form_preset_i);
     }
     if (u->form_field == 2) {
         long w = d > 0 ? (long)u->form_window * 2 : u->form_window / 2;
         if (w >= 1 && w <= FORM_MAX_WINDOW) u->form_window = (int)w;
+        u->form_window_set = u->form_window != ui_form_preset_window(u, u->form_preset_i);
     }
     if (u->form_field == 3) u->form_method_i = (u->form_method_i + d + n_methods()) % n_methods();
     if (u->form_field == 4) u->form_granularity = !u->form_granularity; /* two values: heads, layers */
 }
 
-/* The form's fields as `bosch search` options, parsed by the same table (search_options.h). */
-static ui_cmd form_accept(ui_state *u) {
-    ui_cmd c = {.kind = UI_CMD_NONE};
-    char text[FORM_FIELDS][32], err[256];
+/* The form's fields as `bosch search` options into *o, parsed by the same table
+ * (search_options.h); 0, or -1 with the field's message in err. */
+static int form_opts(const ui_state *u, search_opts *o, char *err, size_t errlen) {
+    char text[FORM_FIELDS][32], e[256];
     const search_opt_id ids[FORM_FIELDS] = {SOPT_RATIO, SOPT_PRESET, SOPT_WINDOW, SOPT_METHOD,
                                             SOPT_GRANULARITY};
     snprintf(text[0], sizeof text[0], "%.17g", u->form_ratio);
@@ -85,10 +87,41 @@ static ui_cmd form_accept(ui_state *u) {
     snprintf(text[3], sizeof text[3], "%s", ui_form_method(u));
     snprintf(text[4], sizeof text[4], "%s", u->form_granularity ? "layer" : "head");
     for (int i = 0; i < FORM_FIELDS; i++)
-        if (search_opts_set(&c.req.opts, ids[i], text[i], err, sizeof err)) {
-            ui_message(u, "%s: %s", search_opts_name(ids[i]), err);
-            return c;
+        if (search_opts_set(o, ids[i], text[i], e, sizeof e)) {
+            snprintf(err, errlen, "%s: %s", search_opts_name(ids[i]), e);
+            return -1;
         }
+    return 0;
+}
+
+int ui_form_plan(const ui_state *u, search_plan *p, search_config *cfg) {
+    search_opts o;
+    memset(&o, 0, sizeof o);
+    char err[256];
+    if (form_opts(u, &o, err, sizeof err) ||
+        search_opts_config(&o, u->snap.hp.n_ctx_train, cfg, err, sizeof err))
+        return -1;
+    return search_plan_make(p, cfg, u->snap.hp.n_layer, u->snap.hp.n_head_kv, 1, 1);
+}
+
+double ui_form_seconds(const ui_state *u, const search_plan *p, const search_config *cfg) {
+    const ex_snapshot *s = &u->snap;
+    const double sec = progress_sec_per_eval(&s->progress);
+    if (!isfinite(sec) || s->calib_samples <= 0 || s->calib_tokens <= 0) return NAN;
+    const double scale =
+        (double)cfg->calib_samples * cfg->calib_tokens / ((double)s->calib_samples * s->calib_tokens);
+    return sec * scale * (double)p->evals_planned;
+}
+
+/* The form's fields as a start command (the option table refuses a bad field: the message says
+ * which). */
+static ui_cmd form_accept(ui_state *u) {
+    ui_cmd c = {.kind = UI_CMD_NONE};
+    char err[300];
+    if (form_opts(u, &c.req.opts, err, sizeof err)) {
+        ui_message(u, "%s", err);
+        return c;
+    }
     c.kind = UI_CMD_START_SEARCH;
     u->mode = UI_NORMAL;
     return c;
@@ -113,10 +146,14 @@ ui_cmd ui_form_apply(ui_state *u, ui_request req, int ch) {
         if (u->form_field == 2) {
             long w = (long)u->form_window * 10 + (ch - '0');
             if (w <= FORM_MAX_WINDOW) u->form_window = (int)w;
+            u->form_window_set = u->form_window != ui_form_preset_window(u, u->form_preset_i);
         }
         break;
     case REQ_FORM_BACKSPACE:
-        if (u->form_field == 2) u->form_window /= 10;
+        if (u->form_field == 2) {
+            u->form_window /= 10;
+            u->form_window_set = u->form_window != ui_form_preset_window(u, u->form_preset_i);
+        }
         break;
     case REQ_FORM_ACCEPT:
         return form_accept(u);

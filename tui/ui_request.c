@@ -140,7 +140,15 @@ static ui_cmd compare_request(ui_state *u, ui_request req) {
     return no_cmd;
 }
 
+/* Behind the "too small" screen nothing is visible, so only what that screen offers acts: quitting
+ * (with its confirmation, which draw_too_small then shows) and the repaint. u->rows is 0 before
+ * the first frame (and in tests without a terminal): everything acts. */
+static int too_small_allows(const ui_state *u, ui_request req) {
+    return u->rows <= 0 || u->lay.fits || req == REQ_QUIT || req == REQ_REDRAW || u->mode == UI_CONFIRM_QUIT;
+}
+
 ui_cmd ui_apply(ui_state *u, ui_request req, int ch) {
+    if (!too_small_allows(u, req)) return no_cmd;
     switch (u->mode) {
     case UI_HELP:
         u->mode = UI_NORMAL;

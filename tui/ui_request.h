@@ -55,6 +55,16 @@ void ui_form_open(ui_state *u);
 ui_cmd ui_form_apply(ui_state *u, ui_request req, int ch);
 /* The method of the form (search_variant_name(u->form_method_i)). */
 const char *ui_form_method(const ui_state *u);
+/* The window preset i gives the model (the probes' default when it cannot be applied), tokens. */
+int ui_form_preset_window(const ui_state *u, int preset_i);
+/* The plan the form's search would publish (search_plan_make on the configuration `bosch search`
+ * makes of the form's fields, into *cfg): its phases, evaluations and target number of SWA KV
+ * heads. 0, or -1 when a field is refused. */
+int ui_form_plan(const ui_state *u, search_plan *p, search_config *cfg);
+/* Seconds the plan would take: its evaluations x the seconds per evaluation measured on the last
+ * search (progress.h), scaled by calibration samples x tokens from that search's to cfg's. NAN
+ * when nothing was measured yet. */
+double ui_form_seconds(const ui_state *u, const search_plan *p, const search_config *cfg);
 
 /* The attention view (ui_attn.c): open it on the head under the cursor (UI_ATTN, UI_CMD_ATTN);
  * its requests (split, sample, cursor: each recomputes, UI_CMD_ATTN; close). */

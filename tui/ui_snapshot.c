@@ -28,7 +28,7 @@ void ui_queued_heldout(ui_state *u, const ui_cmd *c) {
 }
 
 void ui_queued_ask(ui_state *u, const ui_cmd *c) {
-    ui_message(u, "asking the model (sample %d)...", c->sample);
+    ui_message(u, "asking the model (held-out sample %d)...", c->sample + 1);
 }
 
 void ui_queued_io(ui_state *u, const ui_cmd *c) {
@@ -104,7 +104,9 @@ static void on_io_result(ui_state *u) {
         return; /* an opened workspace's state: ui_workspace_opened */
     }
     if (r->ok) {
-        snprintf(u->last_path, sizeof u->last_path, "%s", r->path);
+        /* the load prompt's default: the last mask file, never a trace or a table */
+        if (r->kind == EX_IO_LOAD_MASK || r->kind == EX_IO_EXPORT_MASK)
+            snprintf(u->last_path, sizeof u->last_path, "%s", r->path);
         if (r->kind == EX_IO_LOAD_MASK) {
             ui_begin_edit(u);
             u->mask = r->mask;
@@ -134,7 +136,10 @@ static void on_model(ui_state *u) {
     memset(&u->mask, 0, sizeof u->mask);
     u->mask.n_layer = s->hp.n_layer;
     u->mask.n_head_kv = s->hp.n_head_kv;
-    u->mask.window = PROBE_DEFAULT_WINDOW;
+    /* the window the start form offers (its preset's for this model): the grid, the form and the
+       search that follows say the same W */
+    if (u->form_window <= 0) u->form_window = ui_form_preset_window(u, u->form_preset_i);
+    u->mask.window = u->form_window;
     u->mask.sinks = PROBE_DEFAULT_SINKS;
     memset(u->mask.z, ATTN_FULL, (size_t)s->hp.n_layer * s->hp.n_head_kv);
     if (u->ctx_tokens <= 0) u->ctx_tokens = s->hp.n_ctx_train > 0 ? s->hp.n_ctx_train : 8192;

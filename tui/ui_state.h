@@ -54,6 +54,7 @@ typedef struct {
 
     int cur_layer, cur_head, top;
     int query_view;
+    int stat_numbers; /* the grid's w and r columns as numbers (b), else as bars */
     int utf8, color;
     int ctx_tokens; /* context length of the KV-bytes line */
     int kv_elem;    /* bytes per key or value element in that line (explorer_opts.kv_type) */
@@ -62,6 +63,8 @@ typedef struct {
     int form_field, form_preset_i, form_window; /* UI_START */
     double form_ratio;                          /* UI_START: the ratio (ui_ratios, or :ratio's) */
     int form_granularity;                       /* UI_START: 0 heads, 1 whole layers */
+    int form_window_set;                        /* UI_START: the window is the user's, not the preset's
+                                                   (a preset change keeps it) */
     int help_page;                              /* UI_HELP: 0 keys and colours, 1 the : commands */
     prompt_kind prompt;
     char input[256];
@@ -76,7 +79,7 @@ typedef struct {
     long io_req_evals;  /* snap.n_evals when the last file job was asked for */
     int prompt_refused; /* the prompt was reopened because its path was refused (msg says why) */
     int ask_sample;
-    char last_path[256];
+    char last_path[256]; /* the last mask CSV read or written: the load prompt's default */
     int quit;
     ui_palette palette;          /* SWA heads red or orange (config) */
     ui_bind binds[UI_MAX_BINDS]; /* the config's key bindings (UI_NORMAL) */
@@ -100,7 +103,9 @@ typedef struct {
     int attn_split;  /* 0 calibration, 1 held-out */
     int attn_sample; /* the sample asked for */
     /* workspaces */
-    char ws_dir[256]; /* the folder last opened or saved ("" none) */
+    char ws_dir[256];     /* the folder last opened or saved ("" none) */
+    char export_dir[200]; /* where the export prompts put their file names when no workspace is open
+                             ("$HOME/bosch-exports"; "" for names relative to the current folder) */
 } ui_state;
 
 #endif

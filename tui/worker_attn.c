@@ -2,12 +2,12 @@
  * probe sample of the calibration or held-out split, the attention of the query heads of one KV
  * head at the answer position over the prompt (engine forward_attn_probs_mask), under full
  * attention and as an SWA head, the answer probability of the sample under the working mask (the
- * evaluator's p_answer), and the head's score and rank in the four static head rankings
- * (ablation, fisher, locality, echo: the baselines of search/search_baseline.c and
- * search_attn_stats.c, run as `bosch search --method M` runs them, through search_create and
- * search_step). The rankings cost evaluations (ablation and fisher one per KV head), so they are
- * computed once per session and configuration, one step at a time between the worker's other work
- * (worker.c's loop), cheapest first. */
+ * evaluator's p_answer), and the head's score and rank in each static head ranking of the
+ * method registry (search_methods.h: ablation, fisher, locality, echo, then any row added; run as
+ * `bosch search --method M` runs them, through search_create and search_step). The rankings cost
+ * evaluations (ablation and fisher one per KV head), so they are computed once per session and
+ * configuration, one step at a time between the worker's other work (worker.c's loop), cheapest
+ * first. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -316,9 +316,10 @@ void worker_job_attn(worker *w, const wcmd *c) {
     if (rc)
         worker_log_locked(w, "%s", a->msg);
     else
-        worker_log_locked(w, "attention of L%d kv%d on %s sample %d (%d tokens): p(answer) %.3f (%.1f s)",
-                          a->layer, a->kv_head, a->split ? "held-out" : "calibration", a->sample, a->n_keys,
-                          a->p_answer, a->seconds);
+        worker_log_locked(w,
+                          "attention: sample %d of %d (%s) L%d kv%d, p(answer) %.3f (%d tokens, %.1f s)",
+                          a->sample + 1, a->n_samples, a->split ? "held-out" : "calibration", a->layer,
+                          a->kv_head, a->p_answer, a->n_keys, a->seconds);
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
 }

@@ -27,11 +27,8 @@ void worker_reset_search_snapshot_locked(worker *w) {
     ex_snapshot *s = &w->snap;
     s->have_search = 0;
     s->granularity = 0;
-    s->stage = 0;
-    s->probe_layer = -1;
-    s->group = -1;
-    memset(s->in_group, 0, sizeof s->in_group);
-    s->n_evals = s->eval_budget = s->stage_evals = s->stage_budget = 0;
+    progress_reset(&s->progress);
+    s->n_evals = s->eval_budget = 0;
     s->best_score = s->full_raw = s->swa_raw = NAN;
     s->last_score = s->last_accuracy = s->last_seconds = NAN;
     for (int l = 0; l < EX_MAX_LAYERS; l++) {
@@ -42,8 +39,6 @@ void worker_reset_search_snapshot_locked(worker *w) {
     s->last_mask.n_layer = 0;
     s->result_mask.n_layer = 0;
     s->hist_n = 0;
-    s->best_eval = 0;
-    s->best_overall = -INFINITY;
     trace_rows_clear(&w->trace);
 }
 
@@ -79,24 +74,30 @@ void worker_refresh_search_locked(worker *w) {
 /* An evaluation: the last score, the history for the sparkline, the best so far, the trace. */
 static void on_eval_locked(worker *w, const search_event *ev) {
     ex_snapshot *s = &w->snap;
-    s->stage_evals++;
-    if (ev->eval_budget > 0) s->stage_budget = ev->eval_budget;
+    if (ev->mask) ex_mask_from(&s->last_mask, ev->mask);
+    (void)search_trace_add(&w->trace, ev); /* out of memory: the row is lost */
+    const int n_swa = ev->mask ? mask_count_swa(ev->mask) : 0;
+    if (!isfinite(ev->score)) { /* raced out (search_config.race): no score, its gain and noise */
+        if (isfinite(ev->gain) && isfinite(ev->gain_se))
+            worker_log_locked(w, "eval %ld: %d SWA, dropped after %d samples: gain %.3f +- %.3f",
+                              ev->eval_index, n_swa, ev->samples, ev->gain, ev->gain_se);
+        else
+            worker_log_locked(w, "eval %ld: %d SWA, dropped after %d samples", ev->eval_index, n_swa,
+                              ev->samples);
+        return;
+    }
     s->last_score = ev->score;
     s->last_accuracy = ev->accuracy;
     s->last_seconds = ev->seconds;
-    if (ev->mask) ex_mask_from(&s->last_mask, ev->mask);
     double best = s->hist_n ? s->hist_best[(s->hist_n - 1) % EX_HIST] : -INFINITY;
-    if (isfinite(ev->score) && ev->score > best) best = ev->score;
+    if (ev->score > best) best = ev->score;
     s->hist[s->hist_n % EX_HIST] = ev->score;
     s->hist_best[s->hist_n % EX_HIST] = best;
+    s->hist_noise[s->hist_n % EX_HIST] =
+        (uint8_t)progress_within_noise(s->progress.last_drop, s->progress.last_se);
     s->hist_n++;
-    if (isfinite(ev->score) && ev->score > s->best_overall && ev->eval_index > 2) {
-        s->best_overall = ev->score;
-        s->best_eval = ev->eval_index;
-    }
-    (void)search_trace_add(&w->trace, ev); /* out of memory: the row is lost */
     worker_log_locked(w, "eval %ld: score %.3f, acc %.2f, %d SWA, %.2f s", ev->eval_index, ev->score,
-                      ev->accuracy, ev->mask ? mask_count_swa(ev->mask) : -1, ev->seconds);
+                      ev->accuracy, n_swa, ev->seconds);
 }
 
 /* Stage 2's statistics of one layer. */
@@ -110,47 +111,24 @@ static void on_layer_stats_locked(worker *w, const search_event *ev) {
     s->n_swa[ev->layer] = ev->n_swa;
 }
 
-/* A stage-3 group starting: its layers, its budget. */
-static void on_group_start_locked(worker *w, const search_event *ev, const char *msg) {
-    ex_snapshot *s = &w->snap;
-    s->group = ev->group;
-    memset(s->in_group, 0, sizeof s->in_group);
-    for (int i = 0; i < ev->n_layers_in_group && ev->group_layers; i++)
-        if (ev->group_layers[i] >= 0 && ev->group_layers[i] < EX_MAX_LAYERS)
-            s->in_group[ev->group_layers[i]] = 1;
-    s->stage_evals = 0;
-    if (ev->eval_budget > 0) s->stage_budget = ev->eval_budget;
-    worker_log_locked(w, "%s", msg ? msg : "group started");
-}
-
 void worker_on_event(const search_event *ev, void *user) {
     worker *w = user;
     ex_snapshot *s = &w->snap;
     pthread_mutex_lock(&w->mu);
     s->have_search = 1;
+    progress_on_event(&s->progress, ev);
     const char *msg = ev->message && *ev->message ? ev->message : NULL;
     switch (ev->kind) {
     case SEARCH_EV_SEARCH_START:
-        s->stage = 0;
         worker_log_locked(w, "%s", msg ? msg : "search started");
         break;
     case SEARCH_EV_STAGE_START:
-        s->stage = ev->stage;
-        s->stage_evals = 0;
-        s->stage_budget = ev->eval_budget;
-        s->probe_layer = -1;
-        s->group = -1;
-        memset(s->in_group, 0, sizeof s->in_group);
         worker_log_locked(w, "%s", msg ? msg : stage_name(ev->stage));
         break;
     case SEARCH_EV_STAGE_END:
-        s->probe_layer = -1;
         worker_log_locked(w, "%s", msg ? msg : "stage finished");
         break;
     case SEARCH_EV_LAYER_START:
-        s->probe_layer = ev->layer;
-        s->stage_evals = 0; /* progress of this layer's probe */
-        s->stage_budget = ev->eval_budget;
         if (msg) worker_log_locked(w, "%s", msg);
         break;
     case SEARCH_EV_LAYER_END:
@@ -167,7 +145,7 @@ void worker_on_event(const search_event *ev, void *user) {
         on_layer_stats_locked(w, ev);
         break;
     case SEARCH_EV_GROUP_START:
-        on_group_start_locked(w, ev, msg);
+        worker_log_locked(w, "%s", msg ? msg : "group started");
         break;
     case SEARCH_EV_GROUP_END:
         worker_log_locked(w, "%s", msg ? msg : "group committed");
@@ -179,10 +157,6 @@ void worker_on_event(const search_event *ev, void *user) {
         worker_log_locked(w, "resumed");
         break;
     case SEARCH_EV_DONE:
-        s->stage = 4;
-        s->probe_layer = -1;
-        s->group = -1;
-        memset(s->in_group, 0, sizeof s->in_group);
         worker_log_locked(w, "%s", msg ? msg : "search done");
         break;
     case SEARCH_EV_ERROR:

@@ -38,6 +38,13 @@ static int check_export_path(const char *path, char *err, size_t errlen) {
     char copy[256];
     snprintf(copy, sizeof copy, "%s", path);
     const char *dir = dirname(copy);
+    /* the explorer's default export folder ($HOME/bosch-exports, ui_file_prompt) is made on its
+       first use; any other missing folder is refused, naming it */
+    const char *home = getenv("HOME");
+    char mine[300];
+    snprintf(mine, sizeof mine, "%s/bosch-exports", home ? home : "");
+    if (home && home[0] == '/' && !strcmp(dir, mine) && stat(dir, &st) != 0 && errno == ENOENT)
+        (void)mkdir(dir, 0777);
     if (stat(dir, &st) != 0) {
         snprintf(err, errlen, "folder %s: %s", dir, strerror(errno));
         return -1;

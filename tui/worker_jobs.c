@@ -112,6 +112,8 @@ int worker_search_setup(worker *w, const search_config *cfg_in, const char *stat
     snprintf(w->snap.method, sizeof w->snap.method, "%s", method);
     w->snap.window = cfg.window;
     w->snap.sinks = cfg.sinks;
+    w->snap.calib_samples = cfg.calib_samples;
+    w->snap.calib_tokens = cfg.calib_tokens;
     w->snap.eval_budget = search_eval_budget(w->search);
     worker_log_locked(w, "search: %s%s, ratio %.3f, preset %s, window %d, %d x %d-token calibration probes%s",
                       method, cfg.granularity ? " by layers" : "", cfg.ratio, w->snap.preset, cfg.window,
@@ -307,8 +309,9 @@ void worker_job_ask(worker *w, const wcmd *c) {
     } else {
         a.seq = w->snap.ask.seq + 1;
         w->snap.ask = a;
-        worker_log_locked(w, "asked sample %d: answer \"%.40s\", needle %s: %s (%.1f s)", a.sample, a.answer,
-                          a.needle, a.correct ? "correct" : "wrong", a.seconds);
+        worker_log_locked(w, "asked held-out sample %d of %d: answer \"%.40s\", needle %s: %s (%.1f s)",
+                          a.sample + 1, w->heldout.n, a.answer, a.needle, a.correct ? "correct" : "wrong",
+                          a.seconds);
     }
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);

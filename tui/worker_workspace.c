@@ -103,9 +103,9 @@ static void job_save(worker *w, const char *dir) {
     res->ok = rc == 0;
     res->n_evals = w->search ? search_n_evals(w->search) : 0;
     if (rc == 0)
-        snprintf(res->msg, sizeof res->msg, "workspace saved to %s (%s%s, %d undo steps)", dir,
-                 w->search ? "search state, " : "", w->trace.n > 0 ? "mask, trace" : "mask",
-                 w->ws_save.n_undo);
+        snprintf(res->msg, sizeof res->msg, "workspace saved (%s%s, %d undo steps) to %s",
+                 w->search ? "search state, " : "", w->trace.n > 0 ? "mask, trace" : "mask", w->ws_save.n_undo,
+                 dir); /* the path last: a narrow footer cuts it, not what was saved */
     else
         snprintf(res->msg, sizeof res->msg, "workspace not saved: %s", err);
     worker_io_publish(w, res, res->msg);
