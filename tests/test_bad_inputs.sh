@@ -29,7 +29,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 refused() {
     local name=$1 want=$2 text=$3 rc
     shift 3
-    timeout 120 "$BIN" "$@" >out 2>&1
+    timeout -k 10 120 "$BIN" "$@" >out 2>&1
     rc=$?
     if [[ $rc -eq $want ]] && grep -qF -- "$text" out; then
         pass "$name: exit $rc: $(grep -F -- "$text" out | head -1 | head -c 200)"
@@ -44,7 +44,7 @@ echo "model,n_layer,n_head_kv,window,sinks,ratio,layer,kv_head,q_heads,attention
 for l in $(seq 0 29); do
     for h in 0 1 2; do echo "m,30,3,128,0,0.000000,$l,$h,$((3 * h));$((3 * h + 1));$((3 * h + 2)),full" >>mask.csv; done
 done
-timeout 300 "$BIN" export mask.csv --format duo --out duo --model "$MODEL" >out 2>&1 || { cat out; exit 1; }
+timeout -k 10 300 "$BIN" export mask.csv --format duo --out duo --model "$MODEL" >out 2>&1 || { cat out; exit 1; }
 
 # ---- 4. FIFO inputs --------------------------------------------------------------------------------
 mkfifo fifo
@@ -102,7 +102,7 @@ ssize_t write(int fd, const void *buf, size_t n) {
 }
 EOF
 if cc -shared -fPIC -o full.so full.c 2>cc.err; then
-    LD_PRELOAD=$WORK/full.so timeout 120 "$BIN" export mask.csv --format duo --out fullduo --model "$MODEL" >out 2>&1
+    LD_PRELOAD=$WORK/full.so timeout -k 10 120 "$BIN" export mask.csv --format duo --out fullduo --model "$MODEL" >out 2>&1
     rc=$?
     if [[ $rc -eq 1 ]] && grep -q 'No space left on device' out && [[ ! -e fullduo ]]; then
         pass "export duo on a full disk: exit 1, no space, no folder left"

@@ -39,9 +39,9 @@ refused() {
     local what=$1 text=$2 rc
     shift 2
     if [[ $what == user:* ]]; then
-        timeout 300 setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" "$@" >"$WORK/out" 2>&1
+        timeout -k 10 300 setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" "$@" >"$WORK/out" 2>&1
     else
-        timeout 300 "$BIN" "$@" >"$WORK/out" 2>&1
+        timeout -k 10 300 "$BIN" "$@" >"$WORK/out" 2>&1
     fi
     rc=$?
     if [[ $rc -eq 1 ]] && grep -qF -- "$text" "$WORK/out" &&

@@ -36,7 +36,7 @@ for l in $(seq 0 29); do
         echo "m,30,3,128,0,0.033333,$l,$h,$((3 * h));$((3 * h + 1));$((3 * h + 2)),$a" >>mask.csv
     done
 done
-if ! timeout 300 "$BIN" export mask.csv --format duo --out duo --model "$MODEL" >out 2>&1; then
+if ! timeout -k 10 300 "$BIN" export mask.csv --format duo --out duo --model "$MODEL" >out 2>&1; then
     echo "FAIL: export duo of the test's mask: $(cat out)"
     exit 1
 fi
@@ -49,7 +49,7 @@ refused() {
     local node=$1 what=$2 text=$3 before rc
     shift 3
     before=$(kind "$node")
-    timeout 300 "$BIN" "$@" >out 2>&1
+    timeout -k 10 300 "$BIN" "$@" >out 2>&1
     rc=$?
     if [[ $rc -eq 1 ]] && grep -qF -- "$text" out && ! grep -q '^niah_single\|^full,\|search, ratio' out &&
         [[ $(kind "$node") == "$before" ]]; then
@@ -95,7 +95,7 @@ linked() {
     shift 2
     echo old >"$target"
     ln -sf "$target" "$name"
-    timeout 300 "$BIN" "$@" >out 2>&1
+    timeout -k 10 300 "$BIN" "$@" >out 2>&1
     rc=$?
     if [[ $rc -eq 0 && -L $name && -f $target && ! -L $target && $(head -c 3 "$target") != old ]]; then
         pass "$name -> $target: target written, link kept ($(head -c 40 "$target" | head -1))"
@@ -111,7 +111,7 @@ linked l-hf.json sub/t-hf.json export mask.csv --format hf --out l-hf.json --mod
 linked l-trt.json sub/t-trt.json export mask.csv --format trtllm --out l-trt.json --model "$MODEL"
 # a relative link in another folder
 mkdir -p d2 && ln -s ../sub/t-rel.csv d2/l.csv && echo old >sub/t-rel.csv
-if timeout 300 "$BIN" import duo --format duo --out d2/l.csv --model "$MODEL" >out 2>&1 && [[ -L d2/l.csv ]] &&
+if timeout -k 10 300 "$BIN" import duo --format duo --out d2/l.csv --model "$MODEL" >out 2>&1 && [[ -L d2/l.csv ]] &&
     head -1 sub/t-rel.csv | grep -q '^model,'; then
     pass "a relative link in another folder: its target written"
 else
@@ -119,7 +119,7 @@ else
 fi
 # export duo through a link to a folder
 mkdir -p realduo && ln -s realduo linkduo
-if timeout 300 "$BIN" export mask.csv --format duo --out linkduo --model "$MODEL" >out 2>&1 && [[ -L linkduo ]] &&
+if timeout -k 10 300 "$BIN" export mask.csv --format duo --out linkduo --model "$MODEL" >out 2>&1 && [[ -L linkduo ]] &&
     [[ -s realduo/full_attention_heads.tsv ]]; then
     pass "export duo through a link to a folder: written into it, the link kept"
 else
@@ -128,19 +128,19 @@ fi
 ls -a . sub d2 | grep -q '\.tmp\.' && fail "temporary files left: $(ls -a . sub d2 | grep tmp)"
 
 # ---- 3. streams -----------------------------------------------------------------------------------
-if timeout 300 "$BIN" import duo --format duo --out - --model "$MODEL" >stream.out 2>out &&
+if timeout -k 10 300 "$BIN" import duo --format duo --out - --model "$MODEL" >stream.out 2>out &&
     head -1 stream.out | grep -q '^model,n_layer,n_head_kv' && (($(wc -l <stream.out) == 91)) && [[ ! -e ./- ]]; then
     pass "import --out -: the mask on standard output (91 lines), no file '-'"
 else
     fail "import --out -: $(head -2 stream.out); $(tail -2 out); $(ls)"
 fi
-if timeout 300 "$BIN" export mask.csv --format hf --out /dev/stdout --model "$MODEL" >stream.out 2>out &&
+if timeout -k 10 300 "$BIN" export mask.csv --format hf --out /dev/stdout --model "$MODEL" >stream.out 2>out &&
     grep -q '"layer_types"' stream.out; then
     pass "export hf --out /dev/stdout: the JSON on standard output"
 else
     fail "export hf --out /dev/stdout: $(head -c 200 stream.out); $(tail -2 out)"
 fi
-if timeout 300 "$BIN" "${EVAL[@]}" --out /dev/stdout >stream.out 2>out && grep -q '^method,' stream.out &&
+if timeout -k 10 300 "$BIN" "${EVAL[@]}" --out /dev/stdout >stream.out 2>out && grep -q '^method,' stream.out &&
     grep -q '^full,0.000000,niah_single,256,' stream.out; then
     pass "eval --out /dev/stdout: the results CSV on standard output"
 else

@@ -58,7 +58,7 @@ run() {
     local name=$1 errno=$2 allow=$3 text
     shift 3
     text=$([[ $errno == 28 ]] && echo "No space left on device" || echo "Input/output error")
-    FULL_AFTER=$allow FULL_ERRNO=$errno LD_PRELOAD="$WORK/full.so" timeout 1200 "$BIN" search "$MODEL" "$@" \
+    FULL_AFTER=$allow FULL_ERRNO=$errno LD_PRELOAD="$WORK/full.so" timeout -k 10 1200 "$BIN" search "$MODEL" "$@" \
         >"$WORK/out" 2>"$WORK/err"
     local rc=$?
     held=$(grep -o 'holds the first [0-9]* evaluations' "$WORK/err" | grep -o '[0-9]*')
