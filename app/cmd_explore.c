@@ -75,6 +75,12 @@ static int explore_run(cmd_env *e, void *opts) {
     const char *nc = getenv("NO_COLOR"); /* no-color.org: set and not empty */
     if (nc && *nc) o->mono = 1;
     o->term = getenv("TERM");
+    static char export_dir[200]; /* the explorer's default export folder */
+    const char *home = getenv("HOME");
+    if (home && home[0] == '/' && strlen(home) < sizeof export_dir - 16) {
+        snprintf(export_dir, sizeof export_dir, "%s/bosch-exports", home);
+        o->export_dir = export_dir;
+    }
     char cfg_path[4096], *cfg_text = NULL, err[4200]; /* $XDG_CONFIG_HOME/bosch/explorer.conf */
     if (cli_config_read(cfg_path, sizeof cfg_path, &o->config_path, &cfg_text, err, sizeof err)) {
         fprintf(stderr, "bosch: %s\n", err);

@@ -195,9 +195,8 @@ static ui_state *ui_create(const explorer_opts *opts) {
     u->ctx_tokens = opts->ctx_tokens;
     u->kv_elem = attn_kv_elem_bytes((attn_kv_type)opts->kv_type);
     u->form_ratio = 0.5;
-    const char *home = getenv("HOME");
-    if (home && home[0] == '/' && strlen(home) < sizeof u->export_dir - 16)
-        snprintf(u->export_dir, sizeof u->export_dir, "%s/bosch-exports", home);
+    if (opts->export_dir && opts->export_dir[0] == '/' && strlen(opts->export_dir) < sizeof u->export_dir)
+        snprintf(u->export_dir, sizeof u->export_dir, "%s", opts->export_dir);
     return u;
 }
 

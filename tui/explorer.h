@@ -25,6 +25,8 @@ typedef struct {
     const char *config_text;   /* its text, read by the app; NULL: no file (the defaults) */
     const char *workspace_dir; /* NULL, or a workspace / `bosch search --out` folder to open once the
                                   model is loaded (worker_workspace_open) */
+    const char *export_dir;    /* the default export folder, an absolute path the app makes from $HOME
+                                  ($HOME/bosch-exports), created on its first use; NULL: none */
 } explorer_opts;
 
 /* Run the explorer until the user quits. Returns the process exit status (0, or 1 after an error

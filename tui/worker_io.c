@@ -18,8 +18,10 @@
 #include "interop.h"
 #include "worker_internal.h"
 
-/* 0 when `path` can be written by a rename into its folder; -1 with a message naming it. */
-static int check_export_path(const char *path, char *err, size_t errlen) {
+/* 0 when `path` can be written by a rename into its folder; -1 with a message naming it. The
+ * explorer's default export folder `mine` (explorer_opts export_dir, NULL: none) is made when
+ * missing. */
+static int check_export_path(const char *path, const char *mine, char *err, size_t errlen) {
     struct stat st;
     if (!path[0]) {
         snprintf(err, errlen, "no file name given");
@@ -40,10 +42,7 @@ static int check_export_path(const char *path, char *err, size_t errlen) {
     const char *dir = dirname(copy);
     /* the explorer's default export folder ($HOME/bosch-exports, ui_file_prompt) is made on its
        first use; any other missing folder is refused, naming it */
-    const char *home = getenv("HOME");
-    char mine[300];
-    snprintf(mine, sizeof mine, "%s/bosch-exports", home ? home : "");
-    if (home && home[0] == '/' && !strcmp(dir, mine) && stat(dir, &st) != 0 && errno == ENOENT)
+    if (mine && mine[0] == '/' && !strcmp(dir, mine) && stat(dir, &st) != 0 && errno == ENOENT)
         (void)mkdir(dir, 0777);
     if (stat(dir, &st) != 0) {
         snprintf(err, errlen, "folder %s: %s", dir, strerror(errno));
@@ -148,7 +147,7 @@ static void run_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
     int rc = duo || kind == EX_IO_EXPORT_DUO || kind == EX_IO_EXPORT_SCORES
                  ? 0 /* folders: interop.h and scores.h name what is wrong */
              : load ? check_load_path(path, err, sizeof err)
-                    : check_export_path(path, err, sizeof err);
+                    : check_export_path(path, w->opts.export_dir, err, sizeof err);
     res->path_refused = rc != 0;
     if (rc == 0 && duo) {
         rc = load_duo(w, duo_dir, duo_ratio, res, err, sizeof err);
