@@ -38,6 +38,9 @@ static void usage(FILE *f) {
             "  --lengths LIST   held-out lengths, tokens (e.g. 256,512)\n"
             "  --heldout N      samples per held-out (task, length) cell\n"
             "  --valid N        samples per validation cell (0: no validation split)\n"
+            "  --transfer N     samples per transfer (task, length) cell: the held-out tasks at longer\n"
+            "                   lengths, same window (0: no transfer split; bench: 16 at 2k and 4k)\n"
+            "  --transfer-lengths LIST  the transfer split's lengths, tokens (e.g. 2k,4k,8k)\n"
             "  --aprime N       seeds of the A' experiment (0: skip)\n"
             "  --device D       cpu, cuda or auto: where every evaluator runs\n"
             "  --precision P    CPU GEMMs: fp32, bf16 or auto\n"
@@ -112,8 +115,8 @@ static int reshape_cells(compare_cell *cells, int *n_cells, const char *tasks_s,
 
 typedef struct {
     search_opts so; /* the search options a comparison takes (SOPT_COMPARE) */
-    const char *out_dir, *preset, *methods_s, *ratios_s, *tasks_s, *lengths_s;
-    long heldout, valid, aprime; /* -1: the preset's */
+    const char *out_dir, *preset, *methods_s, *ratios_s, *tasks_s, *lengths_s, *transfer_lengths_s;
+    long heldout, valid, aprime, transfer; /* -1: the preset's */
     int force;
     cli_dist_opts dist; /* --batch, --worker-timeout */
     compare_plan plan;  /* built by the check */
@@ -122,7 +125,7 @@ typedef struct {
 static void compare_init(void *opts) {
     compare_cli *o = opts;
     o->preset = "bench";
-    o->heldout = o->valid = o->aprime = -1;
+    o->heldout = o->valid = o->aprime = o->transfer = -1;
     cli_dist_opts_init(&o->dist);
 }
 
@@ -134,17 +137,19 @@ static int compare_option(cmd_env *e, void *opts, const char *a, const char *v) 
     }
     int r = cli_dist_option("compare", 1, &o->dist, a, v);
     if (r != CMD_OPT_UNKNOWN) return r;
-    const char **text = !strcmp(a, "--out")       ? &o->out_dir
-                        : !strcmp(a, "--preset")  ? &o->preset
-                        : !strcmp(a, "--methods") ? &o->methods_s
-                        : !strcmp(a, "--ratios")  ? &o->ratios_s
-                        : !strcmp(a, "--tasks")   ? &o->tasks_s
-                        : !strcmp(a, "--lengths") ? &o->lengths_s
-                                                  : NULL;
-    long *num = !strcmp(a, "--heldout")  ? &o->heldout
-                : !strcmp(a, "--valid")  ? &o->valid
-                : !strcmp(a, "--aprime") ? &o->aprime
-                                         : NULL;
+    const char **text = !strcmp(a, "--out")                ? &o->out_dir
+                        : !strcmp(a, "--preset")           ? &o->preset
+                        : !strcmp(a, "--methods")          ? &o->methods_s
+                        : !strcmp(a, "--ratios")           ? &o->ratios_s
+                        : !strcmp(a, "--tasks")            ? &o->tasks_s
+                        : !strcmp(a, "--lengths")          ? &o->lengths_s
+                        : !strcmp(a, "--transfer-lengths") ? &o->transfer_lengths_s
+                                                           : NULL;
+    long *num = !strcmp(a, "--heldout")    ? &o->heldout
+                : !strcmp(a, "--valid")    ? &o->valid
+                : !strcmp(a, "--aprime")   ? &o->aprime
+                : !strcmp(a, "--transfer") ? &o->transfer
+                                           : NULL;
     int id = search_opts_lookup(a, SOPT_COMPARE);
     if (!text && !num && id < 0) return CMD_OPT_UNKNOWN;
     if (!v) return cmd_need_value(e, a);
@@ -182,6 +187,55 @@ static int plan_methods(compare_plan *plan, const char *methods_s) {
     return 0;
 }
 
+/* --transfer and --transfer-lengths into the plan: the held-out split's tasks (and haystacks) at
+ * those lengths (default: the preset's transfer lengths, else twice the longest held-out length),
+ * N samples each (default: the preset's, else the held-out split's). --transfer 0: none. 0 or -1. */
+static int transfer_cells(const compare_cli *o, compare_plan *plan) {
+    if (o->transfer == 0) {
+        plan->n_transfer = 0;
+        return 0;
+    }
+    if (o->transfer < 0 && !o->transfer_lengths_s && !(o->tasks_s && plan->n_transfer > 0)) return 0;
+    int lengths[COMPARE_MAX_CELLS], n_lengths = 0;
+    if (o->transfer_lengths_s) {
+        n_lengths = cli_parse_tokens_list("compare", "--transfer-lengths", o->transfer_lengths_s,
+                                          PROBE_MIN_LENGTH, 1L << 24, lengths, COMPARE_MAX_CELLS);
+        if (n_lengths < 0) return -1;
+    } else if (plan->n_transfer > 0) {
+        for (int c = 0; c < plan->n_transfer; c++) {
+            int seen = 0;
+            for (int l = 0; l < n_lengths; l++) seen |= lengths[l] == plan->transfer[c].length;
+            if (!seen) lengths[n_lengths++] = plan->transfer[c].length;
+        }
+    } else {
+        int longest = 0;
+        for (int c = 0; c < plan->n_heldout; c++)
+            if (plan->heldout[c].length > longest) longest = plan->heldout[c].length;
+        lengths[n_lengths++] = 2 * longest;
+    }
+    const int samples = o->transfer > 0        ? (int)o->transfer
+                        : plan->n_transfer > 0 ? plan->transfer[0].n_samples
+                                               : plan->heldout[0].n_samples;
+    probe_task tasks[COMPARE_MAX_CELLS];
+    haystack_kind hay[COMPARE_MAX_CELLS];
+    int n_tasks = 0;
+    for (int c = 0; c < plan->n_heldout; c++) {
+        int seen = 0;
+        for (int t = 0; t < n_tasks; t++) seen |= tasks[t] == plan->heldout[c].task;
+        if (!seen) tasks[n_tasks] = plan->heldout[c].task, hay[n_tasks++] = plan->heldout[c].haystack;
+    }
+    if (n_tasks * n_lengths > COMPARE_MAX_CELLS) {
+        fprintf(stderr, "bosch compare: --transfer-lengths: %d tasks x %d lengths is more than %d cells\n",
+                n_tasks, n_lengths, COMPARE_MAX_CELLS);
+        return -1;
+    }
+    plan->n_transfer = 0;
+    for (int t = 0; t < n_tasks; t++)
+        for (int l = 0; l < n_lengths; l++)
+            plan->transfer[plan->n_transfer++] = (compare_cell){tasks[t], hay[t], lengths[l], samples};
+    return 0;
+}
+
 /* The whole plan from the preset and the options, before the model loads, so every option error
  * comes first. 0, or -1 (printed). */
 static int build_plan(compare_cli *o) {
@@ -203,6 +257,7 @@ static int build_plan(compare_cli *o) {
         reshape_cells(plan->heldout, &plan->n_heldout, o->tasks_s, o->lengths_s, o->heldout,
                       &plan->heldout[0]))
         return -1;
+    if (transfer_cells(o, plan)) return -1;
     if (o->valid == 0)
         plan->n_valid = 0;
     else if (o->valid > 0)

@@ -105,16 +105,33 @@ out:
     return rc;
 }
 
-/* score_part of the memo (racing, search.h): a round is not cached (the cache holds whole
- * evaluations, which lookup gives the race); it goes to the inner objective. */
+/* The cache key of round `part` of a mask's race: a calibration record ("C", compare_cache.h)
+ * under the mask hash mixed with the round, so a rerun answers the rounds too. */
+static uint64_t part_key(uint64_t mask_hash, int part) {
+    const uint64_t k = mask_hash ^ (0x9e3779b97f4a7c15ull * (uint64_t)(part + 1));
+    return k ? k : 1;
+}
+
+/* score_part of the memo (racing, search.h): a round of a race, from the cache or the inner
+ * objective (then into the cache under part_key). */
 static int memo_part(void *ctx, const attn_mask *mask, int part, int make_base, search_eval *out, char *err,
                      size_t errlen) {
     memo *mo = ctx;
+    const uint64_t key = part_key(mask_hash(mask), part);
+    const cache_calib *c = cache_get_calib(mo->cache, key);
+    if (c) {
+        mo->cache->calib_hits++;
+        *out = c->e;
+        out->seconds = 0;
+        return 0;
+    }
     if (mo->stop && *mo->stop) {
         snprintf(err, errlen, "stopped");
         return -1;
     }
-    return mo->inner->score_part(mo->inner->ctx, mask, part, make_base, out, err, errlen);
+    if (mo->inner->score_part(mo->inner->ctx, mask, part, make_base, out, err, errlen)) return -1;
+    mo->cache->part_misses++;
+    return cache_put_calib(mo->cache, key, out, err, errlen);
 }
 
 /* lookup of the memo: the cached whole evaluation of mask (1), or 0. */
@@ -283,6 +300,8 @@ static uint64_t fingerprint(const compare_plan *p, const model *m, const backend
              cpu && m->kv_type == ATTN_KV_BF16 ? "|kv bf16" : "", p->cfg.calib_samples, p->cfg.calib_tokens,
              (int)pc.task, (int)pc.haystack, (int)PROBE_DEFAULT_CALIB_SEED, p->cfg.calib_mix ? " mix" : "",
              p->cfg.window, p->cfg.sinks);
+    if (p->cfg.calib_tokens2 > 0) /* only then, so the folders made before it still resume */
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "|calib2 %d", p->cfg.calib_tokens2);
     uint64_t h = 0xcbf29ce484222325ull;
     for (const char *s = buf; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
     return h;
@@ -395,24 +414,68 @@ static int make_aprimes(compare_result *r, search_objective *obj, char *err, siz
     return 0;
 }
 
-/* Validation and held-out scores of every mask (validation: only the BOSCH variants and the
- * references, which it chooses among). 0, 1 stopped, -1 error. */
+/* Mask k of the plan's methods is a BOSCH variant (its method name starts with "bosch"). */
+static int is_bosch_row(const compare_plan *p, int k) {
+    return !strncmp(p->methods[k / p->n_ratios], "bosch", 5);
+}
+
+/* The masks the transfer split scores (compare.h transfer_others): with k > 0, at each ratio
+ * "bosch" and the k best other methods on validation (hits, then mean answer probability, then plan
+ * order); with 0 every method's mask. The references always (the window check); no A' mask. */
+static void transfer_list(const compare_result *r, const attn_mask *const *all, int n,
+                          const attn_mask **out) {
+    const compare_plan *p = &r->plan;
+    for (int k = 0; k < n; k++) out[k] = k >= compare_ref_index(r, 0) ? all[k] : NULL;
+    const int bi = compare_method_index(p, "bosch"), nr = p->n_ratios;
+    for (int ri = 0; ri < nr; ri++) {
+        if (p->transfer_others <= 0) {
+            for (int mi = 0; mi < p->n_methods; mi++) out[mi * nr + ri] = all[mi * nr + ri];
+            continue;
+        }
+        if (bi >= 0) out[bi * nr + ri] = all[bi * nr + ri];
+        for (int pick = 0; pick < p->transfer_others; pick++) {
+            int best = -1;
+            long best_h = -1;
+            double best_s = 0;
+            for (int mi = 0; mi < p->n_methods; mi++) {
+                const int k = mi * nr + ri;
+                if (is_bosch_row(p, k) || out[k]) continue;
+                long h, nn;
+                double sc;
+                compare_hits(r, SPLIT_VALID, -1, k, &h, &nn, &sc);
+                if (h > best_h || (h == best_h && sc > best_s)) best = k, best_h = h, best_s = sc;
+            }
+            if (best >= 0) out[best] = all[best];
+        }
+    }
+}
+
+/* Validation, held-out and transfer scores (validation: the BOSCH variants and the references,
+ * which it chooses among, and every method when the transfer split picks its methods there;
+ * transfer: transfer_list). 0, 1 stopped, -1 error. */
 static int score_splits(compare_result *r, const model *m, const backend *be, const compare_exec *ex,
                         volatile int *stop, compare_progress progress, void *user, char *err, size_t errlen) {
     const compare_plan *p = &r->plan;
-    const attn_mask *all[COMPARE_MAX_SCORED], *valid[COMPARE_MAX_SCORED];
+    const attn_mask *all[COMPARE_MAX_SCORED], *valid[COMPARE_MAX_SCORED], *transfer[COMPARE_MAX_SCORED];
     int n = 0;
     for (int k = 0; k < r->n_masks; k++) all[n++] = &r->masks[k];
     for (int k = 0; k < r->n_aprime; k++) all[n++] = &r->aprime[k].mask;
     for (int j = 0; j < N_REFS; j++) all[n++] = &r->ref[j]; /* at compare_ref_index(r, j) */
+    const int pick_on_valid = p->n_transfer > 0 && p->transfer_others > 0;
     for (int k = 0; k < n; k++)
-        valid[k] = k >= compare_ref_index(r, 0) ||
-                           (k < r->n_masks && !strncmp(p->methods[k / p->n_ratios], "bosch", 5))
+        valid[k] = k >= compare_ref_index(r, 0) || (k < r->n_masks && (pick_on_valid || is_bosch_row(p, k)))
                        ? all[k]
                        : NULL;
     for (int split = 0; split < N_SPLITS; split++) {
-        int s = compare_score_split(p, split, m, be, ex, &r->cache, split == SPLIT_VALID ? valid : all, n,
-                                    r->scores[split], stop, progress, user, err, errlen);
+        if (split == SPLIT_TRANSFER) {
+            if (p->n_transfer == 0) break;
+            transfer_list(r, all, n, transfer);
+        }
+        const attn_mask *const *list = split == SPLIT_VALID      ? valid
+                                       : split == SPLIT_TRANSFER ? transfer
+                                                                 : all;
+        int s = compare_score_split(p, split, m, be, ex, &r->cache, list, n, r->scores[split], stop, progress,
+                                    user, err, errlen);
         if (s) return s;
     }
     return 0;
@@ -486,8 +549,9 @@ int compare_run(const compare_plan *p, const model *m, const backend *be, const 
     r->seconds = base_now_s() - t0;
     rc = compare_write_reports(r, out_dir, err, errlen) ? -1 : 0;
     if (rc == 0)
-        say(progress, user, "done in %.0f s (%ld calibration evaluations made, %ld split scores made)",
-            r->seconds, r->cache.calib_misses, r->cache.cell_misses);
+        say(progress, user,
+            "done in %.0f s (%ld calibration evaluations made, %ld race rounds, %ld split scores made)",
+            r->seconds, r->cache.calib_misses, r->cache.part_misses, r->cache.cell_misses);
 done:
     if (rc == 1) snprintf(err, errlen, "stopped; %s keeps everything so far", out_dir);
     search_objective_free(&calib);

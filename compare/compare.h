@@ -5,7 +5,8 @@
  *
  * Splits (datasets/probes.h): calibration (the only thing a search sees: search_calib_generate),
  * validation (PROBE_SPLIT_VALIDATION) and held-out (PROBE_SPLIT_HELDOUT), each with its own seed
- * and depth grid. A split is a list of cells (task, haystack, length, samples).
+ * and depth grid, and transfer (the held-out generator at longer lengths: length transfer). A
+ * split is a list of cells (task, haystack, length, samples).
  *
  * Resumable: every calibration evaluation and every (cell, mask) score is appended to
  * DIR/cache.tsv as it is made, keyed by mask hash; a run stopped half-way and started again with
@@ -19,7 +20,9 @@
  *   references.csv  all full and all SWA on every cell of each split, with the window check (full
  *                 >= 0.9 and all-SWA <= 0.1 exact: "ok", else what fails; docs/search.md);
  *   tests.csv     per split and ratio: BOSCH against the best other method (highest accuracy on that
- *                 split), discordant counts and the exact McNemar p-value;
+ *                 split among those scored there), discordant counts and the exact McNemar p-value;
+ *   (results.csv, references.csv, tests.csv and table.md have split "transfer" rows when the plan
+ *                 has a transfer split)
  *   calibration.csv  every final mask's normalized calibration score S^ and evaluations spent;
  *   turnover.csv  per method and adjacent ratios: T (SWA heads at the lower ratio that are full at
  *                 the higher one) and T~ = T / sqrt(|SWA_lo| * |FULL_hi|) (docs/search.md);
@@ -61,6 +64,15 @@ typedef struct {
     int n_valid;
     compare_cell heldout[COMPARE_MAX_CELLS];
     int n_heldout;
+    /* The transfer split (n_transfer 0: none): the held-out tasks at the lengths a mask is deployed
+     * for, longer than the calibration's (held-out generator and seed, same window), where each
+     * final mask's accuracy is measured again. transfer_others 0: every method is scored there;
+     * k > 0: at each ratio only "bosch" and the k best other methods on the validation split (exact
+     * matches, then mean answer probability, then plan order), which are then scored on validation
+     * too; never chosen on held-out. */
+    compare_cell transfer[COMPARE_MAX_CELLS];
+    int n_transfer;
+    int transfer_others;
     int aprime_seeds; /* seeds of the A' experiment (0: none) */
     char preset[16];  /* informational */
 } compare_plan;

@@ -1,7 +1,9 @@
 /* compare_cache.h — the comparison's persistent memo (compare.h: DIR/cache.tsv), internal to
  * compare/. Text, one record per line, appended and flushed as each evaluation finishes:
  *   bosch-compare-cache 1 FINGERPRINT                        (first line; hex)
- *   C HASH SCORE ACCURACY NLL N NLL_1 .. NLL_N                (a calibration evaluation)
+ *   C HASH SCORE ACCURACY NLL N NLL_1 .. NLL_N                (a calibration evaluation; a round of a
+ *                                                              race under the mask hash mixed with the
+ *                                                              round, compare.c part_key)
  *   E CELL HASH N BITS P_1 .. P_N                             (a mask on a validation/held-out cell:
  *                                                              BITS = N characters 0/1, exact match)
  * HASH = mask_hash as 16 hex digits, CELL = the cell's key (compare.c), doubles as %.17g (exact).
@@ -37,6 +39,7 @@ typedef struct {
     cache_cell *cells;
     long cells_cap, cells_n;
     long calib_hits, calib_misses, cell_hits, cell_misses;
+    long part_misses; /* rounds of a race computed (compare.c memo_part: "C" records of a derived key) */
 } compare_cache;
 
 /* Open DIR/cache.tsv: load it when it exists (its fingerprint must equal `fingerprint`, else -1

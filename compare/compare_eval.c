@@ -13,9 +13,18 @@
 
 #include "compare_internal.h"
 
+const char *compare_split_name(int split) {
+    return split == SPLIT_VALID ? "validation" : split == SPLIT_TRANSFER ? "transfer" : "heldout";
+}
+
+const compare_cell *compare_split_cells(const compare_plan *p, int split, int *n) {
+    *n = split == SPLIT_VALID ? p->n_valid : split == SPLIT_TRANSFER ? p->n_transfer : p->n_heldout;
+    return split == SPLIT_VALID ? p->valid : split == SPLIT_TRANSFER ? p->transfer : p->heldout;
+}
+
 void compare_cell_key(int split, const compare_cell *c, char *buf, size_t cap) {
-    snprintf(buf, cap, "%s:%s:%s:%d:%d", split == SPLIT_VALID ? "validation" : "heldout",
-             probe_task_name(c->task), haystack_kind_name(c->haystack), c->length, c->n_samples);
+    snprintf(buf, cap, "%s:%s:%s:%d:%d", compare_split_name(split), probe_task_name(c->task),
+             haystack_kind_name(c->haystack), c->length, c->n_samples);
 }
 
 /* qsort_r order of mask indexes: lexicographic rows, then index (masks = the context). */
@@ -134,8 +143,9 @@ int compare_score_split(const compare_plan *p, int split, const model *m, const 
                         const compare_exec *ex, compare_cache *cache, const attn_mask *const *masks, int n,
                         cell_scores (*out)[COMPARE_MAX_SCORED], volatile int *stop, compare_progress progress,
                         void *user, char *err, size_t errlen) {
-    const compare_cell *cells = split == SPLIT_VALID ? p->valid : p->heldout;
-    const int n_cells = split == SPLIT_VALID ? p->n_valid : p->n_heldout;
+    int n_cells;
+    const compare_cell *cells = compare_split_cells(p, split, &n_cells);
+    /* the transfer split is the held-out generator at other lengths */
     const probe_split ps_split = split == SPLIT_VALID ? PROBE_SPLIT_VALIDATION : PROBE_SPLIT_HELDOUT;
     const uint64_t seed = split == SPLIT_VALID ? PROBE_DEFAULT_VALID_SEED : PROBE_DEFAULT_HELDOUT_SEED;
     int *order = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));

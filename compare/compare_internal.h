@@ -7,7 +7,7 @@
 #include "compare.h"
 #include "compare_cache.h"
 
-enum { SPLIT_VALID = 0, SPLIT_HELDOUT = 1, N_SPLITS = 2 };
+enum { SPLIT_VALID = 0, SPLIT_HELDOUT = 1, SPLIT_TRANSFER = 2, N_SPLITS = 3 };
 
 /* The references scored beside the methods: all full and all SWA (the window check). */
 enum { REF_FULL = 0, REF_SWA = 1, N_REFS = 2 };
@@ -55,6 +55,9 @@ struct compare_result {
 
 /* The cell's key in the cache and the files: "heldout:niah_single:noise:512:16". */
 void compare_cell_key(int split, const compare_cell *c, char *buf, size_t cap);
+/* A split's cells and their number; its name ("validation", "heldout", "transfer"). */
+const compare_cell *compare_split_cells(const compare_plan *p, int split, int *n);
+const char *compare_split_name(int split);
 
 /* Score `n` masks on every cell of `split` (cache first; the rest in lexicographic order of their
  * rows with prefix reuse, here or through ex->cell), filling out[cell][i]. stop checked between

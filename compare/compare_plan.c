@@ -38,6 +38,11 @@ int compare_plan_preset(compare_plan *p, const char *preset, const model *m, cha
         const int lengths[] = {256, 512};
         set_cells(p->heldout, &p->n_heldout, tasks3, hay3, 3, lengths, 2, 16);
         set_cells(p->valid, &p->n_valid, tasks3, hay3, 3, lengths, 1, 16);
+        /* length transfer: 16 x 3 tasks = 48 samples per mask and length, BOSCH and the two best
+         * other methods on validation at each ratio (issue 31: the time a bench run can afford) */
+        const int long_lengths[] = {2048, 4096};
+        set_cells(p->transfer, &p->n_transfer, tasks3, hay3, 3, long_lengths, 2, 16);
+        p->transfer_others = 2;
         p->aprime_seeds = 3;
     } else if (!strcmp(preset, "ci")) {
         if (search_preset_apply(&p->cfg, "tiny", n_ctx, err, errlen)) return -1;
@@ -51,6 +56,10 @@ int compare_plan_preset(compare_plan *p, const char *preset, const model *m, cha
         const int lengths[] = {192, 256};
         set_cells(p->heldout, &p->n_heldout, tasks3, hay3, 3, lengths, 2, 2);
         set_cells(p->valid, &p->n_valid, tasks3, hay3, 1, lengths, 1, 2);
+        /* transfer at twice the calibration length, BOSCH and the best other method on validation */
+        const int long_lengths[] = {384};
+        set_cells(p->transfer, &p->n_transfer, tasks3, hay3, 3, long_lengths, 1, 2);
+        p->transfer_others = 1;
         p->aprime_seeds = 1;
         static const char *const ci_methods[] = {"bosch", "bosch_paper", "intr", "ablation"};
         for (int i = 0; i < 4; i++) snprintf(p->methods[i], sizeof p->methods[i], "%s", ci_methods[i]);
@@ -93,9 +102,20 @@ int compare_method_index(const compare_plan *p, const char *name) {
 int compare_plan_check(const compare_plan *p, char *err, size_t errlen) {
     if (p->n_methods < 1 || p->n_methods > COMPARE_MAX_METHODS || p->n_ratios < 1 ||
         p->n_ratios > COMPARE_MAX_RATIOS || p->n_heldout < 1 || p->n_heldout > COMPARE_MAX_CELLS ||
-        p->n_valid < 0 || p->n_valid > COMPARE_MAX_CELLS) {
-        snprintf(err, errlen, "compare: a plan needs 1..%d methods, 1..%d ratios, 1..%d held-out cells",
-                 COMPARE_MAX_METHODS, COMPARE_MAX_RATIOS, COMPARE_MAX_CELLS);
+        p->n_valid < 0 || p->n_valid > COMPARE_MAX_CELLS || p->n_transfer < 0 ||
+        p->n_transfer > COMPARE_MAX_CELLS || p->transfer_others < 0) {
+        snprintf(err, errlen,
+                 "compare: a plan needs 1..%d methods, 1..%d ratios, 1..%d held-out cells, 0..%d validation "
+                 "and transfer cells",
+                 COMPARE_MAX_METHODS, COMPARE_MAX_RATIOS, COMPARE_MAX_CELLS, COMPARE_MAX_CELLS);
+        return -1;
+    }
+    if (p->n_transfer > 0 && p->transfer_others > 0 && p->n_valid == 0) {
+        snprintf(
+            err, errlen,
+            "compare: the transfer split scores the %d best other methods on validation, but the plan has "
+            "no validation split (--valid 0 needs --transfer 0)",
+            p->transfer_others);
         return -1;
     }
     for (int i = 1; i < p->n_ratios; i++)

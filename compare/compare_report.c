@@ -24,8 +24,7 @@ double compare_turnover(const attn_mask *lo, const attn_mask *hi, int *t_raw) {
 }
 
 static const compare_cell *split_cells(const compare_plan *p, int split, int *n) {
-    *n = split == SPLIT_VALID ? p->n_valid : p->n_heldout;
-    return split == SPLIT_VALID ? p->valid : p->heldout;
+    return compare_split_cells(p, split, n);
 }
 
 void compare_hits(const compare_result *r, int split, int cell, int k, long *hits, long *n, double *score) {
@@ -100,7 +99,7 @@ static int best_other_test(const compare_result *r, int split, int ri, paired_te
 }
 
 static const char *split_name(int split) {
-    return split == SPLIT_VALID ? "validation" : "heldout";
+    return compare_split_name(split);
 }
 
 /* DIR/results.csv (formats/results.h, the comparison layout): per split, mask and cell, then the
@@ -109,7 +108,7 @@ static int write_results(const compare_result *r, const char *dir, char *err, si
     const compare_plan *p = &r->plan;
     char path[4200];
     snprintf(path, sizeof path, "%s/results.csv", dir);
-    const int cap = N_SPLITS * r->n_masks * (1 + (p->n_heldout > p->n_valid ? p->n_heldout : p->n_valid));
+    const int cap = N_SPLITS * r->n_masks * (1 + COMPARE_MAX_CELLS);
     results_row *rows = malloc(sizeof *rows * (size_t)(cap > 0 ? cap : 1));
     if (!rows) {
         snprintf(err, errlen, "%s: out of memory", path);
@@ -422,11 +421,14 @@ static size_t split_table(const compare_result *r, int split, char *buf, size_t 
 void compare_result_table(const compare_result *r, char *buf, size_t cap) {
     size_t o = 0;
     if (cap) buf[0] = 0;
+    char len2[32] = "";
+    if (r->plan.cfg.calib_tokens2 > 0) snprintf(len2, sizeof len2, " and %d", r->plan.cfg.calib_tokens2);
     o = cat(buf, cap, o,
-            "comparison '%s' on %s: %d calibration samples x %d tokens, window %d, sinks %d (%.0f s)\n",
-            r->plan.preset, r->model_name, r->plan.cfg.calib_samples, r->plan.cfg.calib_tokens,
+            "comparison '%s' on %s: %d calibration samples x %d%s tokens, window %d, sinks %d (%.0f s)\n",
+            r->plan.preset, r->model_name, r->plan.cfg.calib_samples, r->plan.cfg.calib_tokens, len2,
             r->plan.cfg.window, r->plan.cfg.sinks, r->seconds);
     o = split_table(r, SPLIT_HELDOUT, buf, cap, o);
+    o = split_table(r, SPLIT_TRANSFER, buf, cap, o);
     o = split_table(r, SPLIT_VALID, buf, cap, o);
 }
 

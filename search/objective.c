@@ -163,19 +163,40 @@ int search_objective_calib_on(search_objective *obj, const model *m, const backe
     }
     return 0;
 }
+/* The probe configs of one length's share of the split into mix (at most 3): niah_single on
+ * noise, or with calib_mix niah_single on noise, niah_multikey on prose and passkey on noise with
+ * the samples shared out (the first tasks get the remainder). Returns how many. */
+static int length_configs(const search_config *cfg, int tokens, int n, probe_config *mix) {
+    probe_config pc = probe_config_default();
+    pc.n_samples = n;
+    if (tokens > 0) pc.length_tokens = tokens;
+    if (!cfg->calib_mix) {
+        mix[0] = pc;
+        return n > 0;
+    }
+    probe_config all[3] = {pc, pc, pc};
+    all[1].task = PROBE_NIAH_MULTIKEY, all[1].haystack = HAYSTACK_TEXT;
+    all[2].task = PROBE_PASSKEY, all[2].haystack = HAYSTACK_NOISE;
+    int k = 0;
+    for (int t = 0; t < 3; t++) {
+        all[t].n_samples = n / 3 + (t < n % 3);
+        if (all[t].n_samples > 0) mix[k++] = all[t];
+    }
+    return k;
+}
+
 int search_calib_generate(calib_set **out, const model *m, const search_config *cfg, char *err,
                           size_t errlen) {
-    probe_config pc = probe_config_default();
-    if (cfg->calib_samples > 0) pc.n_samples = cfg->calib_samples;
-    if (cfg->calib_tokens > 0) pc.length_tokens = cfg->calib_tokens;
-    if (!cfg->calib_mix) return probe_calib_generate(out, m->tok, &pc, PROBE_DEFAULT_CALIB_SEED, err, errlen);
-    /* the mix: niah_single on noise, niah_multikey on prose, passkey on noise, samples shared out */
-    probe_config mix[3] = {pc, pc, pc};
-    mix[1].task = PROBE_NIAH_MULTIKEY, mix[1].haystack = HAYSTACK_TEXT;
-    mix[2].task = PROBE_PASSKEY, mix[2].haystack = HAYSTACK_NOISE;
-    int n = pc.n_samples, k = 0;
-    for (int t = 0; t < 3; t++) mix[t].n_samples = n / 3 + (t < n % 3);
-    for (int t = 0; t < 3; t++)
-        if (mix[t].n_samples > 0) mix[k++] = mix[t];
+    const int n = cfg->calib_samples > 0 ? cfg->calib_samples : probe_config_default().n_samples;
+    if (!cfg->calib_mix && !cfg->calib_tokens2) {
+        probe_config pc = probe_config_default();
+        pc.n_samples = n;
+        if (cfg->calib_tokens > 0) pc.length_tokens = cfg->calib_tokens;
+        return probe_calib_generate(out, m->tok, &pc, PROBE_DEFAULT_CALIB_SEED, err, errlen);
+    }
+    probe_config mix[6];
+    const int n2 = cfg->calib_tokens2 > 0 ? n / 2 : 0;
+    int k = length_configs(cfg, cfg->calib_tokens, n - n2, mix);
+    if (n2 > 0) k += length_configs(cfg, cfg->calib_tokens2, n2, mix + k);
     return probe_calib_generate_mix(out, m->tok, mix, k, PROBE_DEFAULT_CALIB_SEED, err, errlen);
 }

@@ -142,6 +142,11 @@ typedef struct {
     int calib_samples;
     int calib_tokens;
     int calib_mix;
+    /* A second calibration length, tokens (0: one length): the samples are shared out between
+     * calib_tokens and calib_tokens2 (the first gets the remainder), and within each length between
+     * the tasks as calib_mix says: a calibration split at the lengths a mask is deployed for
+     * (docs/search.md "A calibration split that matches deployment"). */
+    int calib_tokens2;
     /* Racing (race.h, docs/search.md): the swap searches (stage 3 with head scores, the refinement)
      * score each candidate in rounds of the calibration samples and drop it once it is behind the
      * incumbent by more than the bound. 0 off; 1 on (the default); 2 check: the race decides as with
@@ -277,7 +282,8 @@ void search_objective_set_cancel(search_objective *obj, const atomic_int *cancel
 /* The calibration split a config asks for: probe_config_default() (task, haystack, chat) with
  * cfg->calib_samples samples of cfg->calib_tokens tokens, seed PROBE_DEFAULT_CALIB_SEED, made
  * with m's tokenizer; with calib_mix, those samples shared out between the three tasks (the first
- * tasks get the remainder). 0, or -1 with a message. Free with calib_set_free. */
+ * tasks get the remainder); with calib_tokens2, first shared out between the two lengths (the
+ * first length gets the remainder), the samples of each length in the order above. 0, or -1 with a message. Free with calib_set_free. */
 int search_calib_generate(calib_set **out, const model *m, const search_config *cfg, char *err,
                           size_t errlen);
 

@@ -5,7 +5,8 @@
  *   method M               one "key value" line per config field: method ratio preset window sinks
  *   ratio R                seed stage1_budget stage3_budget restarts n_buckets delta_marginal
  *   ...                    stage1_k_spec stage2_ranks stage1_independent stage1_singles stage3_scope
- *   n_head_kv H            refine_budget granularity calib_samples calib_tokens calib_mix race accept_k
+ *   n_head_kv H            refine_budget granularity calib_samples calib_tokens calib_mix calib_tokens2
+ *                          race accept_k
  *                          n_layer n_head_kv
  *   log                    (written in this order, read in any order; the header ends here)
  *   eval HASH SCORE ACCURACY NLL SECONDS N [NLL_1 .. NLL_N]     one line per evaluation, to the end
@@ -16,8 +17,8 @@
  * kill) is dropped; any other malformed line, the middle ones included, is an error naming it.
  * Keys added later are optional when read, a missing one meaning the behaviour before it existed:
  * granularity (head or layer, search.h) was added to version 2 without a version bump, so files
- * written before it load as head granularity (race and accept_k likewise: racing off, any strict
- * improvement accepted); a program older than the key refuses a file that has
+ * written before it load as head granularity (race, accept_k and calib_tokens2 likewise: racing
+ * off, any strict improvement accepted, one calibration length); a program older than the key refuses a file that has
  * it ("unknown key 'granularity'") instead of running a layer search as a head search.
  * Version 1 (read only; written before the log): the same header with "n_evals E" as its last line
  * instead of "log", then exactly E eval lines. Parsing: search_state.c.
@@ -43,13 +44,13 @@ static void write_header(FILE *f, const search_state *st) {
             "seed %" PRIu64 "\nstage1_budget %ld\nstage3_budget %ld\nrestarts %d\nn_buckets %d\n"
             "delta_marginal %d\nstage1_k_spec %d\nstage2_ranks %d\nstage1_independent %d\n"
             "stage1_singles %d\nstage3_scope %d\nrefine_budget %ld\ngranularity %s\n"
-            "calib_samples %d\ncalib_tokens %d\ncalib_mix %d\nrace %d\naccept_k %.17g\nn_layer %d\n"
-            "n_head_kv %d\nlog\n",
+            "calib_samples %d\ncalib_tokens %d\ncalib_mix %d\ncalib_tokens2 %d\nrace %d\naccept_k %.17g\n"
+            "n_layer %d\nn_head_kv %d\nlog\n",
             search_method_name(c->method), c->ratio, c->preset[0] ? c->preset : "-", c->window, c->sinks,
             c->seed, c->stage1_budget_per_layer, c->stage3_budget_per_group, c->restarts, c->n_buckets,
             c->delta_marginal, c->stage1_k_spec, c->stage2_ranks, c->stage1_independent, c->stage1_singles,
             c->stage3_scope, c->refine_budget, search_granularity_name(c->granularity), c->calib_samples,
-            c->calib_tokens, c->calib_mix, c->race, c->accept_k, st->L, st->H);
+            c->calib_tokens, c->calib_mix, c->calib_tokens2, c->race, c->accept_k, st->L, st->H);
 }
 
 static void write_entry(FILE *f, const search_log_entry *e) {

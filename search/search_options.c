@@ -80,6 +80,13 @@ static const opt_spec specs[SOPT_COUNT] = {
                    {"off", "on", "check"},
                    "race swap candidates on the calibration samples in rounds (on, default), or not;\n"
                    "check: race, and score the dropped ones whole to count wrong drops"},
+    [SOPT_LENGTH2] = {"--length2",
+                      "T",
+                      K_TOKENS,
+                      0,
+                      MAX_TOKENS,
+                      {0},
+                      "a second calibration length, tokens: half the samples at each (0: one length)"},
     [SOPT_ACCEPT_K] = {"--accept-k",
                        "K",
                        K_REAL,
@@ -166,17 +173,26 @@ static void apply_sizes(const search_opts *o, search_config *cfg) {
     if (given(o, SOPT_CALIB)) cfg->calib_mix = (int)o->num[SOPT_CALIB];
     if (given(o, SOPT_RACE)) cfg->race = (int)o->num[SOPT_RACE];
     if (given(o, SOPT_ACCEPT_K)) cfg->accept_k = o->accept_k;
+    if (given(o, SOPT_LENGTH2)) cfg->calib_tokens2 = (int)o->num[SOPT_LENGTH2];
 }
 
-/* --window and --sinks, when given, must be shorter than the calibration prompts. */
+/* --window and --sinks, when given, must be shorter than the calibration prompts (both lengths);
+ * --length2 at least PROBE_MIN_LENGTH when not 0. */
 static int check_lengths(const search_opts *o, const search_config *cfg, char *err, size_t errlen) {
-    int w = given(o, SOPT_WINDOW) && cfg->window >= cfg->calib_tokens;
-    int s = given(o, SOPT_SINKS) && cfg->sinks >= cfg->calib_tokens;
+    if (cfg->calib_tokens2 != 0 && cfg->calib_tokens2 < PROBE_MIN_LENGTH) {
+        base_seterr(err, errlen, "--length2 %d: bad value (need 0 or at least %d tokens)", cfg->calib_tokens2,
+                    PROBE_MIN_LENGTH);
+        return -1;
+    }
+    const int shortest = cfg->calib_tokens2 > 0 && cfg->calib_tokens2 < cfg->calib_tokens ? cfg->calib_tokens2
+                                                                                          : cfg->calib_tokens;
+    int w = given(o, SOPT_WINDOW) && cfg->window >= shortest;
+    int s = given(o, SOPT_SINKS) && cfg->sinks >= shortest;
     if (!w && !s) return 0;
     base_seterr(err, errlen,
                 "%s %d: bad value (need fewer tokens than the calibration length, %d (--length), or every "
                 "SWA head sees the whole sequence)",
-                w ? "--window" : "--sinks", w ? cfg->window : cfg->sinks, cfg->calib_tokens);
+                w ? "--window" : "--sinks", w ? cfg->window : cfg->sinks, shortest);
     return -1;
 }
 

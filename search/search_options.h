@@ -39,6 +39,7 @@ typedef enum {
     SOPT_GRANULARITY,
     SOPT_RACE,
     SOPT_ACCEPT_K,
+    SOPT_LENGTH2,
     SOPT_COUNT
 } search_opt_id;
 
@@ -52,7 +53,7 @@ typedef enum {
 #define SOPT_COMPARE                                                                                         \
     (SOPT_BIT(SOPT_WINDOW) | SOPT_BIT(SOPT_SINKS) | SOPT_BIT(SOPT_SEED) | SOPT_BIT(SOPT_BUDGET1) |           \
      SOPT_BIT(SOPT_BUDGET3) | SOPT_BIT(SOPT_SAMPLES) | SOPT_BIT(SOPT_LENGTH) | SOPT_BIT(SOPT_CALIB) |        \
-     SOPT_BIT(SOPT_RACE) | SOPT_BIT(SOPT_ACCEPT_K))
+     SOPT_BIT(SOPT_RACE) | SOPT_BIT(SOPT_ACCEPT_K) | SOPT_BIT(SOPT_LENGTH2))
 
 /* Values of the options given (bit SOPT_BIT(id) of given set); the others keep their defaults. */
 typedef struct {
@@ -75,7 +76,8 @@ const char *search_opts_name(search_opt_id id);
  * --buckets >= 2; --length a token count in [PROBE_MIN_LENGTH, 2^24]; --preset tiny, default or paper;
  * --method a search_variant_apply name; --calib single|mix; --delta cumulative|marginal; --stage1-k
  * capped|spec; --stage2 proportional|ranks; --stage1 cascade|independent; --granularity head|layer;
- * --race off|on|check; --accept-k a real in [0, 100].
+ * --race off|on|check; --accept-k a real in [0, 100]; --length2 0 or a token count in
+ * [PROBE_MIN_LENGTH, 2^24].
  * 0, or -1 with
  * "bad value 'V' (need ...)" in err (the caller prefixes the option's name). */
 int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, size_t errlen);
@@ -87,7 +89,7 @@ int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, 
 int search_opts_config(const search_opts *o, int n_ctx_train, search_config *cfg, char *err, size_t errlen);
 
 /* Apply only the size and budget options given (window, sinks, seed, budgets, restarts, buckets,
- * samples, length, calib, race, accept-k) to cfg: what a comparison's plan takes. Then the --window / --sinks
+ * samples, length, calib, race, accept-k, length2) to cfg: what a comparison's plan takes. Then the --window / --sinks
  * check against cfg's calibration length. 0, or -1 with a message. */
 int search_opts_apply_sizes(const search_opts *o, search_config *cfg, char *err, size_t errlen);
 

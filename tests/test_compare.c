@@ -90,6 +90,39 @@ static void test_plan_has_bosch_layer(void **state) {
     assert_int_equal(c.granularity, SEARCH_GRANULARITY_LAYER);
 }
 
+/* The transfer split of the presets (issue 31): bench scores the three held-out tasks at 2k and
+ * 4k, 16 samples each (48 per mask and length), BOSCH and the two best other methods on
+ * validation; ci at 384 tokens with the best other one; quick has none. A plan that picks the
+ * others on validation without a validation split is refused, naming the option to use. */
+static void test_plan_transfer(void **state) {
+    (void)state;
+    char err[512];
+    static compare_plan p;
+    assert_int_equal(compare_plan_preset(&p, "bench", NULL, err, sizeof err), 0);
+    assert_int_equal(p.n_transfer, 6);
+    assert_int_equal(p.transfer_others, 2);
+    int per_length[2] = {0, 0};
+    for (int c = 0; c < p.n_transfer; c++) {
+        assert_true(p.transfer[c].length == 2048 || p.transfer[c].length == 4096);
+        per_length[p.transfer[c].length == 4096] += p.transfer[c].n_samples;
+        assert_int_equal(p.transfer[c].task, p.heldout[c / 2 * 2].task);
+        assert_int_equal(p.transfer[c].haystack, p.heldout[c / 2 * 2].haystack);
+    }
+    assert_int_equal(per_length[0], 48), assert_int_equal(per_length[1], 48);
+    assert_int_equal(compare_plan_check(&p, err, sizeof err), 0);
+    p.n_valid = 0;
+    assert_int_equal(compare_plan_check(&p, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--transfer 0"));
+    p.transfer_others = 0; /* every method on transfer: no validation needed */
+    assert_int_equal(compare_plan_check(&p, err, sizeof err), 0);
+    assert_int_equal(compare_plan_preset(&p, "ci", NULL, err, sizeof err), 0);
+    assert_int_equal(p.n_transfer, 3);
+    assert_int_equal(p.transfer_others, 1);
+    assert_int_equal(p.transfer[0].length, 384);
+    assert_int_equal(compare_plan_preset(&p, "quick", NULL, err, sizeof err), 0);
+    assert_int_equal(p.n_transfer, 0);
+}
+
 static void copy_file(const char *from, const char *to) {
     FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
     assert_non_null(a);
@@ -190,6 +223,7 @@ static void test_readers_fixtures_and_bounds(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cache_roundtrip), cmocka_unit_test(test_readers_fixtures_and_bounds),
-        cmocka_unit_test(test_turnover), cmocka_unit_test(test_plan_has_bosch_layer)};
+        cmocka_unit_test(test_turnover), cmocka_unit_test(test_plan_has_bosch_layer),
+        cmocka_unit_test(test_plan_transfer)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

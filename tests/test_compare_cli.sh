@@ -7,8 +7,10 @@
 #  2. the same command continues from the cache and finishes; a third run makes no evaluation at
 #     all and writes byte-identical results.csv, tests.csv, calibration.csv (deterministic);
 #  3. results.csv: the columns of docs/search.md; accuracy = hits/n; ci_lo <= accuracy <= ci_hi;
-#     held-out rows for every (method, ratio, task, length) and "all"; validation rows for BOSCH only;
+#     held-out rows for every (method, ratio, task, length) and "all";
 #  4. tests.csv: one McNemar row per ratio and split with bosch against a baseline, p in [0, 1];
+#  8. the transfer split (the held-out tasks at 384 tokens): bosch and the best other method on
+#     validation at each ratio, the references, McNemar rows and the table;
 #  5. references.csv (all full and all SWA on every cell, the window check) equals `bosch eval`
 #     on the same held-out samples, and its check column follows the 0.9 / 0.1 thresholds;
 #  6. another plan in the same folder is refused (nothing mixed in);
@@ -48,7 +50,7 @@ for f in results.csv references.csv tests.csv calibration.csv turnover.csv aprim
 done
 mkdir -p "$WORK/first" && cp "$D"/results.csv "$D"/tests.csv "$D"/calibration.csv "$WORK/first/"
 "$BIN" compare "$MODEL" --preset ci --out "$D" >"$WORK/o3" 2>"$WORK/e3"
-grep -q "(0 calibration evaluations made, 0 split scores made)" "$WORK/e3" && ok "third run: nothing recomputed" ||
+grep -q "(0 calibration evaluations made, 0 race rounds, 0 split scores made)" "$WORK/e3" && ok "third run: nothing recomputed" ||
   bad "third run recomputed: $(grep 'done in' "$WORK/e3")"
 for f in results.csv tests.csv calibration.csv; do
   cmp -s "$D/$f" "$WORK/first/$f" && ok "$f identical on a rerun" || bad "$f differs on a rerun"
@@ -59,12 +61,33 @@ head -1 "$D/results.csv" | grep -qx 'split,method,ratio,task,haystack,length,n,h
 awk -F, 'NR > 1 {
     if ($7 <= 0 || ($8 / $7 - $9) > 1e-4 || ($9 - $8 / $7) > 1e-4) { print "hits/n " $0; bad++ }
     if ($10 > $9 + 1e-9 || $11 < $9 - 1e-9 || $10 < 0 || $11 > 1) { print "interval " $0; bad++ }
-    if ($1 == "validation" && $2 !~ /^bosch/) { print "validation of a baseline " $0; bad++ }
     if ($1 == "heldout") n[$2 "," $3]++
   } END { for (k in n) if (n[k] != 7) { print "cells of " k ": " n[k]; bad++ }  exit bad > 0 }' "$D/results.csv" \
   && ok "results.csv rows: hits/n, Wilson bounds, 6 cells + all per method and ratio" || bad "results.csv rows"
-rows=$(awk -F, 'NR > 1 && $3 == "bosch" && $4 != "" && $10 >= 0 && $10 <= 1' "$D/tests.csv" | wc -l)
+rows=$(awk -F, 'NR > 1 && $1 == "heldout" && $3 == "bosch" && $4 != "" && $10 >= 0 && $10 <= 1' "$D/tests.csv" | wc -l)
 [[ $rows -eq 2 ]] && ok "tests.csv: $rows held-out McNemar rows" || bad "tests.csv rows: $rows"
+
+# 8. The transfer split (issue 31 item 4; ci: the three held-out tasks at 384 tokens, 2 samples
+# each, same window): at each ratio bosch and the one best other method on validation (exact
+# matches, then mean answer probability, then plan order), 6 samples each pooled; the references
+# (window check) on every transfer cell; a McNemar row per ratio against the method scored there.
+awk -F, 'NR > 1 && $4 == "all" {
+    if ($1 == "validation" && $2 !~ /^bosch/ && (!($3 in bh) || $8 > bh[$3] || ($8 == bh[$3] && $12 > bs[$3]))) {
+      bh[$3] = $8; bs[$3] = $12; bm[$3] = $2
+    }
+    if ($1 == "transfer") { t[$3] = t[$3] " " $2 " "; nt[$3]++; if ($7 != 6) { print "n " $0; bad++ } }
+  } END {
+    for (r in bm) { m++
+      if (nt[r] != 2 || !index(t[r], " bosch ") || !index(t[r], " " bm[r] " ")) { print "transfer at " r ":" t[r] "- want bosch and " bm[r]; bad++ }
+    }
+    if (m != 2) { print "ratios with a validation pick: " m; bad++ }
+    exit bad > 0 }' "$D/results.csv" && ok "results.csv: transfer rows of bosch and the best other method on validation" ||
+  bad "results.csv: transfer rows"
+[[ $(grep -c '^transfer,full,' "$D/references.csv") -eq 4 && $(grep -c '^transfer,all_swa,' "$D/references.csv") -eq 4 ]] &&
+  ok "references.csv: the window check on the transfer cells" || bad "references.csv: transfer rows"
+rows=$(awk -F, 'NR > 1 && $1 == "transfer" && $3 == "bosch" && $10 >= 0 && $10 <= 1' "$D/tests.csv" | wc -l)
+[[ $rows -eq 2 ]] && ok "tests.csv: $rows transfer McNemar rows" || bad "tests.csv transfer rows: $rows"
+grep -q "^transfer split" "$D/table.md" && ok "table.md has the transfer table" || bad "table.md: no transfer table"
 
 # references.csv: the window check's full and all-SWA rows, against `bosch eval` on the same
 # held-out samples (another code path: the eval command's own evaluator, no cache, no reuse)

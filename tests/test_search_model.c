@@ -59,6 +59,33 @@ static void on_ev(const search_event *ev, void *user) {
     }
 }
 
+/* Issue 31 item 2: a calibration split at two lengths, tasks mixed (search_calib_generate with
+ * calib_tokens2): 10 samples -> 5 at 192 tokens and 5 at 384, each length shared out 2/2/1 between
+ * niah_single, niah_multikey and passkey; prompts as long as asked (within the answer's tokens). */
+static void test_calib_two_lengths(void **state) {
+    (void)state;
+    char err[512];
+    search_config cfg;
+    search_config_default(&cfg);
+    cfg.calib_samples = 10, cfg.calib_tokens = 192, cfg.calib_tokens2 = 384, cfg.calib_mix = 1;
+    calib_set *cs = NULL;
+    if (search_calib_generate(&cs, g_model, &cfg, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(calib_set_n(cs), 10);
+    eval_sample s[10];
+    calib_set_eval_samples(cs, s);
+    for (int i = 0; i < 10; i++) {
+        const int want = i < 5 ? 192 : 384;
+        if (!(s[i].answer_start <= want + 8 && s[i].answer_start >= want - 40))
+            fail_msg("sample %d: prompt of %d tokens, want about %d", i, s[i].answer_start, want);
+    }
+    calib_set_free(cs);
+    cfg.calib_tokens2 = 0; /* one length: as before */
+    assert_int_equal(search_calib_generate(&cs, g_model, &cfg, err, sizeof err), 0);
+    calib_set_eval_samples(cs, s);
+    for (int i = 0; i < 10; i++) assert_true(s[i].answer_start <= 200);
+    calib_set_free(cs);
+}
+
 static void test_resume_on_real_model(void **state) {
     (void)state;
     char err[512];
@@ -127,6 +154,7 @@ static void test_resume_on_real_model(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_resume_on_real_model)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_resume_on_real_model),
+                                       cmocka_unit_test(test_calib_two_lengths)};
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -178,6 +178,46 @@ static void test_length_checks(void **state) {
         strstr(err, "--sinks 300: bad value (need fewer tokens than the calibration length, 256"));
 }
 
+/* Issue 31: --race, --accept-k and --length2 reach the config (and a comparison's); the window must
+ * be shorter than the shorter calibration length; --length2 is 0 or a probe length. */
+static void test_race_and_length2(void **state) {
+    (void)state;
+    char err[512];
+    search_config cfg;
+    search_opts o = {0};
+    search_opts_config(&o, 8192, &cfg, err, sizeof err);
+    assert_int_equal(cfg.race, 1); /* the default */
+    assert_true(cfg.accept_k == 0.0);
+    assert_int_equal(cfg.calib_tokens2, 0);
+    assert_int_equal(set(&o, "--race", "check", err, sizeof err), 0);
+    assert_int_equal(set(&o, "--accept-k", "2.5", err, sizeof err), 0);
+    assert_int_equal(set(&o, "--length2", "1k", err, sizeof err), 0);
+    assert_int_equal(set(&o, "--length", "256", err, sizeof err), 0);
+    assert_int_equal(search_opts_config(&o, 8192, &cfg, err, sizeof err), 0);
+    assert_int_equal(cfg.race, 2);
+    assert_true(cfg.accept_k == 2.5);
+    assert_int_equal(cfg.calib_tokens2, 1024);
+    assert_int_equal(set(&o, "--race", "fast", err, sizeof err), -1);
+    assert_string_equal(err, "bad value 'fast' (need off, on or check)");
+    assert_int_equal(set(&o, "--accept-k", "101", err, sizeof err), -1);
+    assert_int_equal(set(&o, "--accept-k", "-1", err, sizeof err), -1);
+    assert_int_equal(search_opts_lookup("--race", SOPT_COMPARE), SOPT_RACE);
+    assert_int_equal(search_opts_lookup("--accept-k", SOPT_COMPARE), SOPT_ACCEPT_K);
+    assert_int_equal(search_opts_lookup("--length2", SOPT_COMPARE), SOPT_LENGTH2);
+    /* the window against the shorter length */
+    search_opts w = {0};
+    assert_int_equal(set(&w, "--length", "1k", err, sizeof err), 0);
+    assert_int_equal(set(&w, "--length2", "256", err, sizeof err), 0);
+    assert_int_equal(set(&w, "--window", "300", err, sizeof err), 0);
+    assert_int_equal(search_opts_config(&w, 8192, &cfg, err, sizeof err), -1);
+    assert_non_null(
+        strstr(err, "--window 300: bad value (need fewer tokens than the calibration length, 256"));
+    search_opts s = {0};
+    assert_int_equal(set(&s, "--length2", "8", err, sizeof err), 0); /* parsed as a token count */
+    assert_int_equal(search_opts_config(&s, 8192, &cfg, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--length2 8: bad value (need 0 or at least"));
+}
+
 static void test_base_parsers(void **state) {
     (void)state;
     long x = 7;
@@ -205,7 +245,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ranges),       cmocka_unit_test(test_config_order),
         cmocka_unit_test(test_granularity),  cmocka_unit_test(test_length_checks),
-        cmocka_unit_test(test_base_parsers),
+        cmocka_unit_test(test_base_parsers), cmocka_unit_test(test_race_and_length2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
