@@ -87,11 +87,14 @@ struct worker {
     int rk_turn;              /* alternates the background ranking steps with the search's */
 
     /* workspaces (worker_workspace.c) */
-    workspace_info ws_ui;   /* guarded by mu: what the UI staged for the next save */
-    ex_mask ws_ui_mask;     /* guarded by mu: its working mask */
-    workspace_info ws_info; /* guarded by mu: the workspace.txt of the last open (undo for the UI) */
-    workspace_info ws_save; /* worker thread: the save in progress */
-    ex_mask ws_mask;        /* worker thread: its working mask */
+    workspace_info ws_ui;    /* guarded by mu: what the UI staged for the next save */
+    ex_mask ws_ui_mask;      /* guarded by mu: its working mask */
+    workspace_info ws_info;  /* guarded by mu: the workspace.txt of the last open (undo for the UI) */
+    workspace_info ws_save;  /* worker thread: the save in progress */
+    ex_mask ws_mask;         /* worker thread: its working mask */
+    struct outlock *ws_lock; /* worker thread: the lock of the folder saved to (formats/outlock.h),
+                                held until the explorer ends (worker_stop) */
+    char ws_lock_dir[512];   /* that folder */
 };
 
 /* ---- worker_publish.c (worker thread) ---- */

@@ -99,6 +99,9 @@ int worker_search_setup(worker *w, const search_config *cfg_in, const char *stat
     pthread_mutex_lock(&w->mu);
     if (rc != 0) {
         worker_log_locked(w, "cannot %s the search: %s", state_path ? "resume" : "start", err);
+        w->snap.phase = EX_READY; /* no search: not [preparing] forever (a resume that failed spun on) */
+        snprintf(w->snap.status, sizeof w->snap.status, "cannot %s the search (see the log)",
+                 state_path ? "resume" : "start");
         worker_publish_locked(w);
         pthread_mutex_unlock(&w->mu);
         worker_job_free_search(w);

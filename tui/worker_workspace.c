@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "csvio.h"
+#include "outlock.h"
 #include "workspace.h"
 #include "worker_internal.h"
 
@@ -88,6 +89,15 @@ static void job_save(worker *w, const char *dir) {
     w->ws_ui.undo = NULL, w->ws_ui.n_undo = 0;
     pthread_mutex_unlock(&w->mu);
     int rc = check_save_dir(dir, err, sizeof err);
+    if (rc == 0 && (!w->ws_lock || strcmp(w->ws_lock_dir, dir))) { /* one writer per folder */
+        outlock *l = NULL;
+        rc = outlock_take(dir, 0, &l, err, sizeof err);
+        if (rc == 0) {
+            outlock_release(w->ws_lock);
+            w->ws_lock = l;
+            snprintf(w->ws_lock_dir, sizeof w->ws_lock_dir, "%s", dir);
+        }
+    }
     res->path_refused = rc != 0;
     if (rc == 0) rc = save_files(w, dir, err, sizeof err);
     res->ok = rc == 0;
