@@ -910,6 +910,25 @@ static void test_issue28_defects(void **st) {
     assert_int_equal(n_swa(u), L * H);
     key(u, 'u');
 
+    /* :pin: a snapshot of the working mask to diff against (issue 28 item 4, in part) */
+    key(u, ' ');
+    key(u, ':');
+    type_line(u, "pin");
+    assert_int_equal(u->have_cmp, 1);
+    assert_string_equal(u->cmp_name, "pinned");
+    assert_int_equal(ui_compare_n_diff(u), 0);
+    key(u, KEY_LEFT), key(u, KEY_RIGHT), key(u, KEY_RIGHT);
+    key(u, ' ');
+    assert_int_equal(ui_compare_n_diff(u), 1);
+    key(u, ':');
+    type_line(u, "pin full");
+    assert_int_equal(ui_compare_n_diff(u), 2);
+    key(u, 'D');
+    assert_int_equal(u->have_cmp, 0);
+    key(u, 'u');
+    key(u, 'u');
+    assert_int_equal(n_swa(u), 0);
+
     /* the help: V on v's line, A W alone on theirs */
     char line[160];
     int found_v = 0;

@@ -35,6 +35,7 @@ static const command commands[] = {
     {"load", NULL, CMDLINE_LOAD, {"load FILE", "load a mask CSV"}},
     {"export", NULL, CMDLINE_EXPORT, {"export NAME [FILE]", "NAME: mask trace layers duo hf trtllm scores"}},
     {"layer", NULL, CMDLINE_LAYER, {"layer N, N", "move to layer N (also / N)"}},
+    {"pin", NULL, CMDLINE_PIN, {"pin [full|swa]", "diff against a snapshot of the mask (D: off)"}},
     {"all", NULL, CMDLINE_ALL, {"all full, all swa", "the working mask all full / all SWA (u undoes)"}},
     {"quit", "q", CMDLINE_QUIT, {"q, quit, q!", "quit (q!: without asking about an unsaved search)"}},
     {"help", "h", CMDLINE_HELP, {"help", "this list"}},
@@ -152,6 +153,13 @@ static int parse_args(const command *c, const char *args, int n_layer, cmdline_c
         return 0;
     case CMDLINE_LAYER:
         return cmdline_parse_layer(args, n_layer, &out->layer, err, errlen);
+    case CMDLINE_PIN:
+        if (*args && strcasecmp(args, "full") && strcasecmp(args, "swa")) {
+            snprintf(err, errlen, "pin: bad value '%.40s' (need nothing, full or swa)", args);
+            return -1;
+        }
+        out->pin = !*args ? 0 : !strcasecmp(args, "full") ? 1 : 2;
+        return 0;
     case CMDLINE_ALL:
         if (strcasecmp(args, "full") && strcasecmp(args, "swa")) {
             snprintf(err, errlen, "all: bad value '%.40s' (need full or swa)", args);
