@@ -929,6 +929,20 @@ static void test_issue28_defects(void **st) {
     key(u, 'u');
     assert_int_equal(n_swa(u), 0);
 
+    /* H: the heat map of the search's single-head drops, said when there are none yet */
+    key(u, 'H');
+    assert_int_equal(u->heat, 1);
+    assert_string_equal(u->msg,
+                        "heat: no head scores yet (the default bosch's head-score phase measures them)");
+    key(u, 'H');
+    assert_int_equal(u->heat, 0);
+    u->snap.have_head_score = 1;
+    key(u, 'H');
+    assert_string_equal(u->msg,
+                        "heat: cell glyph = the head's single-head drop, colour = full / SWA (H: off)");
+    key(u, 'H');
+    u->snap.have_head_score = 0;
+
     /* the help: V on v's line, A W alone on theirs */
     char line[160];
     int found_v = 0;

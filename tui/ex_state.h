@@ -185,6 +185,10 @@ typedef struct {
     double full_raw, swa_raw;        /* S(all full), S(all SWA); NAN before measured */
     double last_score, last_accuracy, last_seconds;
     double s_best[EX_MAX_LAYERS];
+    /* the search's single-head drops S_full - S(only this KV head SWA), raw, [layer*n_head_kv + kv_head]
+       (search_head_scores; NAN not measured yet); have_head_score 0: the method makes none */
+    float head_score[EX_MAX_LAYERS * EX_MAX_KV];
+    int have_head_score;
     double delta[EX_MAX_LAYERS], weight[EX_MAX_LAYERS], ratio[EX_MAX_LAYERS]; /* NAN unknown */
     int bucket[EX_MAX_LAYERS], n_swa[EX_MAX_LAYERS];                          /* -1 unknown */
     int probed[EX_MAX_LAYERS];

@@ -207,9 +207,17 @@ ui_cmd ui_act_compare_diff(ui_state *u, ui_request req, int ch) {
 
 ui_cmd ui_act_query_view(ui_state *u, ui_request req, int ch) {
     (void)ch;
-    if (req == REQ_STAT_VIEW)
+    if (req == REQ_STAT_VIEW) {
         u->stat_numbers = !u->stat_numbers;
-    else
+    } else if (req == REQ_HEAT) {
+        u->heat = !u->heat;
+        if (u->heat && !u->snap.have_head_score)
+            ui_message(u, "heat: no head scores yet (the default bosch's head-score phase measures them)");
+        else
+            ui_message(u, u->heat
+                              ? "heat: cell glyph = the head's single-head drop, colour = full / SWA (H: off)"
+                              : "heat off");
+    } else
         u->query_view = !u->query_view;
     return no_cmd;
 }
