@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "outpath.h"
 #include "parse.h"
 
 #define DEFAULT_MODEL_REL "models/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -200,6 +201,11 @@ int cli_out_dir_ready(const char *cmd, const char *dir) {
         fprintf(stderr, "bosch %s: empty output folder name\n", cmd);
         return -1;
     }
+    char why[PATH_MAX + 256];
+    if (outpath_name_ok(dir, why, sizeof why)) {
+        fprintf(stderr, "bosch %s: %s\n", cmd, why);
+        return -1;
+    }
     if (stat(dir, &sb) != 0 && mkdir(dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "bosch %s: %s: cannot create the output folder: %s\n", cmd, dir, strerror(errno));
         return -1;
@@ -221,25 +227,28 @@ int cli_out_file_ready(const char *cmd, const char *path) {
         fprintf(stderr, "bosch %s: empty output file name\n", cmd);
         return -1;
     }
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "bosch %s: %s: is a directory (need a file name)\n", cmd, path);
+    char err[PATH_MAX + 256];
+    outpath o;
+    if (outpath_resolve(path, &o, err, sizeof err)) {
+        fprintf(stderr, "bosch %s: %s\n", cmd, err);
         return -1;
     }
+    if (o.stream) return 0;
     char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
+    const char *t = o.target, *slash = strrchr(t, '/');
     if (!slash)
         snprintf(dir, sizeof dir, ".");
     else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash == path ? 1 : slash - path), path);
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash == t ? 1 : slash - t), t);
+    int rc = -1;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
         fprintf(stderr, "bosch %s: %s: its folder %s does not exist\n", cmd, path, dir);
-        return -1;
-    }
-    if (probe_writable(dir)) {
+    else if (probe_writable(dir))
         fprintf(stderr, "bosch %s: %s: folder %s is not writable: %s\n", cmd, path, dir, strerror(errno));
-        return -1;
-    }
-    return 0;
+    else
+        rc = 0;
+    outpath_free(&o);
+    return rc;
 }
 
 int cli_out_dir_holds(const char *dir, const char *const *names, int n, char *found, size_t cap) {

@@ -58,7 +58,9 @@ int cli_need_nonempty(const char *cmd, const char *opt, const char *v, const cha
 /* Output checks, made before any work starts; each prints "bosch CMD: PATH: why" and returns -1.
  * cli_out_dir_ready: DIR exists or is created (one level, mode 0777 minus the umask), is a
  * directory, and is writable (a probe file DIR/.bosch-probe.<pid>.XXXXXX is created and removed).
- * cli_out_file_ready: PATH is not a directory, and its folder exists and is writable (same probe). */
+ * cli_out_file_ready: PATH resolves (formats/outpath.h: "-" and /dev/stdout are a stream; a symlink
+ * is followed; a directory, device, FIFO or socket is refused), and the folder of the file it names
+ * exists and is writable (same probe). */
 int cli_out_dir_ready(const char *cmd, const char *dir);
 int cli_out_file_ready(const char *cmd, const char *path);
 /* Which of names[0..n) exist in dir: joined by ", " into found (cap bytes; "" when none). Returns

@@ -1,6 +1,7 @@
 /* cli_config.c — finding and reading the explorer's config file (cli_config.h). */
 #define _GNU_SOURCE
 #include "cli_config.h"
+#include "infile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,12 +21,8 @@ int cli_config_read(char *path, size_t cap, const char **path_out, char **text, 
     else
         return 0;
     *path_out = path;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT || errno == ENOTDIR) return 0;
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = infile_fopen(path, err, errlen); /* a FIFO or a directory is refused, never waited on */
+    if (!f) return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
     char *buf = malloc(CONFIG_MAX_BYTES + 2);
     size_t n = buf ? fread(buf, 1, CONFIG_MAX_BYTES + 1, f) : 0;
     int bad = !buf || ferror(f) || n > CONFIG_MAX_BYTES;

@@ -273,7 +273,6 @@ static int build_plan(compare_cli *o) {
 /* The plan, then the output folder (created, writable, not another kind of run; --force: the cache
  * removed). 0, or the exit status. */
 static int compare_check(cmd_env *e, void *opts) {
-    (void)e;
     compare_cli *o = opts;
     if (!o->out_dir) {
         fprintf(stderr, "bosch compare: --out DIR is required\n");
@@ -281,7 +280,7 @@ static int compare_check(cmd_env *e, void *opts) {
         return 2;
     }
     if (build_plan(o)) return 2;
-    if (cli_out_dir_ready("compare", o->out_dir)) return 1;
+    if (cmd_out_dir(e, o->out_dir, 1)) return 1;
     char found[128];
     if (cli_out_dir_holds(o->out_dir, search_files, 4, found, sizeof found) && !o->force) {
         fprintf(stderr,

@@ -269,7 +269,7 @@ static int eval_check(cmd_env *e, void *opts) {
         fprintf(stderr, "bosch eval: %s\n", err);
         return 1;
     }
-    return 0;
+    return strcmp(o->out_path, "-") && cmd_lock_output(e, o->out_path, 1) ? 1 : 0;
 }
 
 /* The run's fixed parts: what the per-cell loop shares. */
@@ -385,6 +385,14 @@ static int eval_run(cmd_env *e, void *opts) {
     const eval_opts *o = opts;
     const model *m = e->m;
     char err[512];
+    for (int li = 0; li < o->n_lengths; li++) /* as sinks past the context are: refused, not run */
+        if (m->hp.n_ctx_train > 0 && o->lengths[li] > m->hp.n_ctx_train) {
+            fprintf(stderr,
+                    "bosch eval: --lengths: %d tokens is more than the model's context length %d (the "
+                    "model was not trained on positions past it)\n",
+                    o->lengths[li], m->hp.n_ctx_train);
+            return 2;
+        }
     attn_mask mask = {0};
     if (eval_make_mask(o, m, &mask, err, sizeof err)) {
         fprintf(stderr, "bosch eval: %s\n", err);

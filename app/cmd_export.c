@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "cli.h"
+#include "outpath.h"
 #include "cli_backend.h"
 #include "command.h"
 #include "commands.h"
@@ -102,7 +103,7 @@ static int export_check(cmd_env *e, void *opts) {
         export_usage(stderr);
         return 2;
     }
-    if (o->fmt == INTEROP_SCORES) return cli_out_dir_ready("export", o->out) ? 1 : 0;
+    if (o->fmt == INTEROP_SCORES) return cmd_out_dir(e, o->out, 0) ? 1 : 0;
     if (!interop_format_is_dir(o->fmt) && o->fmt != INTEROP_GGUF && cli_out_file_ready("export", o->out))
         return 1;
     return 0;
@@ -163,7 +164,8 @@ static int export_run(cmd_env *e, void *opts) {
         fprintf(stderr, "bosch export: %s\n", err);
         rc = 1;
     } else {
-        printf("%s: %s\n", o->out, note);
+        /* the summary line: on stdout, unless the output itself went there (outpath.h) */
+        fprintf(outpath_is_stream(o->out) ? stderr : stdout, "%s: %s\n", o->out, note);
         rc = 0;
     }
     mask_free(&mask);

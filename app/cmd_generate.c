@@ -218,17 +218,18 @@ static int make_steps(const model *m, const attn_mask *mask, int n_prompt, int n
 
 /* The greedy generation after the set-up line; its text to stdout, its timings to stderr. */
 static int run_generation(const gen_opts *o, const model *m, const attn_mask *mask, const int32_t *toks,
-                          size_t n_prompt, const generate_steps *steps, int on_gpu) {
-    char err[1024];
+                          size_t n_prompt, const generate_steps *steps) {
+    char err[1024] = "";
     gen_print pr = {m, o};
     generate_opts go = {mask, o->n_new, NULL, steps, print_prompt, print_token, &pr};
     generate_result r;
     if (generate_greedy(m, toks, (int)n_prompt, &go, NULL, &r, err, sizeof err) != 0) {
+        const int say = err[0] != '\0'; /* the backend's message, or the token loop's (NaN logits) */
         if (r.stage == GENERATE_PREFILL)
-            fprintf(stderr, "bosch generate: prefill failed%s%s\n", on_gpu ? ": " : "", on_gpu ? err : "");
+            fprintf(stderr, "bosch generate: prefill failed%s%s\n", say ? ": " : "", say ? err : "");
         else
             fprintf(stderr, "\nbosch generate: decode failed at position %d%s%s\n",
-                    (int)n_prompt + r.n_gen - 1, on_gpu ? ": " : "", on_gpu ? err : "");
+                    (int)n_prompt + r.n_gen - 1, say ? ": " : "", say ? err : "");
         return -1;
     }
     fputc('\n', stdout);
@@ -279,7 +280,7 @@ static int gen_run(cmd_env *e, void *opts) {
         on_gpu ? "fp32" : attn_kv_type_name(m->kv_type), backend_device_name(dev), on_gpu ? "" : " (",
         on_gpu ? "" : gemm_precision_name(m->precision),
         on_gpu ? "" : (m->decode_blocks ? " GEMMs, decode from the file's blocks)" : " GEMMs and decode)"));
-    if (run_generation(o, m, &mask, toks, n_prompt, &steps, on_gpu) == 0) rc = 0;
+    if (run_generation(o, m, &mask, toks, n_prompt, &steps) == 0) rc = 0;
 done:
     free(gs.logits);
     backend_free(gs.gpu);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "outpath.h"
 #include "command.h"
 #include "commands.h"
 #include "csvio.h"
@@ -57,7 +58,11 @@ static int import_option(cmd_env *e, void *opts, const char *a, const char *v) {
         return cmd_value(cli_need_nonempty("import", a, v, "a file name"));
     }
     if (o->have_cut) {
-        fprintf(stderr, "bosch import: give one of --ratio and --threshold\n");
+        const int same = !strcmp(a, "--ratio") == (o->cut == DUO_CUT_SPARSITY);
+        if (same)
+            fprintf(stderr, "bosch import: %s given twice (give it once)\n", a);
+        else
+            fprintf(stderr, "bosch import: give one of --ratio and --threshold\n");
         return CMD_OPT_BAD;
     }
     o->cut = !strcmp(a, "--ratio") ? DUO_CUT_SPARSITY : DUO_CUT_THRESHOLD;
@@ -88,7 +93,8 @@ static int import_run(cmd_env *e, void *opts) {
     if (rc)
         fprintf(stderr, "bosch import: %s\n", err);
     else
-        printf("%s: %s\n", o->out, note);
+        /* the summary line: on stdout, unless the output itself went there (outpath.h) */
+        fprintf(outpath_is_stream(o->out) ? stderr : stdout, "%s: %s\n", o->out, note);
     if (mask.z) mask_free(&mask);
     model_free(m);
     return rc ? 1 : 0;

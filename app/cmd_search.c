@@ -81,13 +81,19 @@ static void on_event(const search_event *ev, void *user) {
         fprintf(stderr, "%sstage 2: layer %2d  delta %+.4f  w %.3f  ratio %.3f  bucket %d\n",
                 c->tty ? "\r\033[K" : "", ev->layer, ev->delta, ev->weight, ev->ratio, ev->bucket);
         break;
-    case SEARCH_EV_GROUP_START:
-        fprintf(stderr, "%sstage 3: group %d (%d layers)\n", c->tty ? "\r\033[K" : "", ev->group,
-                ev->n_layers_in_group);
+    case SEARCH_EV_GROUP_START: /* the plan's phase (a stage-3 group, or the refinement: group -1) */
+        if (ev->group >= 0)
+            fprintf(stderr, "%s%s: group %d of %d (%d layers)\n", c->tty ? "\r\033[K" : "",
+                    ev->plan && ev->phase >= 0 ? ev->plan->phase[ev->phase].label : "stage 3",
+                    ev->unit >= 0 ? ev->unit + 1 : 1, ev->n_units, ev->n_layers_in_group);
+        else
+            fprintf(stderr, "%s%s\n", c->tty ? "\r\033[K" : "",
+                    ev->plan && ev->phase >= 0 ? ev->plan->phase[ev->phase].label : "refinement");
         break;
     case SEARCH_EV_GROUP_END:
-        fprintf(stderr, "%sstage 3: group %d done, score %.4f  %.0fs\n", c->tty ? "\r\033[K" : "", ev->group,
-                ev->score, t);
+        fprintf(stderr, "%s%s%s done, score %.4f  %.0fs\n", c->tty ? "\r\033[K" : "",
+                ev->plan && ev->phase >= 0 ? ev->plan->phase[ev->phase].label : "stage 3",
+                ev->group >= 0 ? ": group" : "", ev->score, t);
         break;
     case SEARCH_EV_SEARCH_START:
     case SEARCH_EV_DONE:
@@ -207,7 +213,6 @@ static int search_check_args(search_cli *o) {
 /* Before the model loads: the arguments, a resumed run's settings, and the output folder (a
  * writable folder not holding another run, or emptied of its search files with --force). */
 static int search_check(cmd_env *e, void *opts) {
-    (void)e;
     search_cli *o = opts;
     int rc = search_check_args(o);
     if (rc) return rc;
@@ -217,7 +222,7 @@ static int search_check(cmd_env *e, void *opts) {
         fprintf(stderr, "bosch search: %s\n", err);
         return 1;
     }
-    if (cli_out_dir_ready("search", o->out_dir)) return 1;
+    if (cmd_out_dir(e, o->out_dir, 1)) return 1;
     if (o->resume) return 0;
     char found[256];
     if (cli_out_dir_holds(o->out_dir, run_files, N_RUN_FILES, found, sizeof found) && !o->force) {
@@ -294,8 +299,9 @@ static int search_prepare(cmd_env *e, search_cli *o, search_run_state *r, char *
 }
 
 /* Step until done, an error or a stop signal, appending each evaluation to the state's log (its
- * header, and on a resume the replayed evaluations, written atomically first). 1 done, 0 stopped,
- * -1 error. */
+ * header, and on a resume the replayed evaluations, written atomically first). A failed append (a
+ * full disk, EIO) stops the search at once: computing on would lose every evaluation. 1 done, 0
+ * stopped, -1 error. */
 static int search_loop(search_run_state *r, const char *state_path, const char *out_dir, char *err,
                        size_t errlen) {
     if (search_save(r->st, state_path, err, errlen)) return -1;
@@ -304,8 +310,13 @@ static int search_loop(search_run_state *r, const char *state_path, const char *
     while (!cli_stop) {
         s = search_step(r->st, err, errlen);
         char aerr[1024];
-        if (search_append(r->st, state_path, &logged, aerr, sizeof aerr)) /* retried after the next one */
-            fprintf(stderr, "%swarning: %s\n", r->lis.tty ? "\n" : "", aerr);
+        if (s >= 0 && search_append(r->st, state_path, &logged, aerr, sizeof aerr)) {
+            snprintf(err, errlen,
+                     "%.250s; the search stopped: %.250s holds the first %ld evaluations, each line whole; "
+                     "make room and continue with --resume %.250s",
+                     aerr, state_path, logged, out_dir);
+            return -1;
+        }
         if (s) break;
     }
     if (s < 0) return -1;

@@ -3,14 +3,46 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cli_backend.h"
 #include "cli_dist.h"
+#include "outlock.h"
+#include "outpath.h"
 
 int cmd_need_value(const cmd_env *e, const char *opt) {
     fprintf(stderr, "bosch %s: option %s needs a value\n", e->name, opt);
     return CMD_OPT_BAD;
+}
+
+int cmd_lock_output(cmd_env *e, const char *path, int is_file) {
+    char err[8192];
+    outpath o = {0};
+    if (is_file && outpath_resolve(path, &o, err, sizeof err)) {
+        fprintf(stderr, "bosch %s: %s\n", e->name, err);
+        return -1;
+    }
+    int rc = 0;
+    if (!o.stream && !e->lock &&
+        outlock_take(is_file ? o.target : path, is_file, &e->lock, err, sizeof err)) {
+        fprintf(stderr, "bosch %s: %s\n", e->name, err);
+        rc = -1;
+    }
+    outpath_free(&o);
+    return rc;
+}
+
+int cmd_out_dir(cmd_env *e, const char *dir, int lock) {
+    struct stat sb;
+    const int existed = dir && lstat(dir, &sb) == 0;
+    if (cli_out_dir_ready(e->name, dir)) return -1;
+    if (!existed && !e->made_dir && !(e->made_dir = strdup(dir))) {
+        fprintf(stderr, "bosch %s: out of memory\n", e->name);
+        return -1;
+    }
+    return lock ? cmd_lock_output(e, dir, 0) : 0;
 }
 
 /* The options the driver owns; CMD_OPT_UNKNOWN when opt is not one of them for c. */
@@ -117,6 +149,9 @@ int command_run(const command *c, int argc, char **argv) {
         rc = load_and_run(c, &e, opts);
         if (c->flags & CMD_STOP) cli_restore_stop_signals(e.old_sa);
     }
+    outlock_release(e.lock);
+    if (rc != 0 && e.made_dir) rmdir(e.made_dir); /* only when empty: whatever the run wrote stays */
+    free(e.made_dir);
     free(opts);
     return rc;
 }

@@ -43,6 +43,8 @@ typedef struct {
     model *m;                   /* CMD_LOAD: the loaded model during run */
     backend *be;                /* CMD_BACKEND: the backend during run */
     struct sigaction old_sa[3]; /* CMD_STOP */
+    struct outlock *lock;       /* the output's lock (cmd_lock_output), released after run */
+    char *made_dir;             /* the output folder this run created (cmd_out_dir), or NULL */
 } cmd_env;
 
 /* Returned by an option callback. */
@@ -70,6 +72,18 @@ typedef struct {
 
 /* Run c on argv[0..argc) (argv[0] the command's name). The exit status. */
 int command_run(const command *c, int argc, char **argv);
+
+/* For checks: take the exclusive lock of the output (formats/outlock.h: folder path, or with
+ * is_file the file path names, symlinks followed; "-" and /dev/stdout need none) for the rest of
+ * the run: a second run writing there is refused, naming this one's pid. 0, or -1 after printing
+ * "bosch NAME: ..." (another run holds it, or the lock file cannot be made). */
+int cmd_lock_output(cmd_env *e, const char *path, int is_file);
+
+/* For checks: cli_out_dir_ready (the folder exists or is created, and is writable), then with lock
+ * cmd_lock_output on it. A folder this created is removed again when the command fails and leaves
+ * it empty (a search refused after the model load, e.g. for --sinks past the context, left an
+ * empty folder). 0, or -1 after printing the reason. */
+int cmd_out_dir(cmd_env *e, const char *dir, int lock);
 
 /* For option callbacks: print "bosch NAME: option OPT needs a value" and return CMD_OPT_BAD. */
 int cmd_need_value(const cmd_env *e, const char *opt);

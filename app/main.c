@@ -1,4 +1,6 @@
 /* main.c — `bosch`: dispatch to a subcommand, or open the explorer. */
+#define _GNU_SOURCE
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli_dist.h"
+#include "gguf.h"
 #include "commands.h"
 
 /* The subcommands, in the order `bosch --help` lists them. */
@@ -44,8 +47,37 @@ static void passive_openmp(char **argv) {
 
 static int dispatch(int argc, char **argv);
 
+/* A bus error in the mapped model (engine/gguf.h gguf_mapping_path: the file shrank while in use)
+ * ends the program with a message naming the file and exit status 1, not a bare SIGBUS (status
+ * 135). Async-signal-safe calls only. Any other bus error dies of the signal as before. */
+static void on_bus_error(int sig, siginfo_t *si, void *uc) {
+    (void)uc;
+    const char *path = gguf_mapping_path(si->si_addr);
+    if (path) {
+        static const char a[] = "\nbosch: ", b[] = ": the model file changed or was truncated while in use "
+                                                   "(a bus error reading its mapping)\n";
+        ssize_t r = write(STDERR_FILENO, a, sizeof a - 1);
+        r = write(STDERR_FILENO, path, strlen(path));
+        r = write(STDERR_FILENO, b, sizeof b - 1);
+        (void)r;
+        _exit(1);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_bus_error(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_bus_error;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+}
+
 int main(int argc, char **argv) {
     passive_openmp(argv);
+    catch_bus_error();
     if (cli_dist_init(&argc, &argv)) return 1;
     return cli_dist_end(dispatch(argc, argv));
 }

@@ -16,3 +16,7 @@ double base_now_s(void) {
 double base_cpu_s(void) {
     return seconds(CLOCK_PROCESS_CPUTIME_ID);
 }
+
+double base_thread_cpu_s(void) {
+    return seconds(CLOCK_THREAD_CPUTIME_ID);
+}

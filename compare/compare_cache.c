@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "rng.h"
+#include "infile.h"
 
 static uint64_t mix(uint64_t x) {
     return rng_splitmix64(&x);
@@ -249,7 +250,12 @@ int cache_open(compare_cache *c, const char *dir, uint64_t fingerprint, char *er
     memset(c, 0, sizeof *c);
     snprintf(c->path, sizeof c->path, "%s/cache.tsv", dir);
     if (grow_calib(c) || grow_cells(c)) goto oom;
-    FILE *r = fopen(c->path, "r");
+    FILE *r = infile_fopen(c->path, err, errlen); /* a FIFO is refused, not waited on (infile.h) */
+    if (!r && errno != ENOENT) {
+        if (errno == EISDIR) snprintf(err, errlen, "%s: is a directory, not a comparison cache", c->path);
+        cache_close(c);
+        return -1;
+    }
     struct stat sb;
     if (r && fstat(fileno(r), &sb) == 0 && (S_ISDIR(sb.st_mode) || sb.st_size > CACHE_MAX_BYTES)) {
         if (S_ISDIR(sb.st_mode))

@@ -1,6 +1,7 @@
 /* generate.c — greedy generation over generate_steps, and the CPU forward as steps (generate.h). */
 #include "generate.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -83,12 +84,28 @@ static int cancelled(const atomic_int *cancel) {
     return cancel && atomic_load_explicit(cancel, memory_order_relaxed);
 }
 
+/* The index of the first logit that is not a finite number, or -1 (a model with NaN or infinite
+ * weights: its argmax is meaningless, and was taken for the end-of-generation token). */
+static long first_non_finite(const float *logits, int n) {
+    for (int i = 0; i < n; i++)
+        if (!isfinite(logits[i])) return i;
+    return -1;
+}
+
 /* The token loop after a successful prefill (see generate_greedy). */
 static int token_loop(const model *m, const generate_opts *o, const generate_steps *s, int32_t *out,
                       generate_result *r, char *err, size_t errlen) {
     r->stage = GENERATE_DECODE;
     while (r->n_gen < o->max_new) {
         if (cancelled(o->cancel)) return FORWARD_CANCELLED;
+        long bad = first_non_finite(s->logits, m->hp.n_vocab);
+        if (bad >= 0) {
+            snprintf(err, errlen,
+                     "the model's output is not a number (logit %ld is %g) after %d generated tokens: its "
+                     "weights hold NaN or infinite values",
+                     bad, (double)s->logits[bad], r->n_gen);
+            return -1;
+        }
         int32_t next = ops_argmax(s->logits, m->hp.n_vocab);
         if (tokenizer_is_eog(m->tok, next)) break;
         if (out) out[r->n_gen] = next;

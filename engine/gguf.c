@@ -11,11 +11,14 @@
  * for overflow. The first failure stops the pass and leaves one message in `err`.
  */
 #include "gguf.h"
+#include "infile.h"
 
 #include "quant.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -556,16 +559,54 @@ int gguf_open_memory(gguf_file **out, const void *buf, size_t size, const char *
     return gguf_parse(out, buf ? buf : (const void *)"", (uint64_t)size, 0, path, err, errlen);
 }
 
+/* The live mappings, for gguf_mapping_path (a signal handler reads them: base is set last and
+ * cleared first, each an atomic store). Changed under map_mu. */
+static struct {
+    _Atomic(const uint8_t *) base;
+    size_t size;
+    char path[1024];
+} mappings[GGUF_MAX_MAPPINGS];
+static pthread_mutex_t map_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void mapping_add(const uint8_t *base, size_t size, const char *path) {
+    pthread_mutex_lock(&map_mu);
+    for (int i = 0; i < GGUF_MAX_MAPPINGS; i++)
+        if (!atomic_load(&mappings[i].base)) {
+            mappings[i].size = size;
+            snprintf(mappings[i].path, sizeof mappings[i].path, "%s", path);
+            atomic_store(&mappings[i].base, base);
+            break;
+        }
+    pthread_mutex_unlock(&map_mu);
+}
+
+static void mapping_remove(const uint8_t *base) {
+    pthread_mutex_lock(&map_mu);
+    for (int i = 0; i < GGUF_MAX_MAPPINGS; i++)
+        if (atomic_load(&mappings[i].base) == base) atomic_store(&mappings[i].base, NULL);
+    pthread_mutex_unlock(&map_mu);
+}
+
+const char *gguf_mapping_path(const void *addr) {
+    const uint8_t *a = addr;
+    for (int i = 0; i < GGUF_MAX_MAPPINGS; i++) {
+        const uint8_t *b = atomic_load(&mappings[i].base);
+        if (b && a >= b && a < b + mappings[i].size) return mappings[i].path;
+    }
+    return NULL;
+}
+
 int gguf_open(gguf_file **out, const char *path, char *err, size_t errlen) {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char why[1024];
+    int fd = infile_open(path, why, sizeof why); /* a FIFO is refused, not waited on (infile.h) */
     if (fd < 0) {
-        snprintf(err, errlen, "gguf: %s: cannot open: %s", path, strerror(errno));
+        snprintf(err, errlen, "gguf: %s", why);
         return -1;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "gguf: %s: not a regular file", path);
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "gguf: %s: %s", path, strerror(errno));
         close(fd);
         return -1;
     }
@@ -585,13 +626,17 @@ int gguf_open(gguf_file **out, const char *path, char *err, size_t errlen) {
         munmap(map, (size_t)st.st_size);
         return -1;
     }
+    mapping_add(map, (size_t)st.st_size, path);
     return 0;
 }
 
 void gguf_close(gguf_file *g) {
     if (!g) return;
     gguf_file_impl *impl = (gguf_file_impl *)g;
-    if (impl->owns_map && g->map) munmap((void *)g->map, (size_t)g->file_size);
+    if (impl->owns_map && g->map) {
+        mapping_remove(g->map);
+        munmap((void *)g->map, (size_t)g->file_size);
+    }
     free(g->path);
     free(g->kv);
     free(g->tensors);

@@ -100,6 +100,14 @@ int gguf_open_memory(gguf_file **out, const void *buf, size_t size, const char *
 /* Unmap (gguf_open only) and free; NULL is allowed. */
 void gguf_close(gguf_file *g);
 
+/* The path of the file whose live gguf_open mapping holds addr, or NULL. For a SIGBUS handler (its
+ * si_addr): a mapped file that shrank while in use (truncated, or rewritten in place) makes the
+ * next access to a page past its new end a bus error, and the handler can then name the file.
+ * Async-signal-safe: it reads a fixed table of at most GGUF_MAX_MAPPINGS mappings (more are not
+ * tracked). */
+#define GGUF_MAX_MAPPINGS 16
+const char *gguf_mapping_path(const void *addr);
+
 /* Lookup by key (exact bytes); NULL when absent. Linear in n_kv. */
 const gguf_kv *gguf_find_kv(const gguf_file *g, const char *key);
 

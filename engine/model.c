@@ -391,6 +391,10 @@ int model_load_opts(model **out, const char *path, const model_opts *opts, char 
     gemm_precision prec;
     *out = NULL;
     struct stat st;
+    if (stat(path, &st) != 0 && errno != ENOENT) { /* a loop of links, a permission: no download helps */
+        base_seterr(err, errlen, "model: %s: %s", path, strerror(errno));
+        return -1;
+    }
     if (stat(path, &st) != 0) {
         base_seterr(
             err, errlen,
@@ -430,6 +434,15 @@ int model_load_opts(model **out, const char *path, const model_opts *opts, char 
         goto fail;
     }
     m->hp.n_vocab = (int)te->ne[1];
+    int vocab_key = 0; /* the optional <arch>.vocab_size must agree with the embedding it describes */
+    if (read_u32(m, ARCH_KEY_VOCAB_SIZE, 0, &vocab_key, err, errlen) != 0) goto fail;
+    if (vocab_key && vocab_key != m->hp.n_vocab) {
+        char key[128];
+        base_seterr(err, errlen, "model: %s: key '%s' is %d, but tensor '%s' has %d rows (one per token)",
+                    path, arch_key_name(m->hp.arch, ARCH_KEY_VOCAB_SIZE, key, sizeof key), vocab_key, embd,
+                    m->hp.n_vocab);
+        goto fail;
+    }
     if (gguf_find_kv(m->gguf, "general.name")) {
         if (gguf_get_str(m->gguf, "general.name", &m->name, err, errlen) != 0) goto fail;
     } else {

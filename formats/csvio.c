@@ -23,14 +23,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "infile.h"
+#include "outpath.h"
 #include "tmpfiles.h"
 
 #define CSV_MAX_FILE_BYTES ((size_t)1 << 30) /* refuse to read CSV files over 1 GiB */
 
 struct csv_out {
-    FILE *f;
-    char *path; /* final name */
-    char *tmp;  /* PATH.tmp.<pid>.XXXXXX */
+    FILE *f;      /* the temporary file, or for a stream the memory buffer (buf, n_buf) */
+    char *path;   /* the name given */
+    char *target; /* the file renamed over: path with symlinks followed (outpath.h); NULL: a stream */
+    char *tmp;    /* TARGET.tmp.<pid>.XXXXXX; NULL: a stream */
+    char *buf;    /* a stream's rows until the commit writes them to standard output */
+    size_t n_buf;
     int n_cols;
     int failed_errno; /* first write error (0: none) */
     long rows;
@@ -59,16 +64,30 @@ static int write_fields(csv_out *w, const char *const *fields) {
     return 0;
 }
 
-/* A target that is a directory cannot be renamed over: say so before anything is written. Also
- * removes the target's stale temporary files. 0 or -1 with a message. */
-static int check_target(const char *path, char *err, size_t errlen) {
-    struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        snprintf(err, errlen, "%s: is a directory (need a file name)", path);
+/* Resolve path (outpath.h: a directory, device, FIFO or socket is refused; a symlink is followed;
+ * "-" and "/dev/stdout" are a stream) before anything is written, and remove the target's stale
+ * temporary files. 0 or -1 with a message. */
+static int check_target(const char *path, outpath *o, char *err, size_t errlen) {
+    if (outpath_resolve(path, o, err, errlen)) return -1;
+    if (!o->stream) tmpfile_remove_stale(o->target);
+    return 0;
+}
+
+/* The end of a stream: n bytes to standard output, flushed. 0 or -1 with a message. */
+static int stream_out(const char *path, const void *data, size_t n, char *err, size_t errlen) {
+    if ((n && fwrite(data, 1, n, stdout) != n) || fflush(stdout) != 0) {
+        snprintf(err, errlen, "%s: writing to standard output: %s", path, strerror(errno));
         return -1;
     }
-    tmpfile_remove_stale(path);
     return 0;
+}
+
+static void csv_out_free(csv_out *w) {
+    free(w->tmp);
+    free(w->target);
+    free(w->path);
+    free(w->buf);
+    free(w);
 }
 
 csv_out *csv_out_open(const char *path, const char *const *header, int n_cols, char *err, size_t errlen) {
@@ -77,46 +96,49 @@ csv_out *csv_out_open(const char *path, const char *const *header, int n_cols, c
                  path ? path : "(null)", n_cols);
         return NULL;
     }
-    if (check_target(path, err, errlen)) return NULL;
+    outpath o;
+    if (check_target(path, &o, err, errlen)) return NULL;
     csv_out *w = calloc(1, sizeof *w);
-    if (!w) goto oom;
-    w->n_cols = n_cols;
-    w->path = strdup(path);
-    if (!w->path || !(w->tmp = tmpfile_template(path))) goto oom;
-    int fd = mkstemp(w->tmp);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create temporary file %s: %s", path, w->tmp, strerror(errno));
-        free(w->tmp);
-        free(w->path);
-        free(w);
+    if (!w) {
+        outpath_free(&o);
+        snprintf(err, errlen, "%s: out of memory", path);
         return NULL;
     }
-    /* mkstemp makes the file 0600; give it the mode a plain fopen would (0666 minus the umask). */
-    mode_t um = umask(0);
-    umask(um);
-    (void)fchmod(fd, 0666 & ~um);
-    w->f = fdopen(fd, "w");
-    if (!w->f) {
-        snprintf(err, errlen, "%s: fdopen: %s", w->tmp, strerror(errno));
-        close(fd);
-        unlink(w->tmp);
-        free(w->tmp);
-        free(w->path);
-        free(w);
-        return NULL;
+    w->n_cols = n_cols;
+    w->target = o.target;
+    w->path = strdup(path);
+    if (!w->path || (w->target && !(w->tmp = tmpfile_template(w->target)))) goto oom;
+    if (!w->target) { /* a stream: rows collect in memory, the commit writes them out whole */
+        if (!(w->f = open_memstream(&w->buf, &w->n_buf))) goto oom;
+    } else {
+        int fd = mkstemp(w->tmp);
+        if (fd < 0) {
+            snprintf(err, errlen, "%s: cannot create temporary file %s: %s", path, w->tmp, strerror(errno));
+            csv_out_free(w);
+            return NULL;
+        }
+        /* mkstemp makes the file 0600; give it the mode a plain fopen would (0666 minus the umask). */
+        mode_t um = umask(0);
+        umask(um);
+        (void)fchmod(fd, 0666 & ~um);
+        w->f = fdopen(fd, "w");
+        if (!w->f) {
+            snprintf(err, errlen, "%s: fdopen: %s", w->tmp, strerror(errno));
+            close(fd);
+            unlink(w->tmp);
+            csv_out_free(w);
+            return NULL;
+        }
     }
     if (write_fields(w, header)) {
-        snprintf(err, errlen, "%s: writing the header row: %s", w->tmp, strerror(errno));
+        snprintf(err, errlen, "%s: writing the header row: %s", w->tmp ? w->tmp : path, strerror(errno));
         csv_out_abort(w);
         return NULL;
     }
     return w;
 oom:
-    snprintf(err, errlen, "%s: out of memory", path ? path : "csv");
-    if (w) {
-        free(w->path);
-        free(w);
-    }
+    snprintf(err, errlen, "%s: out of memory", path);
+    csv_out_free(w);
     return NULL;
 }
 
@@ -192,6 +214,17 @@ int csv_out_commit(csv_out *w, char *err, size_t errlen) {
         csv_out_abort(w);
         return -1;
     }
+    if (!w->target) { /* a stream */
+        FILE *f = w->f;
+        w->f = NULL;
+        int rc = fclose(f) != 0 ? -1 : 0;
+        if (rc)
+            snprintf(err, errlen, "%s: out of memory", w->path);
+        else
+            rc = stream_out(w->path, w->buf, w->n_buf, err, errlen);
+        csv_out_free(w);
+        return rc;
+    }
     if (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0) {
         snprintf(err, errlen, "%s: flushing %s: %s", w->path, w->tmp, strerror(errno));
         csv_out_abort(w);
@@ -204,15 +237,13 @@ int csv_out_commit(csv_out *w, char *err, size_t errlen) {
         csv_out_abort(w);
         return -1;
     }
-    if (rename(w->tmp, w->path) != 0) {
+    if (rename(w->tmp, w->target) != 0) {
         snprintf(err, errlen, "%s: rename from %s: %s", w->path, w->tmp, strerror(errno));
         csv_out_abort(w);
         return -1;
     }
-    fsync_parent_dir(w->path);
-    free(w->tmp);
-    free(w->path);
-    free(w);
+    fsync_parent_dir(w->target);
+    csv_out_free(w);
     return 0;
 }
 
@@ -220,9 +251,7 @@ void csv_out_abort(csv_out *w) {
     if (!w) return;
     if (w->f) fclose(w->f);
     if (w->tmp) unlink(w->tmp);
-    free(w->tmp);
-    free(w->path);
-    free(w);
+    csv_out_free(w);
 }
 
 const char *csv_cell_real(char *buf, size_t cap, double x, int decimals) {
@@ -247,19 +276,24 @@ int csv_write_text(const char *path, const char *text, char *err, size_t errlen)
 
 int csv_write_bytes(const char *path, const void *data, size_t n, char *err, size_t errlen) {
     const char *bytes = data;
-    char *tmp = NULL;
-    if (!path || !*path || !(tmp = tmpfile_template(path))) {
-        snprintf(err, errlen, "%s: out of memory or no path", path ? path : "(null)");
+    if (!path || !*path) {
+        snprintf(err, errlen, "(null): no path");
         return -1;
     }
-    if (check_target(path, err, errlen)) {
-        free(tmp);
+    outpath o;
+    if (check_target(path, &o, err, errlen)) return -1;
+    if (o.stream) return stream_out(path, data, n, err, errlen);
+    char *tmp = tmpfile_template(o.target);
+    if (!tmp) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        outpath_free(&o);
         return -1;
     }
     int fd = mkstemp(tmp);
     if (fd < 0) {
         snprintf(err, errlen, "%s: cannot create temporary file %s: %s", path, tmp, strerror(errno));
         free(tmp);
+        outpath_free(&o);
         return -1;
     }
     mode_t um = umask(0);
@@ -273,14 +307,16 @@ int csv_write_bytes(const char *path, const void *data, size_t n, char *err, siz
     }
     int ok = done == n && fsync(fd) == 0;
     ok &= close(fd) == 0;
-    if (!ok || rename(tmp, path) != 0) {
+    if (!ok || rename(tmp, o.target) != 0) {
         snprintf(err, errlen, "%s: writing %s: %s", path, tmp, strerror(errno));
         unlink(tmp);
         free(tmp);
+        outpath_free(&o);
         return -1;
     }
-    fsync_parent_dir(path);
+    fsync_parent_dir(o.target);
     free(tmp);
+    outpath_free(&o);
     return 0;
 }
 
@@ -364,9 +400,9 @@ static void free_pending(read_state *st) {
  * is known up front; a pipe is read up to max_bytes + 1). */
 static int read_whole_file(const char *path, size_t max_bytes, const char *why, char **out, size_t *n_out,
                            char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
+    FILE *f = infile_fopen(path, err, errlen); /* a FIFO is refused, not waited on (infile.h) */
     if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        if (errno == EISDIR) snprintf(err, errlen, "%s: is a directory, not a CSV file", path);
         return -1;
     }
     struct stat sb;

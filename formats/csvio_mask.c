@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "csvio.h"
+#include "infile.h"
 
 enum {
     MC_MODEL,
@@ -256,7 +257,7 @@ int csv_mask_load_for(const char *path, attn_mask *out, const model_hparams *hp,
     csv_table t;
     if (csv_read_limited(path, &lim, &t, err, errlen)) {
         if (hp) { /* over the limits: the head may show a mask of another shape */
-            FILE *f = fopen(path, "rb");
+            FILE *f = infile_fopen(path, NULL, 0); /* a FIFO: refused above, not waited on here */
             if (f) {
                 char *head = malloc(1u << 16);
                 size_t got = head ? fread(head, 1, 1u << 16, f) : 0;

@@ -10,6 +10,7 @@
 
 #include "csvio.h"
 #include "jsonio.h"
+#include "infile.h"
 
 int duo_save(const char *dir, const attn_mask *m, char *err, size_t errlen) {
     char path[4096];
@@ -52,7 +53,8 @@ static int parse_line(const char *tsv, int line, char *s, duo_pattern *p, size_t
         char *end = NULL;
         errno = 0;
         double v = strtod(cell, &end);
-        if (end == cell || *end || errno || !isfinite(v) || v < 0 || v > 1) {
+        /* decimal only: strtod also reads hexadecimal ("0x1"), which numpy's savetxt never writes */
+        if (end == cell || *end || errno || !isfinite(v) || v < 0 || v > 1 || strpbrk(cell, "xX")) {
             snprintf(err, errlen, "%s: line %d, column %d: bad value '%.40s' (need a number in [0, 1])", tsv,
                      line, col + 1, cell);
             return -1;
@@ -101,11 +103,8 @@ static int parse_tsv(const char *tsv, char *buf, duo_pattern *p, char *err, size
 
 /* Read the TSV file whole (at most 64 MiB). NULL with a message. */
 static char *read_tsv(const char *tsv, char *err, size_t errlen) {
-    FILE *f = fopen(tsv, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", tsv, strerror(errno));
-        return NULL;
-    }
+    FILE *f = infile_fopen(tsv, err, errlen); /* a FIFO is refused, not waited on (infile.h) */
+    if (!f) return NULL;
     struct stat sb;
     const long long max = 64ll << 20;
     if (fstat(fileno(f), &sb) || !S_ISREG(sb.st_mode) || sb.st_size > max) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gguf_swa.h"
 #include "hf_config.h"
@@ -36,9 +37,36 @@ static const char *model_type(const model *md) {
     return md->hp.arch->hf_model_type;
 }
 
-static int make_dir(const char *dir, char *err, size_t errlen) {
-    if (mkdir(dir, 0777) == 0 || errno == EEXIST) return 0;
-    snprintf(err, errlen, "%s: cannot create the folder: %s", dir, strerror(errno));
+/* dir exists (or is made: *made = 1) and is a folder. 0 or -1 with a message. */
+static int make_dir(const char *dir, int *made, char *err, size_t errlen) {
+    struct stat sb;
+    *made = mkdir(dir, 0777) == 0;
+    if (!*made && errno != EEXIST) {
+        snprintf(err, errlen, "%s: cannot create the folder: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "%s: not a directory (need a folder for the output)", dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* A DuoAttention export into a folder made for it: on failure (a full disk) the folder goes again,
+ * with whatever of the export it holds (nothing the user made is in a folder made just now). */
+static int duo_export(const char *dir, const attn_mask *m, char *err, size_t errlen) {
+    int made = 0;
+    if (make_dir(dir, &made, err, errlen)) return -1;
+    if (duo_save(dir, m, err, errlen) == 0) return 0;
+    if (made) {
+        static const char *const files[] = {"full_attention_heads.tsv", "config.json"};
+        for (int i = 0; i < 2; i++) {
+            char p[4200];
+            snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+            unlink(p);
+        }
+        rmdir(dir);
+    }
     return -1;
 }
 
@@ -53,7 +81,7 @@ int interop_export_mask(interop_format f, const char *path, const attn_mask *m, 
     }
     switch (f) {
     case INTEROP_DUO:
-        if (make_dir(path, err, errlen) || duo_save(path, m, err, errlen)) return -1;
+        if (duo_export(path, m, err, errlen)) return -1;
         snprintf(note, notelen, "%d of %d KV heads SWA, recent_size %d, sink_size %d", mask_count_swa(m),
                  m->n_layer * m->n_head_kv, m->window, m->sinks);
         return 0;

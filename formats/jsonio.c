@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "csvio.h"
+#include "infile.h"
 
 struct json_object *json_number(double x) {
     if (!isfinite(x)) return NULL; /* json-c's JSON null is the NULL object */
@@ -49,11 +50,8 @@ int json_write_put(const char *path, struct json_object *o, int built, char *err
 
 /* The whole file into a malloc'd NUL-terminated buffer (*n bytes). 0 or -1. */
 static char *read_whole(const char *path, size_t max_bytes, size_t *n, char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
+    FILE *f = infile_fopen(path, err, errlen); /* a FIFO or a directory is refused (infile.h) */
+    if (!f) return NULL;
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     while (buf) {

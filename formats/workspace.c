@@ -10,6 +10,7 @@
 #include "csvio.h"
 #include "err.h"
 #include "mask.h"
+#include "infile.h"
 
 /* A mask as mask_to_string writes it, z[L*H]. */
 static void put_mask(FILE *f, const uint8_t *z, int L, int H) {
@@ -141,11 +142,8 @@ int workspace_read(const char *path, workspace_info *ws, int n_layer, int n_head
                    size_t errlen) {
     memset(ws, 0, sizeof *ws);
     ws->n_layer = n_layer, ws->n_head_kv = n_head_kv, ws->follow = 1;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        base_seterr(err, errlen, "%s: cannot open", path);
-        return -1;
-    }
+    FILE *f = infile_fopen(path, err, errlen); /* a FIFO is refused, not waited on (infile.h) */
+    if (!f) return -1;
     char *line = NULL, why[256] = "";
     size_t cap = 0;
     int rc = 0, no = 0;

@@ -356,9 +356,11 @@ void search_notify_paused(search_state *st, int paused);
  * 0 or -1 with a message. */
 int search_save(const search_state *st, const char *path, char *err, size_t errlen);
 /* Append the evaluations logged since the last call (*n_written of them are in path already) to a
- * state file written by search_save, one line each, and flush them to the kernel; *n_written
- * becomes the log's length. Call after every step so that a kill loses only the evaluation in
- * flight. 0 or -1 with a message naming path. */
+ * state file written by search_save, one line each, and flush them to the kernel (write(2));
+ * *n_written becomes the log's length. Call after every step so that a kill loses only the
+ * evaluation in flight. 0, or -1 with a message naming path and the error (ENOSPC, EIO, ...): then
+ * the lines written whole are kept, the rest of a line cut by the failure is removed (the file is
+ * truncated to its last whole line), and *n_written counts the lines kept. */
 int search_append(const search_state *st, const char *path, long *n_written, char *err, size_t errlen);
 /* Rebuild a saved search: the config comes from the file; n_layer/n_head_kv must match. Replays the
  * log (events with replayed = 1), makes one unlogged objective call to restore and verify the

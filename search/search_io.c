@@ -32,6 +32,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "infile.h"
+#include "outpath.h"
 #include "search_internal.h"
 #include "tmpfiles.h"
 
@@ -59,10 +61,17 @@ static void write_entry(FILE *f, const search_log_entry *e) {
 }
 
 int search_save(const search_state *st, const char *path, char *err, size_t errlen) {
-    tmpfile_remove_stale(path);
-    char *tmp = tmpfile_template(path);
+    outpath o; /* a symlink is followed, a device or FIFO refused (outpath.h) */
+    if (outpath_resolve(path, &o, err, errlen)) return -1;
+    if (o.stream) {
+        snprintf(err, errlen, "%s: the search state must be a file", path);
+        return -1;
+    }
+    tmpfile_remove_stale(o.target);
+    char *tmp = tmpfile_template(o.target);
     if (!tmp) {
         snprintf(err, errlen, "%s: out of memory", path);
+        outpath_free(&o);
         return -1;
     }
     int fd = mkstemp(tmp);
@@ -71,6 +80,7 @@ int search_save(const search_state *st, const char *path, char *err, size_t errl
         snprintf(err, errlen, "%s: cannot write %s: %s", path, tmp, strerror(errno));
         if (fd >= 0) close(fd), unlink(tmp);
         free(tmp);
+        outpath_free(&o);
         return -1;
     }
     mode_t um = umask(0); /* mkstemp makes the file 0600; give it fopen's mode */
@@ -82,42 +92,87 @@ int search_save(const search_state *st, const char *path, char *err, size_t errl
     bad |= fflush(f) != 0;
     bad |= fsync(fd) != 0;
     bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path)) {
+    if (bad || rename(tmp, o.target)) {
         snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
         unlink(tmp);
         free(tmp);
+        outpath_free(&o);
         return -1;
     }
     free(tmp);
+    outpath_free(&o);
     return 0;
+}
+
+/* write(2) all of buf[0..n) to fd: the bytes written (n, or fewer with errno set). */
+static size_t write_all(int fd, const char *buf, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = write(fd, buf + done, n - done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            if (k == 0) errno = EIO;
+            break;
+        }
+        done += (size_t)k;
+    }
+    return done;
 }
 
 int search_append(const search_state *st, const char *path, long *n_written, char *err, size_t errlen) {
     if (*n_written >= st->n_log) return 0;
-    FILE *f = fopen(path, "a");
-    if (!f) {
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *mem = open_memstream(&buf, &n);
+    long n_new = st->n_log - *n_written;
+    size_t *end = malloc(sizeof *end * (size_t)n_new); /* where each new line ends in buf */
+    if (!mem || !end) {
+        if (mem) fclose(mem);
+        free(buf);
+        free(end);
+        snprintf(err, errlen, "%s: append failed: out of memory", path);
+        return -1;
+    }
+    for (long i = 0; i < n_new; i++) {
+        write_entry(mem, &st->log[*n_written + i]);
+        fflush(mem);
+        end[i] = n;
+    }
+    fclose(mem);
+    int rc = -1;
+    struct stat sb;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
         snprintf(err, errlen, "%s: cannot append: %s", path, strerror(errno));
-        return -1;
+    } else if (fstat(fd, &sb) != 0) {
+        snprintf(err, errlen, "%s: cannot append: %s", path, strerror(errno));
+        close(fd);
+    } else {
+        size_t done = write_all(fd, buf, n);
+        int e = errno;
+        if (close(fd) != 0 && done == n) done = 0, e = errno; /* a late error (NFS): nothing is sure */
+        long whole = 0;
+        while (whole < n_new && end[whole] <= done) whole++;
+        if (done == n) {
+            rc = 0;
+        } else {
+            /* keep only whole lines: cut what the failed write left of the next one */
+            off_t keep = sb.st_size + (off_t)(whole ? end[whole - 1] : 0);
+            int cut = truncate(path, keep) == 0; /* if not, the reader drops the cut last line */
+            (void)cut;
+            snprintf(err, errlen, "%s: append failed: %s", path, strerror(e));
+        }
+        *n_written += whole;
     }
-    for (long i = *n_written; i < st->n_log; i++) write_entry(f, &st->log[i]);
-    int bad = ferror(f);
-    bad |= fflush(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad) {
-        snprintf(err, errlen, "%s: append failed: %s", path, strerror(errno));
-        return -1;
-    }
-    *n_written = st->n_log;
-    return 0;
+    free(end);
+    free(buf);
+    return rc;
 }
 
 /* Parse path (search_state_parse). 0 or -1 with a message. */
 static int parse_path(const char *path, search_state_file *sf, char *err, size_t errlen) {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = infile_fopen(path, err, errlen); /* a FIFO is refused, not waited on */
+    if (!f) return -1;
     int rc = search_state_parse(f, path, sf, err, errlen);
     fclose(f);
     return rc;

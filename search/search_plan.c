@@ -111,9 +111,10 @@ static void add_singles(search_plan *p, const plan_in *in) {
                                 in->L * in->H, (long)in->L * in->H, SEARCH_KEEPS_ONE_HEAD);
     say(ph,
         "Scores KV heads one at a time: the mask with only that head SWA, every other head full. A head's "
-        "drop, S_full - S, is its score; stage 3%s tries its moves in the order of these scores. Of the %d "
+        "drop, S_full - S, is its score; stage 3%s in the order of these scores. Of the %d "
         "KV heads, those the stage-1 probes already scored this way are not scored again.",
-        in->cfg->refine_budget > 0 ? " and the refinement" : "", in->L * in->H);
+        in->cfg->refine_budget > 0 ? " and the refinement try their moves" : " tries its moves",
+        in->L * in->H);
 }
 
 static void add_stage2(search_plan *p, const plan_in *in) {
@@ -196,11 +197,11 @@ static void add_refine(search_plan *p, const plan_in *in) {
     ph = add(p, SEARCH_PHASE_REFINE, 3, "refinement: swaps over all layers", SEARCH_UNIT_SWAP, (int)swaps,
              swaps, SEARCH_KEEPS_TOTAL);
     say(ph,
-        "A swap search over every KV head at the fixed total, at most %ld evaluations (the start's score is "
-        "looked up, not recomputed): a move makes one SWA head full and one full head SWA anywhere in the "
-        "model, in head-score order, and is kept when it improves. Layers' counts and buckets can change; "
-        "the total stays %ld SWA heads.",
-        swaps, in->T);
+        "A swap search over every KV head at the fixed total, at most %ld evaluations for each stage-3 group "
+        "plus one (the start's score is looked up, not recomputed): a move makes one SWA head full and one "
+        "full head SWA anywhere in the model, in head-score order, and is kept when it improves. Layers' "
+        "counts and buckets can change; the total stays %ld SWA heads.",
+        c->refine_budget, in->T);
 }
 
 static void add_baseline(search_plan *p, const plan_in *in) {

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # soak_tui.sh — explorer soak (issue 18, item 7): while a search runs, send KEYS random keys and
 # RESIZES window resizes (80x24 up to 200x60) through tmux; the explorer must stay alive until the
-# final quit, exit 0, and its UI thread must never be busy longer than 200 ms per wake-up, as
-# measured inside the program (`bosch explore --ui-stats FILE`: from poll() returning to the next
-# poll(), so a long UI-thread operation shows up as an input stall).
+# final quit, exit 0, and its UI thread must never work longer than STALL_MS (200) ms of its own CPU
+# time per wake-up, as measured inside the program (`bosch explore --ui-stats FILE`: from poll()
+# returning to the next poll(), so a long UI-thread operation shows up as an input stall). The CPU
+# time of the UI thread is what it does, about the same on a busy machine; the wall time of a
+# wake-up is not (other processes run in between), so it is bounded only when WALL_MS is given:
+# scripts/bench-ui does that on a quiet machine (issue 30, item 7: no test asserts a wall time).
 #
 #   tests/soak_tui.sh                       # the full soak: 10000 keys, 100 resizes
 #   KEYS=800 RESIZES=10 tests/soak_tui.sh   # the short version (tests/test_tui_soak.sh, in CI)
 #
 # Env: BOSCH_BIN, BOSCH_MODEL (skip with 77 when absent), KEYS, RESIZES, SEED (of the key
-# sequence), BATCH (keys per tmux send-keys), STALL_MS (the budget, 200). Needs tmux (else 77).
-# Prints the figures (keys, resizes, seconds, UI iterations, max / p99 / p50 busy ms, load).
+# sequence), BATCH (keys per tmux send-keys), STALL_MS (the UI thread's CPU budget per wake-up, 200),
+# WALL_MS (the wall budget per wake-up; unset: not checked). Needs tmux (else 77).
+# Prints the figures (keys, resizes, seconds, UI iterations, max / p99 / p50 busy ms, max CPU ms, load).
 # Keys that would end the explorer are not sent (q, Q, Ctrl-C, Ctrl-\, Ctrl-Z); everything else
 # is: every mode's keys, dialogs, edits, search control, exports and loads with random file names
 # (inside a scratch folder), held-out evaluations and asks.
@@ -20,6 +24,7 @@ RESIZES=${RESIZES:-100}
 SEED=${SEED:-18}
 BATCH=${BATCH:-8}
 STALL_MS=${STALL_MS:-200}
+WALL_MS=${WALL_MS:-}
 source "$(dirname "$0")/tui_lib.sh" soak_tui
 T new-session -d -s soak -x 80 -y 24 \
     "cd '$WORK' && env TERM=$TT '$BIN' explore '$MODEL' --ui-stats '$WORK/ui-stats.csv' 2>'$WORK/stderr'; echo rc=\$? > '$WORK/rc'; sleep 3600"
@@ -81,7 +86,7 @@ for try in 1 2 3 4 5; do
     sleep 1
     [[ -s $WORK/rc ]] && break
 done
-for i in $(seq 1 50); do [[ -s $WORK/rc ]] && break; sleep 0.1; done
+wait_file "$WORK/rc" 120 # a hang guard only: on a busy machine the quit can take a while
 fails=0
 rc=$(cat "$WORK/rc" 2>/dev/null)
 if [[ $rc == rc=0 ]]; then echo "ok: exit status 0"; else
@@ -90,13 +95,22 @@ if [[ $rc == rc=0 ]]; then echo "ok: exit status 0"; else
     fails=1
 fi
 if [[ -s $WORK/ui-stats.csv ]]; then
-    IFS=, read -r n max p99 p50 mean over < <(tail -1 "$WORK/ui-stats.csv")
-    echo "ui thread: $n wake-ups, busy max $max ms, p99 $p99 ms, p50 $p50 ms, mean $mean ms, $over over 200 ms"
-    if awk -v m="$max" -v b="$STALL_MS" 'BEGIN { exit !(m <= b) }'; then
-        echo "ok: no input stall over $STALL_MS ms"
+    IFS=, read -r n max p99 p50 mean over cpu < <(tail -1 "$WORK/ui-stats.csv")
+    echo "ui thread: $n wake-ups, busy max $max ms, p99 $p99 ms, p50 $p50 ms, mean $mean ms, $over over 200 ms;" \
+        "CPU max $cpu ms"
+    if [[ -n $cpu ]] && awk -v m="$cpu" -v b="$STALL_MS" 'BEGIN { exit !(m <= b) }'; then
+        echo "ok: no UI-thread work over $STALL_MS ms of CPU time in one wake-up"
     else
-        echo "FAIL: the UI thread was busy $max ms at once (budget $STALL_MS ms)"
+        echo "FAIL: the UI thread worked ${cpu:-?} ms of CPU time in one wake-up (budget $STALL_MS ms)"
         fails=1
+    fi
+    if [[ -n $WALL_MS ]]; then
+        if awk -v m="$max" -v b="$WALL_MS" 'BEGIN { exit !(m <= b) }'; then
+            echo "ok: no input stall over $WALL_MS ms (wall time)"
+        else
+            echo "FAIL: the UI thread was busy $max ms at once (wall budget $WALL_MS ms)"
+            fails=1
+        fi
     fi
 else
     echo "FAIL: no --ui-stats file written"

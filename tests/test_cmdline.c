@@ -54,6 +54,18 @@ static void test_commands(void **st) {
     assert_int_equal(ok("q!").kind, CMDLINE_QUIT_NOW);
     assert_int_equal(ok("help").kind, CMDLINE_HELP);
     assert_int_equal(ok("h").kind, CMDLINE_HELP);
+    c = ok("all full"); /* issue 28: reset the working mask to either end */
+    assert_int_equal(c.kind, CMDLINE_ALL);
+    assert_int_equal(c.all_swa, 0);
+    assert_int_equal(ok("all SWA").all_swa, 1);
+    refused("all", "all: bad value '' (need full or swa)");
+    refused("all half", "all: bad value 'half' (need full or swa)");
+    c = ok("pin");
+    assert_int_equal(c.kind, CMDLINE_PIN);
+    assert_int_equal(c.pin, 0);
+    assert_int_equal(ok("pin full").pin, 1);
+    assert_int_equal(ok("pin swa").pin, 2);
+    refused("pin x", "pin: bad value 'x' (need nothing, full or swa)");
 }
 
 /* :export NAME dispatches through the table: each row by its name, with or without a file. */
@@ -128,7 +140,7 @@ static void test_help_lines(void **st) {
     (void)st;
     int n;
     const cmdline_help_line *h = cmdline_help(&n);
-    assert_int_equal(n, 7);
+    assert_int_equal(n, 9);
     for (int i = 0; i < n; i++) {
         char line[160];
         snprintf(line, sizeof line, "  :%-19s %s", h[i].usage, h[i].help); /* as the help box draws it */

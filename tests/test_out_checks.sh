@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test_out_checks.sh — outputs are checked before any work, and SIGTERM / SIGHUP save like SIGINT
 # (issue 18, item 2):
-#  1. refused before any evaluation (exit 1 within a few seconds, the message checked, nothing
-#     written): `search --out` an unwritable folder (as user nobody through setpriv when run as root,
+#  1. refused before any evaluation (exit 1, the message checked, no evaluation's output, nothing
+#     written; no wall time is asserted, issue 30 item 7: a 300 s timeout only guards against a hang): `search --out` an unwritable folder (as user nobody through setpriv when run as root,
 #     whom permissions do not stop), `search --out` a folder holding another run (its state unchanged),
 #     `eval --out` a directory, `eval --out` a file in an unwritable folder, `compare --out` an
 #     unwritable folder and a search run's folder;
@@ -22,7 +22,6 @@ SRC=${BOSCH_SOURCE_DIR:-.}
 fails=0
 pass() { echo "ok: $*"; }
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-now_ms() { date +%s%3N; }
 SARGS=(--preset tiny --samples 1 --length 256 --ratio 0.5 --budget1 1 --budget3 2 --restarts 0 --device cpu)
 
 # as_user ARGS...: run bosch as a user that folder permissions apply to (nobody when we are root)
@@ -33,24 +32,23 @@ as_user() {
         "$BIN" "$@"
     fi
 }
-# refused WHAT TEXT ARGS...: bosch ARGS (through as_user when WHAT starts with "user:") exits 1
-# within 8 s (a model load at most, never an evaluation) with TEXT in its output and no evaluation.
+# refused WHAT TEXT ARGS...: bosch ARGS (through as_user when WHAT starts with "user:") exits 1 with
+# TEXT in its output and no sign of an evaluation (the evaluator's line, a result row, the search's
+# progress): refused after a model load at most.
 refused() {
-    local what=$1 text=$2 t0 ms rc
+    local what=$1 text=$2 rc
     shift 2
-    t0=$(now_ms)
     if [[ $what == user:* ]]; then
-        timeout 60 setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" "$@" >"$WORK/out" 2>&1
+        timeout -k 10 300 setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" "$@" >"$WORK/out" 2>&1
     else
-        timeout 60 "$BIN" "$@" >"$WORK/out" 2>&1
+        timeout -k 10 300 "$BIN" "$@" >"$WORK/out" 2>&1
     fi
     rc=$?
-    ms=$(($(now_ms) - t0))
-    if [[ $rc -eq 1 && $ms -lt 8000 ]] && grep -qF -- "$text" "$WORK/out" &&
+    if [[ $rc -eq 1 ]] && grep -qF -- "$text" "$WORK/out" &&
         ! grep -q 'evaluator on\|^niah_single\|search, ratio' "$WORK/out"; then
-        pass "${what#user:}: refused in ${ms} ms: '$text'"
+        pass "${what#user:}: refused before any evaluation: '$text'"
     else
-        fail "${what#user:}: exit $rc after ${ms} ms (want 1, < 8000 ms, '$text', no evaluation); output:"
+        fail "${what#user:}: exit $rc (want 1, '$text', no evaluation); output:"
         head -5 "$WORK/out"
     fi
 }

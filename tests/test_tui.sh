@@ -135,13 +135,13 @@ T send-keys -t $S Left Tab # back to KV heads, and to the ratio
 wait_for $S 'granularity +< KV heads >' 5 || fail "start form: back to KV heads"
 T send-keys -t $S Enter
 wait_for $S '\[searching\]' 60 && pass "search starts" || fail "search start"
-# Keys answer while an evaluation computes: move the cursor and time the redraw (tmux adds its own
-# latency; the explorer itself answers on the next poll() wake-up).
-t0=$(date +%s%N)
+# Keys answer while an evaluation computes: move the cursor (the wait is a hang guard, not a speed
+# bound: the UI thread's own work per key is bounded in test_tui_soak, its latency measured by
+# scripts/bench-ui; issue 30, item 7).
 T send-keys -t $S Up
-if wait_for $S '^─ L28 kv' 5; then
-    ms=$((($(date +%s%N) - t0) / 1000000))
-    ((ms < 1000)) && pass "cursor answered in ${ms} ms during an evaluation" || fail "slow key: ${ms} ms"
+if wait_for $S '^─ L28 kv' 60; then
+    screen $S | grep -q '\[searching\]' && pass "cursor answered during the search" ||
+        fail "the cursor moved, but the search is no longer running"
 else
     fail "cursor did not move during the search"
 fi
@@ -302,7 +302,7 @@ if wait_for layers '\[ready\]' 180; then
         pass "the title, counter and teaching text follow the plan of the whole-layer search" ||
         fail "layers: plan title, counter or teaching text"
     T send-keys -t layers q
-    wait_for layers 'is not exported' 10 && T send-keys -t layers y
+    maybe_for layers 'is not exported' 10 && T send-keys -t layers y
     wait_for layers '^EXIT=0' 60 || fail "layers: quit"
     T kill-session -t layers
 else

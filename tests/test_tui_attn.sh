@@ -45,6 +45,12 @@ screen $S | grep -q 'L29 kv0, query heads 0-2, calibration sample 1 of 4' && pas
 [[ $(screen $S | grep -Ec '^ *│? *q[0-2] +full .*[░▒▓█]') -eq 3 ]] && pass "three query heads with heat strips" ||
     fail "strip rows: $(screen $S | grep -c 'full')"
 screen $S | grep -Eq '=+.*\|-+' && pass "needle span and window edge marked" || fail "marks row"
+# Issue 28 item 6: the words under the strips: the needle's sentence (holding the value the answer
+# probability is of) and the words either side of the window's edge.
+value=$(screen $S | grep -Eo 'p\(answer [0-9]+\)' | grep -Eo '[0-9]+')
+[[ -n $value ]] && screen $S | grep -Eq "needle +[A-Z].* $value" && pass "the needle's sentence is shown ($value)" ||
+    fail "needle text: $(screen $S | grep -E '^ *│ needle')"
+screen $S | grep -Eq '│ edge +.+ \| .+' && pass "the words at the window's edge are shown" || fail "edge text"
 p_mask=$(screen $S | grep -Eo '[0-9.]+ with the mask' | grep -Eo '^[0-9.]+')
 p_full=$(screen $S | grep -Eo '[0-9.]+ all full' | grep -Eo '^[0-9.]+')
 [[ -n $p_mask && $p_mask == "$p_full" ]] && pass "all-full mask: p(answer) $p_mask = all full" ||

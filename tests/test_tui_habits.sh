@@ -107,7 +107,7 @@ wait_for $S ':ratio R +the next search' 5 && screen $S | grep -q ':export NAME \
 T send-keys -t $S x
 T send-keys -t $S F1
 wait_for $S 'toggle the KV head under the cursor' 5 && pass "F1 opens the help" || fail "F1"
-screen $S | grep -q '? F1 q Q F10' && pass "the help lists F1 and F10" || fail "help F-keys"
+screen $S | grep -q '? F1 P q Q F10' && pass "the help lists F1 and F10" || fail "help F-keys"
 T send-keys -t $S Escape
 sleep 0.3
 T send-keys -t $S F10

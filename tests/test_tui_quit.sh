@@ -24,20 +24,19 @@ start() {
 }
 bosch_pid() { pgrep -P "$(T display-message -p -t "$1" '#{pane_pid}')" | head -1; }
 
-# check SESSION WHAT: the explorer gone within 2 s of the quit (the job is cancelled between
-# layers, not waited for: the old worker_stop waited 3 s and then left the worker computing while
-# the process exited, which segfaulted where the GEMM library's teardown ran under it), exit status
-# 0, icanon and echo on, alternate screen off.
+# check SESSION WHAT: the explorer exits (the job is cancelled between layers and joined: the old
+# worker_stop waited 3 s and then left the worker computing while the process exited, which
+# segfaulted where the GEMM library's teardown ran under it), exit status 0, icanon and echo on,
+# alternate screen off. The 120 s wait is a hang guard, not a speed bound (issue 30, item 7); the
+# time taken is printed.
 check() {
-    local s=$1 what=$2 t0
-    t0=$(date +%s%N)
-    if ! wait_file "$WORK/$s.rc" 60; then
-        fail "$what: the explorer did not exit within 60 s"
+    local s=$1 what=$2 t0=$SECONDS
+    if ! wait_file "$WORK/$s.rc" 120; then
+        fail "$what: the explorer did not exit within 120 s"
         screen "$s"
         return
     fi
-    local ms=$((($(date +%s%N) - t0) / 1000000))
-    ((ms <= 2000)) && pass "$what: exited within 2 s ($ms ms)" || fail "$what: exit took $ms ms (want <= 2000)"
+    pass "$what: exited (after about $((SECONDS - t0)) s)"
     wait_file "$WORK/$s.stty" 10
     local rc
     rc=$(cat "$WORK/$s.rc")

@@ -131,7 +131,7 @@ static void test_toggles_and_undo(void **st) {
     assert_int_equal(n_swa(u), 0);
     key(u, 'u');
     assert_int_equal(n_swa(u), H);
-    assert_string_equal(u->msg, "undone (3 more)");
+    assert_string_equal(u->msg, "undone (3 more; Ctrl-R redoes)");
     key(u, 'u');
     key(u, 'u');
     assert_int_equal(n_swa(u), 1);
@@ -777,6 +777,21 @@ static void test_attn_form_workspace(void **st) {
     assert_int_equal(u->mask.z[4], ATTN_FULL);
     key(u, 'u');
     assert_int_equal(n_swa(u), 0);
+
+    /* a `bosch search --out` folder opened mid-search, following it: the grid shows the mask the
+       search evaluated last (what the phase's marks describe), not its result so far (issue 28:
+       the head-score pass showed the 60 stage-1 heads under a '▶' on the one head scored) */
+    *r = (ex_io){.seq = 3, .kind = EX_IO_WORKSPACE_OPEN, .ok = 1, .path = "run", .mask = u->mask};
+    for (int i = 0; i < 60; i++) r->mask.z[i] = ATTN_SWA;
+    r->ws = (ex_workspace){.have_ui = 0, .have_search = 1, .search_done = 0};
+    u->snap.have_search = 1, u->snap.phase = EX_PAUSED;
+    u->snap.last_mask = u->mask;
+    u->snap.last_mask.z[82] = ATTN_SWA;
+    ui_apply_snapshot(u);
+    ui_workspace_opened(u, NULL, 0);
+    assert_int_equal(u->follow, 1);
+    assert_int_equal(n_swa(u), 1);
+    assert_int_equal(u->mask.z[82], ATTN_SWA);
     free_state(u);
 }
 
@@ -869,6 +884,64 @@ static void test_issue28_defects(void **st) {
     key(u, 'o'); /* a load is not an export: the last mask file */
     assert_string_equal(u->input, "mine.csv");
     key(u, 27);
+
+    /* redo (Ctrl-R) brings back what u undid; a new edit clears it; :all full / :all swa */
+    key(u, ':');
+    type_line(u, "all swa");
+    assert_int_equal(n_swa(u), L * H);
+    key(u, ' ');
+    assert_int_equal(n_swa(u), L * H - 1);
+    key(u, 'u');
+    key(u, 'u');
+    assert_int_equal(n_swa(u), 0);
+    key(u, CTRL('r'));
+    assert_int_equal(n_swa(u), L * H);
+    key(u, CTRL('r'));
+    assert_int_equal(n_swa(u), L * H - 1);
+    key(u, CTRL('r'));
+    assert_string_equal(u->msg, "nothing to redo");
+    key(u, 'u');
+    key(u, ':');
+    type_line(u, "all full"); /* an edit: the undone toggle cannot come back over it */
+    assert_int_equal(n_swa(u), 0);
+    key(u, CTRL('r'));
+    assert_string_equal(u->msg, "nothing to redo");
+    key(u, 'u');
+    assert_int_equal(n_swa(u), L * H);
+    key(u, 'u');
+
+    /* :pin: a snapshot of the working mask to diff against (issue 28 item 4, in part) */
+    key(u, ' ');
+    key(u, ':');
+    type_line(u, "pin");
+    assert_int_equal(u->have_cmp, 1);
+    assert_string_equal(u->cmp_name, "pinned");
+    assert_int_equal(ui_compare_n_diff(u), 0);
+    key(u, KEY_LEFT), key(u, KEY_RIGHT), key(u, KEY_RIGHT);
+    key(u, ' ');
+    assert_int_equal(ui_compare_n_diff(u), 1);
+    key(u, ':');
+    type_line(u, "pin full");
+    assert_int_equal(ui_compare_n_diff(u), 2);
+    key(u, 'D');
+    assert_int_equal(u->have_cmp, 0);
+    key(u, 'u');
+    key(u, 'u');
+    assert_int_equal(n_swa(u), 0);
+
+    /* H: the heat map of the search's single-head drops, said when there are none yet */
+    key(u, 'H');
+    assert_int_equal(u->heat, 1);
+    assert_string_equal(u->msg,
+                        "heat: no head scores yet (the default bosch's head-score phase measures them)");
+    key(u, 'H');
+    assert_int_equal(u->heat, 0);
+    u->snap.have_head_score = 1;
+    key(u, 'H');
+    assert_string_equal(u->msg,
+                        "heat: cell glyph = the head's single-head drop, colour = full / SWA (H: off)");
+    key(u, 'H');
+    u->snap.have_head_score = 0;
 
     /* the help: V on v's line, A W alone on theirs */
     char line[160];

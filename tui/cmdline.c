@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const cmdline_export exports[] = {
     {"mask", EX_IO_EXPORT_MASK, PROMPT_EXPORT_MASK, 0, "the working mask (CSV)"},
@@ -32,11 +33,10 @@ static const command commands[] = {
     {"ratio", NULL, CMDLINE_RATIO, {"ratio R", "the next search's ratio rho, 0 to 1 (s starts it)"}},
     {"window", NULL, CMDLINE_WINDOW, {"window W", "SWA window of the working mask and the next search"}},
     {"load", NULL, CMDLINE_LOAD, {"load FILE", "load a mask CSV"}},
-    {"export",
-     NULL,
-     CMDLINE_EXPORT,
-     {"export NAME [FILE]", "NAME: mask trace layers duo hf trtllm scores"}},
+    {"export", NULL, CMDLINE_EXPORT, {"export NAME [FILE]", "NAME: mask trace layers duo hf trtllm scores"}},
     {"layer", NULL, CMDLINE_LAYER, {"layer N, N", "move to layer N (also / N)"}},
+    {"pin", NULL, CMDLINE_PIN, {"pin [full|swa]", "diff against a snapshot of the mask (D: off)"}},
+    {"all", NULL, CMDLINE_ALL, {"all full, all swa", "the working mask all full / all SWA (u undoes)"}},
     {"quit", "q", CMDLINE_QUIT, {"q, quit, q!", "quit (q!: without asking about an unsaved search)"}},
     {"help", "h", CMDLINE_HELP, {"help", "this list"}},
 };
@@ -153,6 +153,20 @@ static int parse_args(const command *c, const char *args, int n_layer, cmdline_c
         return 0;
     case CMDLINE_LAYER:
         return cmdline_parse_layer(args, n_layer, &out->layer, err, errlen);
+    case CMDLINE_PIN:
+        if (*args && strcasecmp(args, "full") && strcasecmp(args, "swa")) {
+            snprintf(err, errlen, "pin: bad value '%.40s' (need nothing, full or swa)", args);
+            return -1;
+        }
+        out->pin = !*args ? 0 : !strcasecmp(args, "full") ? 1 : 2;
+        return 0;
+    case CMDLINE_ALL:
+        if (strcasecmp(args, "full") && strcasecmp(args, "swa")) {
+            snprintf(err, errlen, "all: bad value '%.40s' (need full or swa)", args);
+            return -1;
+        }
+        out->all_swa = !strcasecmp(args, "swa");
+        return 0;
     default: /* quit, help: no arguments */
         if (*args) {
             snprintf(err, errlen, "%s takes no argument (got '%.40s')", c->name, args);

@@ -9,6 +9,9 @@
  *   :export NAME [FILE]  export NAME (mask, trace, layers: one row each in the export table); no
  *                      FILE: the file-name prompt opens with NAME's default
  *   :layer N, :N       move the cursor to layer N (as / N)
+ *   :all full, :all swa  the working mask all full / all SWA (an edit: u undoes it)
+ *   :pin [full|swa]    pin a snapshot of the working mask (or all full / all SWA): the grid marks
+ *                      the heads where the working mask differs from it (D turns it off)
  *   :q, :quit          quit (asks first when a search is unsaved); :q! quits without asking
  *   :help, :h          the list of commands
  */
@@ -25,6 +28,8 @@ typedef enum {
     CMDLINE_LOAD,
     CMDLINE_EXPORT,
     CMDLINE_LAYER,
+    CMDLINE_ALL,
+    CMDLINE_PIN,
     CMDLINE_QUIT,
     CMDLINE_QUIT_NOW,
     CMDLINE_HELP,
@@ -37,6 +42,8 @@ typedef struct {
     double ratio;   /* CMDLINE_RATIO */
     int window;     /* CMDLINE_WINDOW, tokens */
     int layer;      /* CMDLINE_LAYER */
+    int all_swa;    /* CMDLINE_ALL: 1 all SWA, 0 all full */
+    int pin;        /* CMDLINE_PIN: 0 the working mask, 1 all full, 2 all SWA */
     int export_i;   /* CMDLINE_EXPORT: row of cmdline_exports() */
     char path[256]; /* CMDLINE_LOAD, CMDLINE_EXPORT ("": ask for it) */
 } cmdline_cmd;

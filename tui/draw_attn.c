@@ -99,7 +99,7 @@ static void draw_ranks(ui_state *u, int y, int x, int w, const ex_attn *a) {
 
 void draw_attn(ui_state *u) {
     const ex_attn *a = &u->snap.attn;
-    const int want = 11 + 2 * (a->n_q > 0 ? a->n_q : 3); /* header 5, strips, legend and rankings 4 */
+    const int want = 13 + 2 * (a->n_q > 0 ? a->n_q : 3); /* header 5, strips, text 2, legend, rankings 4 */
     int h = u->rows - 2 < want ? u->rows - 2 : want, w = u->cols - 2;
     lay_rect r = layout_center(u->rows, u->cols, h, w);
     /* the title names the head whose numbers are below (the cursor's once they come); a
@@ -141,10 +141,24 @@ void draw_attn(ui_state *u) {
     draw_text(y, x + iw - STATS_W - 6, 6, ui_attr(u, PAIR_DIM, A_NORMAL), "%5d", a->n_keys - 1);
     draw_text(y++, x + iw - STATS_W, STATS_W, ui_attr(u, PAIR_DIM, A_NORMAL), " window  needle");
     draw_marks(u, y++, x + LABEL_W, iw - LABEL_W - STATS_W, a);
-    int rows_left = r.y + r.h - 1 - y - 5; /* the rankings and the legend below */
+    int rows_left = r.y + r.h - 1 - y - 7; /* the text, the legend and the rankings below */
     draw_heads(u, y, x, iw, rows_left, a);
     y += 2 * a->n_q < rows_left ? 2 * a->n_q : rows_left - rows_left % 2;
     draw_text(y++, x, iw, ui_attr(u, PAIR_DIM, A_NORMAL), "= needle  s sinks  |--- window (last W)  %s",
               u->utf8 ? "░▒▓█ more attention" : ".:*# more attention");
+    /* the text: the needle's sentence, and the words either side of the window's edge */
+    draw_text(y, x, 8, A_BOLD, "needle ");
+    draw_text_words(y++, x + 8, iw - 8, A_NORMAL, u->utf8 ? "\u2026" : "...", a->text_needle);
+    if (a->text_after_edge[0]) {
+        char edge[2 * EX_LINE + 8];
+        const int half = (iw - 8 - 3) / 2, bl = (int)strlen(a->text_before_edge);
+        /* the end of the words before the edge, then the start of the window's */
+        snprintf(edge, sizeof edge, "%s%s | %s", bl > half ? "..." : "",
+                 bl > half ? a->text_before_edge + bl - half + 3 : a->text_before_edge, a->text_after_edge);
+        draw_text(y, x, 8, A_BOLD, "edge ");
+        draw_text_words(y++, x + 8, iw - 8, A_NORMAL, u->utf8 ? "\u2026" : "...", edge);
+    } else {
+        draw_text(y++, x, iw, ui_attr(u, PAIR_DIM, A_NORMAL), "the window covers the whole prompt");
+    }
     draw_ranks(u, y, x, iw, a);
 }

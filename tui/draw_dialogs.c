@@ -308,14 +308,23 @@ void draw_dialogs(ui_state *u) {
 }
 
 void draw_too_small(ui_state *u) {
-    int y = u->rows / 2 - 1;
+    char what[96], need[96];
+    const char *keys = u->mode == UI_CONFIRM_QUIT ? "The search is not exported: y quits anyway, n stays."
+                                                  : "Resize, or press q to quit; other keys wait.";
+    snprintf(what, sizeof what, "Terminal %dx%d is too small.", u->cols, u->rows);
+    snprintf(need, sizeof need, "The explorer needs at least %dx%d.", LAYOUT_MIN_COLS, LAYOUT_MIN_ROWS);
+    const int w = u->cols > 0 ? u->cols : 1;
+    int n = draw_wrap_lines(w, what) + draw_wrap_lines(w, need) + draw_wrap_lines(w, keys);
+    if (n > u->rows) { /* a tiny window (20x5): the same in fewer words, wrapped, never cut */
+        snprintf(what, sizeof what, "Too small: %dx%d, need %dx%d.", u->cols, u->rows, LAYOUT_MIN_COLS,
+                 LAYOUT_MIN_ROWS);
+        keys = u->mode == UI_CONFIRM_QUIT ? "y: quit, n: stay." : "q quits.";
+        need[0] = '\0';
+        n = draw_wrap_lines(w, what) + draw_wrap_lines(w, keys);
+    }
+    int y = (u->rows - n) / 2;
     if (y < 0) y = 0;
-    draw_text(y, 0, u->cols, A_BOLD, "Terminal %dx%d is too small.", u->cols, u->rows);
-    draw_text(y + 1, 0, u->cols, A_NORMAL, "The explorer needs at least %dx%d.", LAYOUT_MIN_COLS,
-              LAYOUT_MIN_ROWS);
-    if (u->mode == UI_CONFIRM_QUIT)
-        draw_text_words(y + 2, 0, u->cols, A_BOLD, "",
-                        "The search is not exported: y quits anyway, n stays.");
-    else
-        draw_text_words(y + 2, 0, u->cols, A_NORMAL, "", "Resize, or press q to quit; other keys wait.");
+    y += draw_wrap(y, 0, w, u->rows - y, A_BOLD, what);
+    if (need[0]) y += draw_wrap(y, 0, w, u->rows - y, A_NORMAL, need);
+    draw_wrap(y, 0, w, u->rows - y, u->mode == UI_CONFIRM_QUIT ? A_BOLD : A_NORMAL, keys);
 }

@@ -42,6 +42,8 @@ static void draw_grid_title(ui_state *u, const lay_rect *r, int group) {
         n = snprintf(title, sizeof title, "vs %s: %d differ | ", u->cmp_name, ui_compare_n_diff(u));
     n += snprintf(title + n, sizeof title - (size_t)n, "L%d kv%d (q%d-%d) %s", u->cur_layer, u->cur_head, q0,
                   q1, what);
+    if (u->heat && s->have_head_score && n > 0)
+        n += snprintf(title + n, sizeof title - (size_t)n, " heat: drop");
     if (lay->visible_layers < L && n > 0)
         snprintf(title + n, sizeof title - (size_t)n, " %s %d-%d/%d",
                  u->follow && s->have_search ? "live" : "edit", u->top, u->top + lay->visible_layers - 1, L);
@@ -131,6 +133,15 @@ static void draw_layer_stats(ui_state *u, const lay_rect *r, int l, int y) {
               "%3d", ns);
 }
 
+/* The heat level 0..3 of the head at unit u (its single-head drop against the largest measured,
+ * on a square-root scale so small drops still show), -1 when not measured. */
+static int heat_level(const ex_snapshot *s, int u, double max) {
+    const double v = s->head_score[u];
+    if (!isfinite(v) || !(max > 0)) return -1;
+    const double f = v <= 0 ? 0 : sqrt(v / max);
+    return f >= 0.75 ? 3 : f >= 0.5 ? 2 : f >= 0.25 ? 1 : 0;
+}
+
 /* Layer l at row y: its marker and label, a cell per head (a differing head marked when `diff`),
  * the cursor's brackets. */
 static void draw_layer_row(ui_state *u, const lay_rect *r, int l, int y, int diff) {
@@ -156,6 +167,13 @@ static void draw_layer_row(ui_state *u, const lay_rect *r, int l, int y, int dif
         int full = m->z[l * H + h] == ATTN_FULL;
         const char *gl = full ? g->full : g->swa;
         int attr = full ? full_attr : swa_attr;
+        if (u->heat && s->have_head_score) { /* the glyph says the drop, the colour full / SWA */
+            static const char *const lv_u[] = {"\u2591", "\u2592", "\u2593", "\u2588"}, *const lv_a[] = {
+                                                                                            ".", ":", "*",
+                                                                                            "#"};
+            const int lv = heat_level(s, l * H + h, u->heat_max);
+            gl = lv < 0 ? (u->utf8 ? "\u00b7" : "-") : (u->utf8 ? lv_u : lv_a)[lv];
+        }
         /* comparison diff: the other method decides differently here */
         if (diff && u->cmp_mask.z[l * H + h] != m->z[l * H + h]) gl = g->diff, attr |= A_REVERSE | A_BOLD;
         attron(attr);
@@ -183,6 +201,9 @@ void draw_grid(ui_state *u) {
     draw_grid_title(u, &r, group);
     draw_grid_header(u, &r);
     const int diff = ui_compare_n_diff(u) > 0 || (u->have_cmp && u->cmp_mask.n_layer == L);
+    u->heat_max = 0;
+    for (int i = 0; u->heat && s->have_head_score && i < L * u->mask.n_head_kv; i++)
+        if (isfinite(s->head_score[i]) && s->head_score[i] > u->heat_max) u->heat_max = s->head_score[i];
     for (int i = 0; i < lay->visible_layers && u->top + i < L; i++)
         draw_layer_row(u, &r, u->top + i, r.y + 2 + i, diff);
 }

@@ -335,7 +335,10 @@ void draw_teach(ui_state *u) {
     } else {
         draw_wrap(r.y + 1, r.x, r.w, body, A_NORMAL, text);
     }
-    if (r.h >= 3) {
+    if (r.h >= 3 && u->heat && u->snap.have_head_score) { /* H: glyph = drop, colour = full / SWA */
+        draw_text(r.y + r.h - 1, r.x, r.w, A_NORMAL, "%s drop small..large, colour full/SWA",
+                  u->utf8 ? "\u2591\u2592\u2593\u2588" : ".:*#");
+    } else if (r.h >= 3) {
         int y = r.y + r.h - 1, x = r.x;
         attron(ui_attr(u, PAIR_FULL, A_BOLD));
         mvaddstr(y, x, g->full);

@@ -89,6 +89,9 @@ typedef struct {
     double in_swa[EX_ATTN_Q];               /* the same with the working mask upstream and this head SWA */
     double needle_full[EX_ATTN_Q], needle_swa[EX_ATTN_Q]; /* mass on the needle's span */
     double p_answer, p_answer_full; /* evaluator p_answer of the sample: working mask, all full */
+    char text_needle[EX_LINE];      /* the needle's tokens decoded (the sentence the answer is in) */
+    char text_before_edge[EX_LINE]; /* the tokens just before the window's first key, decoded */
+    char text_after_edge[EX_LINE];  /* the window's first tokens, decoded */
     int exact;                      /* the working mask's argmax answers are all right */
     double seconds;
     /* static rankings (cached per session, computed in the background after the first view) */
@@ -182,6 +185,10 @@ typedef struct {
     double full_raw, swa_raw;        /* S(all full), S(all SWA); NAN before measured */
     double last_score, last_accuracy, last_seconds;
     double s_best[EX_MAX_LAYERS];
+    /* the search's single-head drops S_full - S(only this KV head SWA), raw, [layer*n_head_kv + kv_head]
+       (search_head_scores; NAN not measured yet); have_head_score 0: the method makes none */
+    float head_score[EX_MAX_LAYERS * EX_MAX_KV];
+    int have_head_score;
     double delta[EX_MAX_LAYERS], weight[EX_MAX_LAYERS], ratio[EX_MAX_LAYERS]; /* NAN unknown */
     int bucket[EX_MAX_LAYERS], n_swa[EX_MAX_LAYERS];                          /* -1 unknown */
     int probed[EX_MAX_LAYERS];

@@ -22,6 +22,8 @@
 #include "ui_stats.h"
 #include "worker.h"
 #include "clock.h"
+#include "gguf.h"
+#include "term_check.h"
 
 /* Signal state: the only file-scope mutable state, as signal handlers need it. */
 static volatile sig_atomic_t sig_quit;   /* SIGTERM, SIGHUP, SIGQUIT: leave now */
@@ -41,13 +43,26 @@ static void on_signal(int sig) {
 }
 
 /* Fatal signals: reset attributes, show the cursor, leave the alternate screen and restore the
- * terminal modes with async-signal-safe calls only; then die by the same signal. */
-static void on_fatal(int sig) {
+ * terminal modes with async-signal-safe calls only; then die by the same signal, except a bus error
+ * in the mapped model (it shrank while in use, engine/gguf.h gguf_mapping_path): that one says so,
+ * naming the file, and exits 1. */
+static void on_fatal(int sig, siginfo_t *si, void *uc) {
+    (void)uc;
     if (curses_on) {
         static const char seq[] = "\033[0m\033[?25h\033[?1049l\r\n";
         ssize_t r = write(STDOUT_FILENO, seq, sizeof seq - 1);
         (void)r;
         if (have_tio) tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+    }
+    const char *file = sig == SIGBUS && si ? gguf_mapping_path(si->si_addr) : NULL;
+    if (file) {
+        static const char a[] = "bosch: ", b[] = ": the model file changed or was truncated while in use "
+                                                 "(a bus error reading its mapping)\n";
+        ssize_t r = write(STDERR_FILENO, a, sizeof a - 1);
+        r = write(STDERR_FILENO, file, strlen(file));
+        r = write(STDERR_FILENO, b, sizeof b - 1);
+        (void)r;
+        _exit(1);
     }
     signal(sig, SIG_DFL);
     raise(sig);
@@ -68,8 +83,8 @@ static void install_signals(void) {
     sa.sa_flags = 0; /* no SA_RESTART: poll() returns EINTR and the loop looks at the flags */
     const int soft[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH};
     for (size_t i = 0; i < sizeof soft / sizeof soft[0]; i++) sigaction(soft[i], &sa, NULL);
-    sa.sa_handler = on_fatal;
-    sa.sa_flags = SA_RESETHAND;
+    sa.sa_sigaction = on_fatal;
+    sa.sa_flags = SA_RESETHAND | SA_SIGINFO;
     const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sigaction(fatal[i], &sa, NULL);
 }
@@ -223,7 +238,8 @@ static int read_keys(ui_state *u, short revents) {
 /* The poll() loop over stdin and the worker's pipe until a quit, a signal to leave or a lost
  * terminal. stats (or NULL) gets the UI thread's busy time per wake-up. */
 static void run_loop(ui_state *u, ui_stats *stats) {
-    double t_wake = -1; /* when poll() last returned (-1: not yet) */
+    double t_wake = -1,
+           cpu_wake = 0; /* when poll() last returned (-1: not yet), the thread's CPU time then */
     int dirty = 1;
     while (!u->quit && !sig_quit) {
         if (sig_int) {
@@ -244,9 +260,11 @@ static void run_loop(ui_state *u, ui_stats *stats) {
         dirty = 0;
         struct pollfd pf[2] = {{.fd = STDIN_FILENO, .events = POLLIN},
                                {.fd = worker_wake_fd(u->w), .events = POLLIN}};
-        if (stats && t_wake >= 0) ui_stats_add(stats, (base_now_s() - t_wake) * 1e3);
+        if (stats && t_wake >= 0)
+            ui_stats_add(stats, (base_now_s() - t_wake) * 1e3, (base_thread_cpu_s() - cpu_wake) * 1e3);
         int n = poll(pf, 2, 100);
         t_wake = base_now_s();
+        if (stats) cpu_wake = base_thread_cpu_s();
         if (n < 0) {
             if (errno == EINTR) continue;
             break;
@@ -279,6 +297,10 @@ int explorer_run(const explorer_opts *opts) {
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
         fprintf(stderr,
                 "bosch: the explorer needs a terminal; for headless runs use a subcommand (bosch --help)\n");
+        return 1;
+    }
+    if (term_check_usable(opts->term, err, sizeof err)) {
+        fprintf(stderr, "bosch: %s\n", err);
         return 1;
     }
     ui_state *u = ui_create(opts);

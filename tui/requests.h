@@ -61,8 +61,10 @@
     R(EXPORT_MENU,       "export",        0,              ui_act_export_menu,   NONE)    \
     R(LOAD_MASK,         "load",          0,              ui_act_prompt,        NONE)    \
     R(UNDO,              "undo",          0,              ui_act_undo,          NONE)    \
+    R(REDO,              "redo",          0,              ui_act_redo,          NONE)    \
     R(QUERY_VIEW,        "view",          0,              ui_act_query_view,    NONE)    \
     R(STAT_VIEW,         "stat_view",     0,              ui_act_query_view,    NONE)    \
+    R(HEAT,              "heat",          0,              ui_act_query_view,    NONE)    \
     R(CONTEXT,           "context",       0,              ui_act_context,       NONE)    \
     R(COMPARE_OPEN,      "compare",       0,              ui_act_prompt,        NONE)    \
     R(COMPARE_DIFF,      "diff",          0,              ui_act_compare_diff,  NONE)    \
@@ -130,13 +132,15 @@
     K('a',         ASK,              N | KM(UI_ASK), "a", "ask the model a held-out question with this mask", "a:ask") \
     K('x',         EXPORT_MENU,      N | KM(UI_CONFIRM_QUIT), "x", "export, then m t l d h r (duo hf trtllm too) / load", "x:export") \
     K('o',         LOAD_MASK,        N, "o",      NULL, "o:load")                                     \
-    K('u',         UNDO,             N, "u",      "undo the last edit / jump to a layer / command line", "u:undo") \
+    K('u',         UNDO,             N, "u",      "undo / redo an edit / jump to a layer / command line", "u:undo") \
+    K(CTRL('r'),   REDO,             N, "Ctrl-R", NULL, NULL)                                         \
     K('/',         JUMP,             N, "/",      NULL, NULL)                                         \
     K(KEY_F(3),    JUMP,             N, "F3",     NULL, NULL) /* htop's F3 is its search */           \
     K(':',         COMMAND,          N, ":",      NULL, NULL)                                         \
-    K('g',         QUERY_VIEW,       N, "g",      "query-head cells / KV context / w r as bars or numbers", "g:view") \
+    K('g',         QUERY_VIEW,       N, "g",      "query-head cells / KV context / w r bars / head heat", "g:view") \
     K('c',         CONTEXT,          N, "c",      NULL, "c:ctx")                                      \
     K('b',         STAT_VIEW,        N, "b",      NULL, NULL)                                         \
+    K('H',         HEAT,             N, "H",      NULL, NULL)                                         \
     K('C',         COMPARE_OPEN,     N, "C",      "open a compare folder / diff against a method on-off", NULL) \
     K('D',         COMPARE_DIFF,     N, "D",      NULL, NULL)                                         \
     K(KEY_UP,      MOVE_UP,          N, "Up",     "move the cursor (mouse: click, wheel)", NULL)      \

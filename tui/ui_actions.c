@@ -4,6 +4,7 @@
  * worker job a request needs comes back as a ui_cmd. */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <string.h>
 
 #include "ui_internal.h"
 
@@ -82,11 +83,30 @@ ui_cmd ui_act_undo(ui_state *u, ui_request req, int ch) {
         ui_message(u, "nothing to undo");
         return no_cmd;
     }
+    if (u->redo_n == UI_REDO) { /* full: the oldest undone mask goes */
+        memmove(u->redo, u->redo + 1, sizeof u->redo[0] * (UI_REDO - 1));
+        u->redo_n--;
+    }
+    u->redo[u->redo_n++] = u->mask;
     u->undo_n--;
     u->mask = u->undo[(u->undo_head + u->undo_n) % UI_UNDO];
     u->follow = 0;
     u->edited = 1;
-    ui_message(u, "undone (%d more)", u->undo_n);
+    ui_message(u, "undone (%d more; Ctrl-R redoes)", u->undo_n);
+    return no_cmd;
+}
+
+ui_cmd ui_act_redo(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    if (u->redo_n == 0) {
+        ui_message(u, "nothing to redo");
+        return no_cmd;
+    }
+    ui_push_undo(u);
+    u->mask = u->redo[--u->redo_n];
+    u->follow = 0;
+    u->edited = 1;
+    ui_message(u, "redone (%d more)", u->redo_n);
     return no_cmd;
 }
 
@@ -187,9 +207,17 @@ ui_cmd ui_act_compare_diff(ui_state *u, ui_request req, int ch) {
 
 ui_cmd ui_act_query_view(ui_state *u, ui_request req, int ch) {
     (void)ch;
-    if (req == REQ_STAT_VIEW)
+    if (req == REQ_STAT_VIEW) {
         u->stat_numbers = !u->stat_numbers;
-    else
+    } else if (req == REQ_HEAT) {
+        u->heat = !u->heat;
+        if (u->heat && !u->snap.have_head_score)
+            ui_message(u, "heat: no head scores yet (the default bosch's head-score phase measures them)");
+        else
+            ui_message(u, u->heat
+                              ? "heat: cell glyph = the head's single-head drop, colour = full / SWA (H: off)"
+                              : "heat off");
+    } else
         u->query_view = !u->query_view;
     return no_cmd;
 }

@@ -48,6 +48,7 @@ void ui_push_undo(ui_state *u) {
 
 void ui_begin_edit(ui_state *u) {
     ui_push_undo(u);
+    u->redo_n = 0; /* a new edit: what was undone cannot be redone over it */
     if (u->follow && u->snap.have_search && u->snap.phase == EX_RUNNING)
         ui_message(u, "editing: the grid stops following the search (p pauses it)");
     u->follow = 0;

@@ -171,6 +171,10 @@ void ui_workspace_opened(ui_state *u, const ex_mask *undo, int n_undo) {
     const ex_workspace *ws = &r->ws;
     u->mask = r->mask;
     u->follow = ws->have_ui ? ws->follow : 1;
+    /* following a search that is not done: the grid shows the mask it evaluated last, as it does
+       live (the folder's mask is its result so far, which the phase's marks do not describe) */
+    if (u->follow && u->snap.have_search && !ws->search_done && u->snap.last_mask.n_layer > 0)
+        u->mask = u->snap.last_mask;
     u->edited = ws->have_ui ? ws->edited : 0;
     if (ws->have_ui && ws->cur_layer < u->mask.n_layer && ws->cur_head < u->mask.n_head_kv)
         u->cur_layer = ws->cur_layer, u->cur_head = ws->cur_head;

@@ -11,6 +11,7 @@
 #include "worker.h"
 
 #define UI_UNDO 64
+#define UI_REDO 16
 
 enum { UI_CMP_DIFF = 1, UI_CMP_LOAD = 2 };
 
@@ -51,10 +52,14 @@ typedef struct {
     int edited;       /* the working mask was edited by hand since it last followed the search */
     ex_mask *undo;    /* [UI_UNDO] ring of masks before each edit */
     int undo_n, undo_head;
+    ex_mask redo[UI_REDO]; /* masks undone, the last on top (redo_n of them); an edit clears them */
+    int redo_n;
 
     int cur_layer, cur_head, top;
     int query_view;
     int stat_numbers; /* the grid's w and r columns as numbers (b), else as bars */
+    int heat;         /* H: the cells' glyphs show the search's single-head drops (colour: full / SWA) */
+    double heat_max;  /* the largest measured drop (draw_grid.c sets it each frame) */
     int utf8, color;
     int ctx_tokens; /* context length of the KV-bytes line */
     int kv_elem;    /* bytes per key or value element in that line (explorer_opts.kv_type) */

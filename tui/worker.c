@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "outlock.h"
 #include "worker_internal.h"
 
 /* ------------------------------------------------------------------ thread */
@@ -157,6 +158,7 @@ void worker_stop(worker *w) {
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
     if (w->thread_started) pthread_join(w->thread, NULL); /* at most one layer of work, see worker.h */
+    outlock_release(w->ws_lock);
     trace_rows_free(&w->trace);
     free(w->cmp_rows);
     workspace_info_free(&w->ws_ui);

@@ -144,9 +144,34 @@ static int rank_finish(worker *w, int k) {
     return w->rk_imp[k] ? 0 : -1;
 }
 
+/* The ablation ranking without an evaluation when the search has it already: its head scores
+ * (search_head_scores: S_full - S with only that KV head SWA, raw, on its calibration split) are
+ * ablation's importance (search/rank_probes.c) when the rankings' calibration split is the
+ * search's (same_ranking_config) and every head was scored. 1 when taken. */
+static int rank_from_search(worker *w, int k) {
+    if (strcmp(rank_method(k), "ablation") || !w->search) return 0;
+    search_config sc = w->cfg;
+    if (!same_ranking_config(&sc, &w->rk_cfg)) return 0;
+    const double *drop = search_head_scores(w->search);
+    const int n = w->m->hp.n_layer * w->m->hp.n_head_kv;
+    for (int u = 0; drop && u < n; u++)
+        if (!isfinite(drop[u])) return 0;
+    if (!drop || !(w->rk_imp[k] = malloc(sizeof(double) * (size_t)n))) return 0;
+    memcpy(w->rk_imp[k], drop, sizeof(double) * (size_t)n);
+    pthread_mutex_lock(&w->mu);
+    w->rk_state[k] = EX_RANK_READY;
+    w->rk_next++;
+    worker_log_locked(w, "attention view: the ablation ranking is the search's head scores (no evaluation)");
+    rank_publish_locked(w, &w->snap.attn);
+    worker_publish_locked(w);
+    pthread_mutex_unlock(&w->mu);
+    return 1;
+}
+
 void worker_attn_rank_step(worker *w) {
     char err[512] = "";
     const int k = w->rk_next;
+    if (!w->rk_st && rank_from_search(w, k)) return;
     if (rank_objective(w, err, sizeof err)) {
         rank_fail(w, "the rankings' calibration objective", err);
         return;
@@ -252,6 +277,19 @@ static int view_compute(worker *w, const wcmd *c, const probe_sample *smp, char 
     a->needle_pos = smp->needle_pos[smp->query];
     a->needle_len = smp->needle_len[smp->query];
     snprintf(a->needle, sizeof a->needle, "%s", smp->value[smp->query]);
+    /* the words under the strip: the needle sentence, and a few tokens either side of the edge of
+       the window (the first key an SWA head at the answer position sees) */
+    const int edge = n - c->mask.window, k = 8;
+    worker_decode_line(w->m->tok, smp->tokens + a->needle_pos, a->needle_len, a->text_needle,
+                       sizeof a->text_needle);
+    a->text_before_edge[0] = a->text_after_edge[0] = '\0';
+    if (edge > 0) {
+        const int b0 = edge - k > 0 ? edge - k : 0, e1 = edge + k < n ? edge + k : n;
+        worker_decode_line(w->m->tok, smp->tokens + b0, edge - b0, a->text_before_edge,
+                           sizeof a->text_before_edge);
+        worker_decode_line(w->m->tok, smp->tokens + edge, e1 - edge, a->text_after_edge,
+                           sizeof a->text_after_edge);
+    }
     attn_grab gf = {c->layer, a->q0, a->n_q, n, calloc((size_t)a->n_q * n, sizeof(float))};
     attn_grab gs = gf;
     gs.p = calloc((size_t)a->n_q * n, sizeof(float));
@@ -316,8 +354,7 @@ void worker_job_attn(worker *w, const wcmd *c) {
     if (rc)
         worker_log_locked(w, "%s", a->msg);
     else
-        worker_log_locked(w,
-                          "attention: sample %d of %d (%s) L%d kv%d, p(answer) %.3f (%d tokens, %.1f s)",
+        worker_log_locked(w, "attention: sample %d of %d (%s) L%d kv%d, p(answer) %.3f (%d tokens, %.1f s)",
                           a->sample + 1, a->n_samples, a->split ? "held-out" : "calibration", a->layer,
                           a->kv_head, a->p_answer, a->n_keys, a->seconds);
     worker_publish_locked(w);

@@ -87,11 +87,14 @@ struct worker {
     int rk_turn;              /* alternates the background ranking steps with the search's */
 
     /* workspaces (worker_workspace.c) */
-    workspace_info ws_ui;   /* guarded by mu: what the UI staged for the next save */
-    ex_mask ws_ui_mask;     /* guarded by mu: its working mask */
-    workspace_info ws_info; /* guarded by mu: the workspace.txt of the last open (undo for the UI) */
-    workspace_info ws_save; /* worker thread: the save in progress */
-    ex_mask ws_mask;        /* worker thread: its working mask */
+    workspace_info ws_ui;    /* guarded by mu: what the UI staged for the next save */
+    ex_mask ws_ui_mask;      /* guarded by mu: its working mask */
+    workspace_info ws_info;  /* guarded by mu: the workspace.txt of the last open (undo for the UI) */
+    workspace_info ws_save;  /* worker thread: the save in progress */
+    ex_mask ws_mask;         /* worker thread: its working mask */
+    struct outlock *ws_lock; /* worker thread: the lock of the folder saved to (formats/outlock.h),
+                                held until the explorer ends (worker_stop) */
+    char ws_lock_dir[512];   /* that folder */
 };
 
 /* ---- worker_publish.c (worker thread) ---- */
@@ -135,6 +138,9 @@ int worker_ensure_heldout(worker *w, char *err, size_t errlen);
 /* ---- worker_attn.c: the attention view's static rankings ---- */
 /* 1 while a static ranking remains to be computed (worker thread; the loop's wait predicate). */
 int worker_attn_rank_pending(const worker *w);
+/* tokens ids[n] decoded as one line of text into out[cap]: chat markers dropped ("assistant:"),
+ * runs of blanks and newlines made one space (worker_jobs.c). */
+void worker_decode_line(const tokenizer *tok, const int32_t *ids, int n, char *out, size_t cap);
 /* One step of the background rankings (one evaluation, or one attention-statistics pass). */
 void worker_attn_rank_step(worker *w);
 /* Write the static rankings the attention view computed so far (cached per session; A starts them)

@@ -99,6 +99,9 @@ int worker_search_setup(worker *w, const search_config *cfg_in, const char *stat
     pthread_mutex_lock(&w->mu);
     if (rc != 0) {
         worker_log_locked(w, "cannot %s the search: %s", state_path ? "resume" : "start", err);
+        w->snap.phase = EX_READY; /* no search: not [preparing] forever (a resume that failed spun on) */
+        snprintf(w->snap.status, sizeof w->snap.status, "cannot %s the search (see the log)",
+                 state_path ? "resume" : "start");
         worker_publish_locked(w);
         pthread_mutex_unlock(&w->mu);
         worker_job_free_search(w);
@@ -213,7 +216,7 @@ void worker_job_heldout(worker *w, const wcmd *c) {
 }
 
 /* Decode tokens to one line: special tokens dropped, whitespace runs folded to one space. */
-static void decode_line(const tokenizer *tok, const int32_t *ids, int n, char *out, size_t cap) {
+void worker_decode_line(const tokenizer *tok, const int32_t *ids, int n, char *out, size_t cap) {
     out[0] = '\0';
     if (n <= 0) return;
     char *s = tokenizer_decode(tok, ids, (size_t)n, 1);
@@ -286,7 +289,7 @@ void worker_job_ask(worker *w, const wcmd *c) {
         a.sample = (int)(ps - w->heldout.samples);
         a.n_tokens = ps->answer_start;
         int q0 = ps->haystack_start + ps->haystack_len;
-        decode_line(w->m->tok, ps->tokens + q0, ps->answer_start - q0, a.question, sizeof a.question);
+        worker_decode_line(w->m->tok, ps->tokens + q0, ps->answer_start - q0, a.question, sizeof a.question);
         snprintf(a.needle, sizeof a.needle, "%s", ps->value[ps->query]);
         int max_new = ps->n_answer + 8;
         int32_t *gen = malloc((size_t)max_new * sizeof *gen);
@@ -295,7 +298,7 @@ void worker_job_ask(worker *w, const wcmd *c) {
                             sizeof err)
                  : -1;
         if (rc == 0) {
-            decode_line(w->m->tok, gen, n_gen, a.answer, sizeof a.answer);
+            worker_decode_line(w->m->tok, gen, n_gen, a.answer, sizeof a.answer);
             a.correct = strncmp(a.answer, a.needle, strlen(a.needle)) == 0;
         }
         free(gen);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "csvio.h"
+#include "outlock.h"
 #include "workspace.h"
 #include "worker_internal.h"
 
@@ -88,14 +89,23 @@ static void job_save(worker *w, const char *dir) {
     w->ws_ui.undo = NULL, w->ws_ui.n_undo = 0;
     pthread_mutex_unlock(&w->mu);
     int rc = check_save_dir(dir, err, sizeof err);
+    if (rc == 0 && (!w->ws_lock || strcmp(w->ws_lock_dir, dir))) { /* one writer per folder */
+        outlock *l = NULL;
+        rc = outlock_take(dir, 0, &l, err, sizeof err);
+        if (rc == 0) {
+            outlock_release(w->ws_lock);
+            w->ws_lock = l;
+            snprintf(w->ws_lock_dir, sizeof w->ws_lock_dir, "%s", dir);
+        }
+    }
     res->path_refused = rc != 0;
     if (rc == 0) rc = save_files(w, dir, err, sizeof err);
     res->ok = rc == 0;
     res->n_evals = w->search ? search_n_evals(w->search) : 0;
     if (rc == 0)
         snprintf(res->msg, sizeof res->msg, "workspace saved (%s%s, %d undo steps) to %s",
-                 w->search ? "search state, " : "", w->trace.n > 0 ? "mask, trace" : "mask", w->ws_save.n_undo,
-                 dir); /* the path last: a narrow footer cuts it, not what was saved */
+                 w->search ? "search state, " : "", w->trace.n > 0 ? "mask, trace" : "mask",
+                 w->ws_save.n_undo, dir); /* the path last: a narrow footer cuts it, not what was saved */
     else
         snprintf(res->msg, sizeof res->msg, "workspace not saved: %s", err);
     worker_io_publish(w, res, res->msg);
@@ -113,6 +123,30 @@ static void finish_replayed(worker *w) {
     }
 }
 
+/* The --method name of a saved configuration: the first row of search_variant_name whose options,
+ * as `bosch search --preset P --method NAME` sets them, are cfg's (the state keeps the options,
+ * not the name: bosch_paper is "bosch" with the paper's options); search_method_name otherwise. */
+static const char *variant_of(const search_config *cfg) {
+    for (int i = 0; search_variant_name(i); i++) {
+        search_opts o;
+        memset(&o, 0, sizeof o);
+        search_config c;
+        char err[256];
+        if (search_opts_set(&o, SOPT_METHOD, search_variant_name(i), err, sizeof err) ||
+            search_opts_set(&o, SOPT_PRESET, cfg->preset, err, sizeof err) ||
+            search_opts_set(&o, SOPT_RATIO, "0.5", err, sizeof err) ||
+            search_opts_config(&o, 0, &c, err, sizeof err))
+            continue;
+        if (c.method == cfg->method && c.stage1_k_spec == cfg->stage1_k_spec &&
+            c.stage1_independent == cfg->stage1_independent && c.stage2_ranks == cfg->stage2_ranks &&
+            c.delta_marginal == cfg->delta_marginal && c.stage1_singles == cfg->stage1_singles &&
+            c.stage3_scope == cfg->stage3_scope && (c.refine_budget > 0) == (cfg->refine_budget > 0) &&
+            c.granularity == cfg->granularity)
+            return search_variant_name(i);
+    }
+    return search_method_name(cfg->method);
+}
+
 /* The search saved in DIR/state, replayed, then paused; `finished`: the folder says it had
  * finished (its bookkeeping steps run). 0, 1 (no state), -1 (logged). */
 static int open_search(worker *w, const char *dir, int finished, char *err, size_t errlen) {
@@ -120,7 +154,7 @@ static int open_search(worker *w, const char *dir, int finished, char *err, size
     search_config cfg;
     if (join(path, sizeof path, dir, "state") || !is_file(path)) return 1;
     if (search_load_config(path, &cfg, err, errlen)) return -1;
-    if (worker_search_setup(w, &cfg, path, search_method_name(cfg.method))) {
+    if (worker_search_setup(w, &cfg, path, variant_of(&cfg))) {
         snprintf(err, errlen, "%.300s: the search could not be resumed (see the log)", path);
         return -1;
     }
