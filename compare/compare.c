@@ -38,11 +38,11 @@ typedef struct {
     long misses;
 } memo;
 
-static int memo_score(void *ctx, const attn_mask *mask, int make_base, search_eval *out, char *err,
-                      size_t errlen) {
-    memo *mo = ctx;
-    const uint64_t h = mask_hash(mask);
-    const cache_calib *c = cache_get_calib(mo->cache, h);
+/* The memo's cache in front of one evaluation under key: 0 with *out when the cache has it
+ * (a hit: seconds 0), -1 with err "stopped" when a stop was asked for, 1 when the caller must
+ * evaluate. */
+static int memo_cached(memo *mo, uint64_t key, search_eval *out, char *err, size_t errlen) {
+    const cache_calib *c = cache_get_calib(mo->cache, key);
     if (c) {
         mo->cache->calib_hits++;
         *out = c->e;
@@ -53,6 +53,15 @@ static int memo_score(void *ctx, const attn_mask *mask, int make_base, search_ev
         snprintf(err, errlen, "stopped");
         return -1;
     }
+    return 1;
+}
+
+static int memo_score(void *ctx, const attn_mask *mask, int make_base, search_eval *out, char *err,
+                      size_t errlen) {
+    memo *mo = ctx;
+    const uint64_t h = mask_hash(mask);
+    const int got = memo_cached(mo, h, out, err, errlen);
+    if (got != 1) return got;
     if (mo->inner->score(mo->inner->ctx, mask, make_base, out, err, errlen)) return -1;
     mo->cache->calib_misses++;
     mo->misses++;
@@ -118,17 +127,8 @@ static int memo_part(void *ctx, const attn_mask *mask, int part, int make_base, 
                      size_t errlen) {
     memo *mo = ctx;
     const uint64_t key = part_key(mask_hash(mask), part);
-    const cache_calib *c = cache_get_calib(mo->cache, key);
-    if (c) {
-        mo->cache->calib_hits++;
-        *out = c->e;
-        out->seconds = 0;
-        return 0;
-    }
-    if (mo->stop && *mo->stop) {
-        snprintf(err, errlen, "stopped");
-        return -1;
-    }
+    const int got = memo_cached(mo, key, out, err, errlen);
+    if (got != 1) return got;
     if (mo->inner->score_part(mo->inner->ctx, mask, part, make_base, out, err, errlen)) return -1;
     mo->cache->part_misses++;
     return cache_put_calib(mo->cache, key, out, err, errlen);
