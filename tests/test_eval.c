@@ -523,6 +523,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: test_eval [fp32|bf16]\n");
         return 2;
     }
+    if (g_opts.precision == PRECISION_BF16) { /* bf16 GEMMs need oneDNN's bf16 matmul (AVX-512 at least) */
+        gemm_precision p;
+        char err[256];
+        if (gemm_precision_resolve(PRECISION_BF16, &p, err, sizeof err)) {
+            fprintf(stderr, "skipped: %s\n", err);
+            return 77;
+        }
+    }
     if (g_opts.precision == PRECISION_BF16) /* the commands' defaults: bf16 GEMMs and KV cache */
         g_nll_tol = NLL_TOL_BF16, g_nll_rel = NLL_REL_BF16, g_gap = GAP_BF16, g_opts.kv_type = ATTN_KV_BF16;
     const struct CMUnitTest tests[] = {

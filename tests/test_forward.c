@@ -469,6 +469,12 @@ int main(int argc, char **argv) {
         TOL = TOL_KV_BF16;
     }
     if (g_opts.precision == PRECISION_BF16) {
+        gemm_precision p;
+        char err[256];
+        if (gemm_precision_resolve(PRECISION_BF16, &p, err, sizeof err)) { /* e.g. an AVX2-only CPU */
+            fprintf(stderr, "skipped: %s\n", err);
+            return 77;
+        }
         if (!gemm_cpu_has_bf16()) fprintf(stderr, "note: no bf16 hardware here; oneDNN emulates bf16\n");
         TOL = TOL_BF16;
     }
