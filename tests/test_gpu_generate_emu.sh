@@ -6,7 +6,8 @@
 # runs with --precision bf16 and decodes through the same GEMM weights (--decode-weights gemm, not
 # the file's 8-bit blocks); equality then holds while no greedy step is a near-tie between two
 # tokens: it does on these prompts and lengths. Takes
-# about a minute (the emulator runs the 135M model at ~3 tokens/s). Skips (77) without the model.
+# about a minute (the emulator runs the 135M model at ~3 tokens/s). Skips (77) without the model
+# or without bf16 GEMMs on this CPU.
 # Env: BOSCH_BIN (the CPU program; tests/bosch_emu is beside it), BOSCH_MODEL.
 set -u
 BIN=${BOSCH_BIN:-build/bosch}
@@ -14,6 +15,9 @@ EMU=$(dirname "$BIN")/tests/bosch_emu
 MODEL=${BOSCH_MODEL:-models/SmolLM2-135M-Instruct.Q4_1.gguf}
 [[ -f "$MODEL" ]] || { echo "skip: model $MODEL not found"; exit 77; }
 [[ -x "$EMU" ]] || { echo "FAIL: $EMU not built"; exit 1; }
+# the CPU side needs bf16 GEMMs: a CPU whose oneDNN has no bf16 matmul (AVX2 only) refuses them
+probe=$("$BIN" generate "$MODEL" --prompt x -n 1 --device cpu --precision bf16 2>&1 >/dev/null)
+if grep -q "no bf16 matmul" <<<"$probe"; then echo "skip: ${probe##*: }"; exit 77; fi
 fails=0
 same() { # same NAME ARGS...: CPU and emulated-GPU greedy texts must be equal
   local name=$1
