@@ -73,13 +73,12 @@ const char *search_opts_name(search_opt_id id);
 
 /* Parse value v of option id into o (and mark it given). Ranges: --ratio [0, 1]; --window [1, 2^24];
  * --sinks [0, 2^24]; --seed any 64-bit unsigned; --budget1, --budget3, --samples >= 1; --restarts >= 0;
- * --buckets >= 2; --length a token count in [PROBE_MIN_LENGTH, 2^24]; --preset tiny, default or paper;
- * --method a search_variant_apply name; --calib single|mix; --delta cumulative|marginal; --stage1-k
- * capped|spec; --stage2 proportional|ranks; --stage1 cascade|independent; --granularity head|layer;
- * --race off|on|check; --accept-k a real in [0, 100]; --length2 0 or a token count in
- * [PROBE_MIN_LENGTH, 2^24].
- * 0, or -1 with
- * "bad value 'V' (need ...)" in err (the caller prefixes the option's name). */
+ * --buckets >= 2; --length a token count in [PROBE_MIN_LENGTH, 2^24]; --preset a search_preset_name
+ * (tiny, demo, default or paper); --method a search_variant_apply name; --calib single|mix; --delta
+ * cumulative|marginal; --stage1-k capped|spec; --stage2 proportional|ranks; --stage1 cascade|independent;
+ * --granularity head|layer; --race off|on|check; --accept-k a real in [0, 100]; --length2 0 or a
+ * token count in [PROBE_MIN_LENGTH, 2^24]. 0, or -1 with "bad value 'V' (need ...)" in err (the
+ * caller prefixes the option's name). */
 int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, size_t errlen);
 
 /* A whole search configuration from the options given (the order in the file comment). n_ctx_train:
@@ -89,8 +88,8 @@ int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, 
 int search_opts_config(const search_opts *o, int n_ctx_train, search_config *cfg, char *err, size_t errlen);
 
 /* Apply only the size and budget options given (window, sinks, seed, budgets, restarts, buckets,
- * samples, length, calib, race, accept-k, length2) to cfg: what a comparison's plan takes. Then the --window / --sinks
- * check against cfg's calibration length. 0, or -1 with a message. */
+ * samples, length, calib, race, accept-k, length2) to cfg: what a comparison's plan takes. Then the --window
+ * / --sinks check against cfg's calibration length. 0, or -1 with a message. */
 int search_opts_apply_sizes(const search_opts *o, search_config *cfg, char *err, size_t errlen);
 
 /* The help lines of the options in `which`, two columns, for a usage text. */
