@@ -226,18 +226,19 @@ static int search_check(cmd_env *e, void *opts) {
         return 1;
     }
     if (o->resume && (o->so.given & SOPT_PIN_BITS)) { /* the same pins as the state's, or refused */
-        static search_config given; /* too large for the stack of a command */
+        static search_config given;                   /* too large for the stack of a command */
         given.n_pins = o->so.n_pins;
         memcpy(given.pins, o->so.pins, sizeof(search_pin) * (size_t)o->so.n_pins);
         if (!search_pins_equal(&given, &o->cfg)) {
             char f0[4096], s0[4096], f1[4096], s1[4096];
-            fprintf(stderr,
-                    "bosch search: --resume %s: the search was made with pinned heads full [%s] swa [%s]; the "
-                    "pins given, full [%s] swa [%s], differ (a search cannot change its pins: start a new one "
-                    "with --out)\n",
-                    o->resume, search_pins_format(&o->cfg, 0, f0, sizeof f0),
-                    search_pins_format(&o->cfg, 1, s0, sizeof s0), search_pins_format(&given, 0, f1, sizeof f1),
-                    search_pins_format(&given, 1, s1, sizeof s1));
+            fprintf(
+                stderr,
+                "bosch search: --resume %s: the search was made with pinned heads full [%s] swa [%s]; the "
+                "pins given, full [%s] swa [%s], differ (a search cannot change its pins: start a new one "
+                "with --out)\n",
+                o->resume, search_pins_format(&o->cfg, 0, f0, sizeof f0),
+                search_pins_format(&o->cfg, 1, s0, sizeof s0), search_pins_format(&given, 0, f1, sizeof f1),
+                search_pins_format(&given, 1, s1, sizeof s1));
             return 1;
         }
     }

@@ -81,7 +81,8 @@ static void free_init_stage1(const search_state *st, int l, int want, uint8_t *t
     int n = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int h = 0; h < st->H && n < want; h++)
-            if (!st->pin[l * st->H + h] && !taken[h] && (pass || (st->stage1_bits[l] >> h & 1))) taken[h] = 1, n++;
+            if (!st->pin[l * st->H + h] && !taken[h] && (pass || (st->stage1_bits[l] >> h & 1)))
+                taken[h] = 1, n++;
 }
 
 int search_heads_group_begin(search_state *st, int g, char *err, size_t errlen) {

@@ -240,8 +240,8 @@ void search_pins_bound_alloc(search_state *st);
  * pinned full (importance [L]: its probes' scores, or NULL), as many whole layers as bring the
  * SWA heads (the forced ones counted) nearest round(ratio * L) * H (ties: fewer layers), then the
  * pins. 0, or -1 with a message. */
-int search_pins_layer_pattern(search_state *st, const search_method_info *m, const double *importance, char *err,
-                              size_t errlen);
+int search_pins_layer_pattern(search_state *st, const search_method_info *m, const double *importance,
+                              char *err, size_t errlen);
 
 /* search_layers.c (layer granularity, search.h): stage 3's evaluations, and its swap search over
  * the layers (units of sw_span = H heads) from stage 2's choice, driven by search_heads_swap_step.

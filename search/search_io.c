@@ -20,10 +20,10 @@
  * when there are pins, before "log"; a file without them has none.
  * granularity (head or layer, search.h) was added to version 2 without a version bump, so files
  * written before it load as head granularity (race, accept_k and calib_tokens2 likewise: racing
- * off, any strict improvement accepted, one calibration length); a program older than the key refuses a file that has
- * it ("unknown key 'granularity'") instead of running a layer search as a head search.
- * Version 1 (read only; written before the log): the same header with "n_evals E" as its last line
- * instead of "log", then exactly E eval lines. Parsing: search_state.c.
+ * off, any strict improvement accepted, one calibration length); a program older than the key refuses a file
+ * that has it ("unknown key 'granularity'") instead of running a layer search as a head search. Version 1
+ * (read only; written before the log): the same header with "n_evals E" as its last line instead of "log",
+ * then exactly E eval lines. Parsing: search_state.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +57,8 @@ static void write_header(FILE *f, const search_state *st) {
      * resume the search without them) */
     char list[SEARCH_PINS_MAX * 12];
     for (int swa = 0; swa <= 1; swa++)
-        if (search_pins_format(c, swa, list, sizeof list)[0]) fprintf(f, "%s %s\n", swa ? "pin_swa" : "pin_full", list);
+        if (search_pins_format(c, swa, list, sizeof list)[0])
+            fprintf(f, "%s %s\n", swa ? "pin_swa" : "pin_full", list);
     fputs("log\n", f);
 }
 

@@ -94,13 +94,14 @@ static const opt_spec specs[SOPT_COUNT] = {
                          0,
                          {0},
                          "pin these KV heads full (layer.kv_head, e.g. 3.1,12.0): every method keeps them"},
-    [SOPT_FORCE_SWA] = {"--force-swa",
-                        "L.H",
-                        K_PINS,
-                        0,
-                        0,
-                        {0},
-                        "pin these KV heads SWA; they count towards the ratio (docs/search.md \"Pinned heads\")"},
+    [SOPT_FORCE_SWA] =
+        {"--force-swa",
+         "L.H",
+         K_PINS,
+         0,
+         0,
+         {0},
+         "pin these KV heads SWA; they count towards the ratio (docs/search.md \"Pinned heads\")"},
     [SOPT_PINS] = {"--pins",
                    "FILE",
                    K_PINS,
@@ -159,8 +160,9 @@ int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, 
         o->num[id] = idx;
         break;
     case K_PINS:
-        rc = id == SOPT_PINS ? search_pins_read(o->pins, &o->n_pins, v ? v : "", err, errlen)
-                             : search_pins_add_list(o->pins, &o->n_pins, v, id == SOPT_FORCE_SWA, err, errlen);
+        rc = id == SOPT_PINS
+                 ? search_pins_read(o->pins, &o->n_pins, v ? v : "", err, errlen)
+                 : search_pins_add_list(o->pins, &o->n_pins, v, id == SOPT_FORCE_SWA, err, errlen);
         break;
     case K_NAME: {
         search_config c;

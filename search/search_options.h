@@ -98,8 +98,8 @@ int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, 
 int search_opts_config(const search_opts *o, int n_ctx_train, search_config *cfg, char *err, size_t errlen);
 
 /* Apply only the size and budget options given (window, sinks, seed, budgets, restarts, buckets,
- * samples, length, calib, race, accept-k, length2) to cfg: what a comparison's plan takes. Then the --window / --sinks
- * check against cfg's calibration length. 0, or -1 with a message. */
+ * samples, length, calib, race, accept-k, length2) to cfg: what a comparison's plan takes. Then the --window
+ * / --sinks check against cfg's calibration length. 0, or -1 with a message. */
 int search_opts_apply_sizes(const search_opts *o, search_config *cfg, char *err, size_t errlen);
 
 /* The help lines of the options in `which`, two columns, for a usage text. */

@@ -34,7 +34,8 @@ static int parse_head(const char *s, size_t n, int *layer, int *kv_head) {
     char *end;
     errno = 0;
     long l = strtol(buf, &end, 10);
-    if (end == buf || *end != '.' || errno || l < 0 || l > 32767 || !isdigit((unsigned char)buf[0])) return -1;
+    if (end == buf || *end != '.' || errno || l < 0 || l > 32767 || !isdigit((unsigned char)buf[0]))
+        return -1;
     const char *p = end + 1;
     long h = strtol(p, &end, 10);
     if (end == p || *end || errno || h < 0 || h > 32767 || !isdigit((unsigned char)p[0])) return -1;
@@ -63,8 +64,8 @@ static int add_list(search_pin *pins, int *n_pins, const char *list, int swa, ch
         while (t > 0 && p[t - 1] == ' ') t--;
         int layer, head;
         if (parse_head(p, t, &layer, &head)) {
-            snprintf(err, errlen, "bad value '%.*s' in '%s' (need LAYER.KV_HEAD, e.g. 3.1)", (int)(t < 40 ? t : 40),
-                     p, list);
+            snprintf(err, errlen, "bad value '%.*s' in '%s' (need LAYER.KV_HEAD, e.g. 3.1)",
+                     (int)(t < 40 ? t : 40), p, list);
             return -1;
         }
         const int at = pin_at(pins, *n_pins, layer, head);
@@ -121,7 +122,8 @@ int search_pins_read(search_pin *pins, int *n_pins, const char *path, char *err,
         else if (!strncmp(p, "swa ", 4))
             swa = 1, p += 4;
         else {
-            snprintf(err, errlen, "%s: line %d: need 'full L.H,...' or 'swa L.H,...', not '%.40s'", path, ln, p);
+            snprintf(err, errlen, "%s: line %d: need 'full L.H,...' or 'swa L.H,...', not '%.40s'", path, ln,
+                     p);
             rc = -1;
             break;
         }
@@ -193,7 +195,8 @@ int search_pins_check(const search_config *cfg, int L, int H, char *err, size_t 
     long fs, ff;
     pin_counts(cfg, &fs, &ff);
     if (fs + ff >= (long)L * H) {
-        snprintf(err, errlen, "search: every one of the %d KV heads is pinned: nothing is left to choose", L * H);
+        snprintf(err, errlen, "search: every one of the %d KV heads is pinned: nothing is left to choose",
+                 L * H);
         return -1;
     }
     const search_method_info *m = search_method_row(cfg->method);
@@ -262,13 +265,15 @@ void search_pins_bound_alloc(search_state *st) {
     while (sum != st->target_swa) {
         int best = -1;
         for (int l = 0; l < L; l++) {
-            const int room = sum < st->target_swa ? st->n_swa[l] < H - st->pin_ff[l] : st->n_swa[l] > st->pin_fs[l];
+            const int room =
+                sum < st->target_swa ? st->n_swa[l] < H - st->pin_ff[l] : st->n_swa[l] > st->pin_fs[l];
             if (!room) continue;
             if (best < 0) {
                 best = l;
                 continue;
             }
-            const double w = isnan(st->weight[l]) ? 0 : st->weight[l], wb = isnan(st->weight[best]) ? 0 : st->weight[best];
+            const double w = isnan(st->weight[l]) ? 0 : st->weight[l],
+                         wb = isnan(st->weight[best]) ? 0 : st->weight[best];
             if (sum < st->target_swa ? w < wb : w >= wb) best = l;
         }
         if (best < 0) break; /* cannot happen: search_pins_check bounds the target */
@@ -278,8 +283,8 @@ void search_pins_bound_alloc(search_state *st) {
     search_stage2_buckets(st->n_swa, L, H, st->cfg.n_buckets, st->bucket);
 }
 
-int search_pins_layer_pattern(search_state *st, const search_method_info *m, const double *importance, char *err,
-                              size_t errlen) {
+int search_pins_layer_pattern(search_state *st, const search_method_info *m, const double *importance,
+                              char *err, size_t errlen) {
     const int L = st->L, H = st->H;
     int *elig = malloc(sizeof(int) * (size_t)L);
     double *imp = malloc(sizeof(double) * (size_t)L);

@@ -65,7 +65,8 @@ static const search_pin want_pins[] = {{0, 1, 0}, {4, 2, 1}};
 
 static int keeps_pins(const attn_mask *m) {
     for (size_t i = 0; i < sizeof want_pins / sizeof want_pins[0]; i++)
-        if (mask_get(m, want_pins[i].layer, want_pins[i].kv_head) != (want_pins[i].swa ? ATTN_SWA : ATTN_FULL))
+        if (mask_get(m, want_pins[i].layer, want_pins[i].kv_head) !=
+            (want_pins[i].swa ? ATTN_SWA : ATTN_FULL))
             return 0;
     return 1;
 }
@@ -121,8 +122,9 @@ static void test_every_method_keeps_pins(void **state) {
             assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
             const attn_mask *m = search_result_mask(st);
             if (!keeps_pins(m)) fail_msg("%s at %g: the final mask lost a pin", name, ratios[r]);
-            if (c.broken) fail_msg("%s at %g: %d of %d chosen masks broke a pin", name, ratios[r], c.broken,
-                                   c.evals_chosen);
+            if (c.broken)
+                fail_msg("%s at %g: %d of %d chosen masks broke a pin", name, ratios[r], c.broken,
+                         c.evals_chosen);
             const search_method_info *row0 = search_method_row(cfg.method);
             if (row0->kind == SEARCH_KIND_SEARCH && c.evals_chosen == 0)
                 fail_msg("%s at %g: no stage-3 or refinement evaluation was checked", name, ratios[r]);
@@ -133,7 +135,8 @@ static void test_every_method_keeps_pins(void **state) {
                 for (int l = 0; l < L; l++) { /* whole layers, or only the forced SWA head */
                     int s = 0;
                     for (int h = 0; h < H; h++) s += mask_get(m, l, h) == ATTN_SWA;
-                    if (s != H && s != (l == 4)) fail_msg("%s at %g: layer %d has %d SWA heads", name, ratios[r], l, s);
+                    if (s != H && s != (l == 4))
+                        fail_msg("%s at %g: layer %d has %d SWA heads", name, ratios[r], l, s);
                 }
                 /* round(ratio L) whole layers make the target, or one more with the forced SWA head
                    outside them (layer 4's): the nearest count is never further than that */
@@ -141,7 +144,8 @@ static void test_every_method_keeps_pins(void **state) {
                 assert_int_equal(strstr(c.last, "not the") != NULL, n != target);
             } else {
                 if (n != lround(ratios[r] * L * H))
-                    fail_msg("%s at %g: %ld SWA heads, target %ld", name, ratios[r], n, lround(ratios[r] * L * H));
+                    fail_msg("%s at %g: %ld SWA heads, target %ld", name, ratios[r], n,
+                             lround(ratios[r] * L * H));
                 assert_non_null(strstr(c.last, "pinned heads kept"));
             }
             search_free(st);
@@ -247,8 +251,9 @@ static void test_refusals(void **state) {
     for (int h = 0; h < 3; h++) cfg.pins[cfg.n_pins++] = (search_pin){2, (int16_t)h, 1};
     cfg.pins[cfg.n_pins++] = (search_pin){3, 0, 1};
     assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
-    assert_string_equal(err, "search: ratio 0.15 makes 3 SWA KV heads of 18, fewer than the 4 heads pinned SWA: "
-                             "pin fewer heads or choose a ratio that makes between 4 and 18 SWA heads");
+    assert_string_equal(err,
+                        "search: ratio 0.15 makes 3 SWA KV heads of 18, fewer than the 4 heads pinned SWA: "
+                        "pin fewer heads or choose a ratio that makes between 4 and 18 SWA heads");
     cfg.ratio = 0.2;
     assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
     assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
@@ -268,7 +273,8 @@ static void test_refusals(void **state) {
     /* every head pinned */
     config(&cfg, "locality", 0.5);
     cfg.n_pins = 0;
-    for (int u = 0; u < L * H; u++) cfg.pins[cfg.n_pins++] = (search_pin){(int16_t)(u / H), (int16_t)(u % H), u < 9};
+    for (int u = 0; u < L * H; u++)
+        cfg.pins[cfg.n_pins++] = (search_pin){(int16_t)(u / H), (int16_t)(u % H), u < 9};
     assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "nothing is left to choose"));
 }
@@ -342,9 +348,9 @@ static int teardown(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse),        cmocka_unit_test(test_cut_by_hand),
-        cmocka_unit_test(test_pins_matter),  cmocka_unit_test(test_every_method_keeps_pins),
-        cmocka_unit_test(test_refusals),     cmocka_unit_test(test_save_resume),
+        cmocka_unit_test(test_parse),       cmocka_unit_test(test_cut_by_hand),
+        cmocka_unit_test(test_pins_matter), cmocka_unit_test(test_every_method_keeps_pins),
+        cmocka_unit_test(test_refusals),    cmocka_unit_test(test_save_resume),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -95,7 +95,8 @@ static int form_opts(const ui_state *u, search_opts *o, char *err, size_t errlen
     const int H = u->mask.n_head_kv;
     for (int i = 0; i < u->mask.n_layer * H && o->n_pins < SEARCH_PINS_MAX; i++)
         if (u->pin[i]) {
-            o->pins[o->n_pins++] = (search_pin){(int16_t)(i / H), (int16_t)(i % H), (uint8_t)(u->pin[i] == 2)};
+            o->pins[o->n_pins++] =
+                (search_pin){(int16_t)(i / H), (int16_t)(i % H), (uint8_t)(u->pin[i] == 2)};
             o->given |= SOPT_BIT(u->pin[i] == 2 ? SOPT_FORCE_SWA : SOPT_FORCE_FULL);
         }
     return 0;
