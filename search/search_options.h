@@ -40,6 +40,9 @@ typedef enum {
     SOPT_RACE,
     SOPT_ACCEPT_K,
     SOPT_LENGTH2,
+    SOPT_FORCE_FULL,
+    SOPT_FORCE_SWA,
+    SOPT_PINS,
     SOPT_COUNT
 } search_opt_id;
 
@@ -63,7 +66,12 @@ typedef struct {
     long num[SOPT_COUNT];      /* integers and token counts; choices: the index of the value */
     unsigned long long seed;   /* SOPT_SEED */
     char name[SOPT_COUNT][32]; /* SOPT_PRESET, SOPT_METHOD */
+    int n_pins;                /* SOPT_FORCE_FULL, SOPT_FORCE_SWA, SOPT_PINS: the pinned heads, in order */
+    search_pin pins[SEARCH_PINS_MAX];
 } search_opts;
+
+/* The options that pin heads (search.h search_config.pins). */
+#define SOPT_PIN_BITS (SOPT_BIT(SOPT_FORCE_FULL) | SOPT_BIT(SOPT_FORCE_SWA) | SOPT_BIT(SOPT_PINS))
 
 /* The id of option `name` ("--window") if it is in the set `which`, else -1. */
 int search_opts_lookup(const char *name, unsigned which);
@@ -77,8 +85,9 @@ const char *search_opts_name(search_opt_id id);
  * (tiny, demo, default or paper); --method a search_variant_apply name; --calib single|mix; --delta
  * cumulative|marginal; --stage1-k capped|spec; --stage2 proportional|ranks; --stage1 cascade|independent;
  * --granularity head|layer; --race off|on|check; --accept-k a real in [0, 100]; --length2 0 or a
- * token count in [PROBE_MIN_LENGTH, 2^24]. 0, or -1 with "bad value 'V' (need ...)" in err (the
- * caller prefixes the option's name). */
+ * token count in [PROBE_MIN_LENGTH, 2^24]; --force-full and --force-swa a list of heads L.H,L.H
+ * (added to the pins; repeated options add up); --pins a pin file (search_pins_read). 0, or -1 with
+ * "bad value 'V' (need ...)" in err (the caller prefixes the option's name). */
 int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, size_t errlen);
 
 /* A whole search configuration from the options given (the order in the file comment). n_ctx_train:

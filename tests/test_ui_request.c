@@ -936,19 +936,34 @@ static void test_issue28_defects(void **st) {
     key(u, 'u');
     assert_int_equal(n_swa(u), 0);
 
-    /* H: the heat map of the search's single-head drops, said when there are none yet */
-    key(u, 'H');
+    /* H: the heat map cycles through every static head ranking of the registry (table order), then
+       off; a score nothing measured is asked of the worker, one the search has is used as it is */
+    assert_int_equal(ex_n_heat(), search_methods_count_kind(SEARCH_KIND_HEAD_RANKING));
+    assert_string_equal(ex_heat_name(0), "ablation");
+    assert_string_equal(ex_heat_name(1), "fisher");
+    assert_string_equal(ex_rank_name(ex_heat_rank(1)), "fisher");
+    ui_cmd hc = key(u, 'H');
     assert_int_equal(u->heat, 1);
+    assert_int_equal(hc.kind, UI_CMD_HEAT);
+    assert_ptr_equal(hc.mask, &u->mask);
+    assert_string_equal(u->msg, "heat: ablation not measured yet: computing it on the worker (H: next)");
+    u->snap.heat_src[1] = EX_HEAT_SEARCH;
+    hc = key(u, 'H');
+    assert_int_equal(u->heat, 2);
+    assert_int_equal(hc.kind, UI_CMD_NONE); /* the search's fisher scores: no second pass */
     assert_string_equal(u->msg,
-                        "heat: no head scores yet (the default bosch's head-score phase measures them)");
+                        "heat: fisher, the search's scores; glyph = score, colour = full / SWA (H: next)");
+    u->snap.heat_src[2] = EX_HEAT_RANKINGS;
+    hc = key(u, 'H');
+    assert_int_equal(hc.kind, UI_CMD_NONE);
+    assert_string_equal(u->msg,
+                        "heat: locality, the attention view's ranking; glyph = score, colour = full / "
+                        "SWA (H: next)");
+    for (int i = 3; i < ex_n_heat(); i++) key(u, 'H');
     key(u, 'H');
     assert_int_equal(u->heat, 0);
-    u->snap.have_head_score = 1;
-    key(u, 'H');
-    assert_string_equal(u->msg,
-                        "heat: cell glyph = the head's single-head drop, colour = full / SWA (H: off)");
-    key(u, 'H');
-    u->snap.have_head_score = 0;
+    assert_string_equal(u->msg, "heat off");
+    u->snap.heat_src[1] = u->snap.heat_src[2] = EX_HEAT_NONE;
 
     /* the help: V on v's line, A W alone on theirs */
     char line[160];
@@ -962,9 +977,61 @@ static void test_issue28_defects(void **st) {
     free_state(u);
 }
 
+/* F pins the cursor's head (full, SWA, free) and puts it so in the working mask; the start form
+ * passes the pins as --force-full / --force-swa, and refuses pins the search cannot keep, saying why
+ * (issue 28 item 5). */
+static void test_pins(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    assert_int_equal(u->cur_layer, L - 1);
+    key(u, ' '); /* L29 kv0 SWA by hand, then pinned full: the mask follows the pin */
+    key(u, 'F');
+    assert_int_equal(u->pin[(L - 1) * H], 1);
+    assert_int_equal(u->mask.z[(L - 1) * H], ATTN_FULL);
+    assert_string_equal(u->msg, "L29 kv0 pinned full: every search keeps it (1 pinned; F again: pinned SWA)");
+    key(u, 'F');
+    assert_int_equal(u->pin[(L - 1) * H], 2);
+    assert_int_equal(u->mask.z[(L - 1) * H], ATTN_SWA);
+    key(u, 'u'); /* undo takes the mask back, not the pin */
+    assert_int_equal(u->mask.z[(L - 1) * H], ATTN_FULL);
+    assert_int_equal(u->pin[(L - 1) * H], 2);
+    key(u, 'l');
+    key(u, 'F'); /* L29 kv1 full */
+    assert_int_equal(u->n_pin, 2);
+    key(u, 's');
+    ui_cmd c = key(u, KEY_ENTER);
+    assert_int_equal(c.kind, UI_CMD_START_SEARCH);
+    assert_int_equal(c.req.opts.n_pins, 2);
+    assert_true(c.req.opts.given & SOPT_BIT(SOPT_FORCE_FULL));
+    assert_true(c.req.opts.given & SOPT_BIT(SOPT_FORCE_SWA));
+    search_config cfg;
+    char err[256], list[64];
+    assert_int_equal(search_opts_config(&c.req.opts, 8192, &cfg, err, sizeof err), 0);
+    assert_string_equal(search_pins_format(&cfg, 0, list, sizeof list), "29.1");
+    assert_string_equal(search_pins_format(&cfg, 1, list, sizeof list), "29.0");
+    /* the third F frees the head */
+    key(u, 'F');
+    key(u, 'F');
+    assert_int_equal(u->pin[(L - 1) * H + 1], 0);
+    assert_int_equal(u->n_pin, 1);
+    assert_string_equal(u->msg, "L29 kv1 free again (1 pinned)");
+    /* pins the search cannot keep: refused with the reason, the form stays open */
+    for (int i = 0; i < 80; i++) u->pin[i] = 1;
+    u->n_pin = 81;
+    u->form_ratio = 0.25; /* 23 SWA heads, 9 not pinned full */
+    key(u, 's');
+    c = key(u, KEY_ENTER);
+    assert_int_equal(c.kind, UI_CMD_NONE);
+    assert_int_equal(u->mode, UI_START);
+    assert_non_null(strstr(u->msg, "more than the heads not pinned full"));
+    key(u, 27);
+    free_state(u);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_issue28_defects),
+        cmocka_unit_test(test_pins),
         cmocka_unit_test(test_model_start),
         cmocka_unit_test(test_loading_refuses_edits),
         cmocka_unit_test(test_cursor),

@@ -48,18 +48,24 @@ typedef struct {
     ex_snapshot snap; /* the UI's own copy of the worker's snapshot */
     int have_model;   /* snap.hp is valid */
     ex_mask mask;     /* the working mask shown in the grid, edited, evaluated, exported */
-    int follow;       /* 1: the grid follows the search (last evaluated mask; final when done) */
-    int edited;       /* the working mask was edited by hand since it last followed the search */
-    ex_mask *undo;    /* [UI_UNDO] ring of masks before each edit */
+    /* F: pinned heads, the constraints of the next search (search.h search_config.pins): per head
+       [layer*n_head_kv + kv_head] 0 free, 1 pinned full, 2 pinned SWA; n_pin of them pinned */
+    uint8_t pin[EX_MAX_LAYERS * EX_MAX_KV];
+    int n_pin;
+    int follow;    /* 1: the grid follows the search (last evaluated mask; final when done) */
+    int edited;    /* the working mask was edited by hand since it last followed the search */
+    ex_mask *undo; /* [UI_UNDO] ring of masks before each edit */
     int undo_n, undo_head;
     ex_mask redo[UI_REDO]; /* masks undone, the last on top (redo_n of them); an edit clears them */
     int redo_n;
 
     int cur_layer, cur_head, top;
     int query_view;
-    int stat_numbers; /* the grid's w and r columns as numbers (b), else as bars */
-    int heat;         /* H: the cells' glyphs show the search's single-head drops (colour: full / SWA) */
-    double heat_max;  /* the largest measured drop (draw_grid.c sets it each frame) */
+    int stat_numbers;        /* the grid's w and r columns as numbers (b), else as bars */
+    int heat;                /* H: 0 off, k + 1: the cells' glyphs show heat score k (ex_heat_name; colour:
+                                full / SWA) */
+    double heat_lo, heat_hi; /* its smallest and largest measured value (draw_grid.c sets them each frame) */
+    int heat_n;              /* how many heads are measured */
     int utf8, color;
     int ctx_tokens; /* context length of the KV-bytes line */
     int kv_elem;    /* bytes per key or value element in that line (explorer_opts.kv_type) */
