@@ -16,7 +16,7 @@ typedef struct {
     const char *name, *arg;
     opt_kind kind;
     long min, max;
-    const char *choices[3]; /* K_CHOICE, K_NAME (preset): the values accepted, in index order */
+    const char *choices[3]; /* K_CHOICE: the values accepted, in index order */
     const char *help;
 } opt_spec;
 
