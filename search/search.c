@@ -121,6 +121,7 @@ void search_free(search_state *st) {
     free(st->importance);
     free(st->head_drop);
     free(st->head_fisher);
+    for (int r = 0; r < SEARCH_METHODS_MAX; r++) free(st->head_rank[r]);
     free(st->sw_units);
     free(st->sw_sol);
     free(st->race_scratch);
@@ -772,4 +773,13 @@ const double *search_head_scores(const search_state *st) {
 const double *search_head_importance(const search_state *st) {
     if (search_method_row(st->cfg.method)->kind != SEARCH_KIND_HEAD_RANKING) return NULL;
     return st->importance_ready ? st->importance : NULL;
+}
+
+const double *search_head_ranking(const search_state *st, int row) {
+    const search_method_info *m = search_method_row(row);
+    if (!m || m->kind != SEARCH_KIND_HEAD_RANKING) return NULL;
+    if (row == st->cfg.method) return search_head_importance(st);
+    if (row == SEARCH_METHOD_ABLATION && st->head_drop) return st->head_drop;
+    if (row == SEARCH_METHOD_FISHER && st->head_fisher) return st->head_fisher;
+    return st->head_rank[row];
 }

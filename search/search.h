@@ -283,7 +283,8 @@ void search_objective_set_cancel(search_objective *obj, const atomic_int *cancel
  * cfg->calib_samples samples of cfg->calib_tokens tokens, seed PROBE_DEFAULT_CALIB_SEED, made
  * with m's tokenizer; with calib_mix, those samples shared out between the three tasks (the first
  * tasks get the remainder); with calib_tokens2, first shared out between the two lengths (the
- * first length gets the remainder), the samples of each length in the order above. 0, or -1 with a message. Free with calib_set_free. */
+ * first length gets the remainder), the samples of each length in the order above. 0, or -1 with a message.
+ * Free with calib_set_free. */
 int search_calib_generate(calib_set **out, const model *m, const search_config *cfg, char *err,
                           size_t errlen);
 
@@ -424,6 +425,14 @@ const double *search_head_scores(const search_state *st);
  * [n_layer][n_head_kv] (higher = keep full), NULL for other methods or before the ranking is
  * complete. Cutting it at any ratio is search_cut_heads(). */
 const double *search_head_importance(const search_state *st);
+/* The per-KV-head score of the registry's head ranking `row` (search_methods.h: ablation, fisher,
+ * locality, echo, ...) as this search has it, [n_layer][n_head_kv] (higher = keep full; NAN where
+ * not measured yet), or NULL when it has none: the method's own ranking once complete; BOSCH's head
+ * scores (stage1_singles: S_full - S(only this head SWA) is ablation's score, the mean squared
+ * per-sample NLL change fisher's, on the same masks); the locality and echo rankings once the
+ * refinement computed them for its starts. So a front end shows or reuses them without a second
+ * pass. Valid until the next step. */
+const double *search_head_ranking(const search_state *st, int row);
 /* Any baseline's ranking once complete: head-level ones as above (*n = L*H); NLL: per-layer NLL
  * increase [n_layer] (*n = L; cut with search_layer_pattern). NULL otherwise. */
 const double *search_importance(const search_state *st, int *n);

@@ -199,9 +199,18 @@ static int attn_ranking_missing(const search_state *st, int which) {
 
 static int attn_ranking(search_state *st, int which, double *imp, char *err, size_t errlen) {
     if (attn_ranking_missing(st, which)) return 1;
-    const search_method_info *m = search_method_row(which == 0 ? SEARCH_METHOD_LOCALITY : SEARCH_METHOD_ECHO);
+    const int row = which == 0 ? SEARCH_METHOD_LOCALITY : SEARCH_METHOD_ECHO;
+    const size_t n = (size_t)st->L * st->H;
+    if (st->head_rank[row]) { /* computed before (a retried step): the same numbers */
+        memcpy(imp, st->head_rank[row], sizeof(double) * n);
+        return 0;
+    }
     search_rank_input in = search_rank_input_of(st);
-    return m->rank(&in, imp, err, errlen) ? -1 : 0;
+    if (search_method_row(row)->rank(&in, imp, err, errlen)) return -1;
+    /* kept for search_head_ranking (the explorer's heat map, its attention view's ranks) */
+    if ((st->head_rank[row] = malloc(sizeof(double) * n)))
+        memcpy(st->head_rank[row], imp, sizeof(double) * n);
+    return 0;
 }
 
 /* Start candidate `which` of the refinement (2: drop cut, 3: Fisher cut, 4: locality, 5: echo):

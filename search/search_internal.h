@@ -101,6 +101,9 @@ struct search_state {
     double *head_drop;   /* [L*H] S_full - S(only this head SWA); NAN = not measured */
     double *head_fisher; /* [L*H] mean_s (NLL_s(single) - NLL_s(full))^2; NAN = not measured */
     int single_pos;      /* next unit of the singles pass (counts down from L*H-1) */
+    /* the registry's head rankings computed from the model along the way (the refinement's locality
+     * and echo starts), by registry row, [L*H] each, NULL: not computed (search_head_ranking) */
+    double *head_rank[SEARCH_METHODS_MAX];
 
     /* guided swap sub-search (stage 3 with head scores, refinement) */
     swap_search *sw;

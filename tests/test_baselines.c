@@ -159,6 +159,18 @@ static void test_ablation_and_fisher(void **state) {
     }
     expect_cut(key, L * H, (int)lround(0.25 * L * H), z);
     assert_memory_equal(search_result_mask(st)->z, z, L * H);
+    /* a ranking search has its own ranking's scores (search_head_ranking), and with the default
+       options' head scores also ablation's, from the same single-head probes; no locality without
+       the model */
+    assert_ptr_equal(search_head_ranking(st, SEARCH_METHOD_FISHER), search_head_importance(st));
+    const double *drop = search_head_ranking(st, SEARCH_METHOD_ABLATION);
+    assert_non_null(drop);
+    for (int i = 0; i < L * H; i++) {
+        double want = 0;
+        for (int k = 0; k < NS; k++) want += (1.0 - exp(-s.b[k][i / H][i % H])) / NS;
+        assert_true(fabs(drop[i] - want) < 1e-12);
+    }
+    assert_null(search_head_ranking(st, SEARCH_METHOD_LOCALITY));
     search_free(st);
 }
 

@@ -458,6 +458,12 @@ static void test_heads_separable(void **state) {
             assert_non_null(hs);
             for (int u = 0; u < L * H; u++)
                 assert_true(fabs(hs[u] - (1.0 - exp(-s.a[u / H][u % H]))) < 1e-12);
+            /* ... which the registry's ablation ranking is, with no second pass (the explorer's heat
+               map and attention view take them); no model: no locality or echo */
+            assert_ptr_equal(search_head_ranking(st, SEARCH_METHOD_ABLATION), hs);
+            assert_non_null(search_head_ranking(st, SEARCH_METHOD_FISHER));
+            assert_null(search_head_ranking(st, SEARCH_METHOD_LOCALITY));
+            assert_null(search_head_ranking(st, SEARCH_METHOD_BOSCH));
             assert_true(search_n_evals(st) <= search_eval_budget(st));
             search_free(st);
         }

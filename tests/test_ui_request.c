@@ -994,19 +994,34 @@ static void test_issue28_defects(void **st) {
     for (int i = 0; i < 4 && n_swa(u) > 0; i++) key(u, 'u'); /* the toggles above undone */
     assert_int_equal(n_swa(u), 0);
 
-    /* H: the heat map of the search's single-head drops, said when there are none yet */
-    key(u, 'H');
+    /* H: the heat map cycles through every static head ranking of the registry (table order), then
+       off; a score nothing measured is asked of the worker, one the search has is used as it is */
+    assert_int_equal(ex_n_heat(), search_methods_count_kind(SEARCH_KIND_HEAD_RANKING));
+    assert_string_equal(ex_heat_name(0), "ablation");
+    assert_string_equal(ex_heat_name(1), "fisher");
+    assert_string_equal(ex_rank_name(ex_heat_rank(1)), "fisher");
+    ui_cmd hc = key(u, 'H');
     assert_int_equal(u->heat, 1);
+    assert_int_equal(hc.kind, UI_CMD_HEAT);
+    assert_ptr_equal(hc.mask, &u->mask);
+    assert_string_equal(u->msg, "heat: ablation not measured yet: computing it on the worker (H: next)");
+    u->snap.heat_src[1] = EX_HEAT_SEARCH;
+    hc = key(u, 'H');
+    assert_int_equal(u->heat, 2);
+    assert_int_equal(hc.kind, UI_CMD_NONE); /* the search's fisher scores: no second pass */
     assert_string_equal(u->msg,
-                        "heat: no head scores yet (the default bosch's head-score phase measures them)");
+                        "heat: fisher, the search's scores; glyph = score, colour = full / SWA (H: next)");
+    u->snap.heat_src[2] = EX_HEAT_RANKINGS;
+    hc = key(u, 'H');
+    assert_int_equal(hc.kind, UI_CMD_NONE);
+    assert_string_equal(u->msg,
+                        "heat: locality, the attention view's ranking; glyph = score, colour = full / "
+                        "SWA (H: next)");
+    for (int i = 3; i < ex_n_heat(); i++) key(u, 'H');
     key(u, 'H');
     assert_int_equal(u->heat, 0);
-    u->snap.have_head_score = 1;
-    key(u, 'H');
-    assert_string_equal(u->msg,
-                        "heat: cell glyph = the head's single-head drop, colour = full / SWA (H: off)");
-    key(u, 'H');
-    u->snap.have_head_score = 0;
+    assert_string_equal(u->msg, "heat off");
+    u->snap.heat_src[1] = u->snap.heat_src[2] = EX_HEAT_NONE;
 
     /* the help: V on v's line, A W alone on theirs */
     char line[160];

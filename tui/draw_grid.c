@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "explorer_ui.h"
+#include "heat.h"
 
 static void fmt_stat(char *buf, size_t cap, double v, int width, int prec, int utf8) {
     if (isnan(v)) /* pad by columns: the UTF-8 dot is 2 bytes but 1 column */
@@ -40,10 +41,9 @@ static void draw_grid_title(ui_state *u, const lay_rect *r, int group) {
        summary, not the count of differing heads */
     if (u->have_cmp)
         n = snprintf(title, sizeof title, "vs %s: %d differ | ", u->cmp_name, ui_compare_n_diff(u));
+    if (u->heat) n += snprintf(title + n, sizeof title - (size_t)n, "heat: %s | ", ex_heat_name(u->heat - 1));
     n += snprintf(title + n, sizeof title - (size_t)n, "L%d kv%d (q%d-%d) %s", u->cur_layer, u->cur_head, q0,
                   q1, what);
-    if (u->heat && s->have_head_score && n > 0)
-        n += snprintf(title + n, sizeof title - (size_t)n, " heat: drop");
     if (lay->visible_layers < L && n > 0)
         snprintf(title + n, sizeof title - (size_t)n, " %s %d-%d/%d",
                  u->follow && s->have_search ? "live" : "edit", u->top, u->top + lay->visible_layers - 1, L);
@@ -133,15 +133,6 @@ static void draw_layer_stats(ui_state *u, const lay_rect *r, int l, int y) {
               "%3d", ns);
 }
 
-/* The heat level 0..3 of the head at unit u (its single-head drop against the largest measured,
- * on a square-root scale so small drops still show), -1 when not measured. */
-static int heat_level(const ex_snapshot *s, int u, double max) {
-    const double v = s->head_score[u];
-    if (!isfinite(v) || !(max > 0)) return -1;
-    const double f = v <= 0 ? 0 : sqrt(v / max);
-    return f >= 0.75 ? 3 : f >= 0.5 ? 2 : f >= 0.25 ? 1 : 0;
-}
-
 /* Layer l at row y: its marker and label, a cell per head (a differing head marked when `diff`),
  * the cursor's brackets. */
 static void draw_layer_row(ui_state *u, const lay_rect *r, int l, int y, int diff) {
@@ -167,11 +158,12 @@ static void draw_layer_row(ui_state *u, const lay_rect *r, int l, int y, int dif
         int full = m->z[l * H + h] == ATTN_FULL;
         const char *gl = full ? g->full : g->swa;
         int attr = full ? full_attr : swa_attr;
-        if (u->heat && s->have_head_score) { /* the glyph says the drop, the colour full / SWA */
+        if (u->heat) { /* the glyph says the score (heat.h's scale), the colour full / SWA */
             static const char *const lv_u[] = {"\u2591", "\u2592", "\u2593", "\u2588"}, *const lv_a[] = {
                                                                                             ".", ":", "*",
                                                                                             "#"};
-            const int lv = heat_level(s, l * H + h, u->heat_max);
+            const int k = u->heat - 1;
+            const int lv = s->heat_src[k] ? heat_level(s->heat[k][l * H + h], u->heat_lo, u->heat_hi, 4) : -1;
             gl = lv < 0 ? (u->utf8 ? "\u00b7" : "-") : (u->utf8 ? lv_u : lv_a)[lv];
         }
         /* comparison diff: the other method decides differently here */
@@ -201,9 +193,10 @@ void draw_grid(ui_state *u) {
     draw_grid_title(u, &r, group);
     draw_grid_header(u, &r);
     const int diff = ui_compare_n_diff(u) > 0 || (u->have_cmp && u->cmp_mask.n_layer == L);
-    u->heat_max = 0;
-    for (int i = 0; u->heat && s->have_head_score && i < L * u->mask.n_head_kv; i++)
-        if (isfinite(s->head_score[i]) && s->head_score[i] > u->heat_max) u->heat_max = s->head_score[i];
+    if (u->heat > ex_n_heat()) u->heat = 0;
+    u->heat_n = 0;
+    if (u->heat && s->heat_src[u->heat - 1])
+        u->heat_n = heat_range(s->heat[u->heat - 1], L * u->mask.n_head_kv, &u->heat_lo, &u->heat_hi);
     for (int i = 0; i < lay->visible_layers && u->top + i < L; i++)
         draw_layer_row(u, &r, u->top + i, r.y + 2 + i, diff);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "explorer_ui.h"
+#include "heat.h"
 #include "kv_cache.h"
 #include "clock.h"
 
@@ -319,6 +320,22 @@ static void teach_text(const ui_state *u, char *buf, size_t cap) {
     }
 }
 
+/* What the heat map's score k is waiting for when none of it is measured: the attention view's
+ * ranking that computes it (worker_attn.c). */
+static void heat_status(const ui_state *u, int k, char *buf, size_t cap) {
+    const ex_attn *a = &u->snap.attn;
+    const int j = ex_heat_rank(k);
+    const int st = j >= 0 ? a->rank_state[j] : EX_RANK_FAILED;
+    if (st == EX_RANK_RUNNING && a->rank_budget > 0)
+        snprintf(buf, cap, "computing %ld/%ld evals", a->rank_evals, a->rank_budget);
+    else if (st == EX_RANK_RUNNING || st == EX_RANK_PENDING)
+        snprintf(buf, cap, "computing (queued)");
+    else if (st == EX_RANK_FAILED)
+        snprintf(buf, cap, "not available (see the events)");
+    else
+        snprintf(buf, cap, "not measured");
+}
+
 void draw_teach(ui_state *u) {
     lay_rect r = u->lay.panel[LAY_TEACH];
     if (!r.h) return;
@@ -335,9 +352,12 @@ void draw_teach(ui_state *u) {
     } else {
         draw_wrap(r.y + 1, r.x, r.w, body, A_NORMAL, text);
     }
-    if (r.h >= 3 && u->heat && u->snap.have_head_score) { /* H: glyph = drop, colour = full / SWA */
-        draw_text(r.y + r.h - 1, r.x, r.w, A_NORMAL, "%s drop small..large, colour full/SWA",
-                  u->utf8 ? "\u2591\u2592\u2593\u2588" : ".:*#");
+    if (r.h >= 3 && u->heat) { /* H: glyph = the score (heat.h's scale), colour = full / SWA */
+        char leg[160], st[64];
+        heat_status(u, u->heat - 1, st, sizeof st);
+        heat_legend(leg, sizeof leg, ex_heat_name(u->heat - 1), u->utf8 ? "\u2591\u2592\u2593\u2588" : ".:*#",
+                    u->heat_n, u->heat_lo, u->heat_hi, st);
+        draw_text(r.y + r.h - 1, r.x, r.w, ui_attr(u, PAIR_ACCENT, A_BOLD), "%s", leg);
     } else if (r.h >= 3) {
         int y = r.y + r.h - 1, x = r.x;
         attron(ui_attr(u, PAIR_FULL, A_BOLD));

@@ -46,3 +46,22 @@ int ex_n_ranks(void) {
 const char *ex_rank_name(int k) {
     return k >= 0 && k < ex_n_ranks() ? search_method_row(rank_row(k))->name : "?";
 }
+
+int ex_n_heat(void) {
+    int n = 0;
+    while (n < EX_RANKS && search_method_of_kind(SEARCH_KIND_HEAD_RANKING, n) >= 0) n++;
+    return n;
+}
+
+const char *ex_heat_name(int k) {
+    return k >= 0 && k < ex_n_heat()
+               ? search_method_row(search_method_of_kind(SEARCH_KIND_HEAD_RANKING, k))->name
+               : "?";
+}
+
+int ex_heat_rank(int k) {
+    const char *name = ex_heat_name(k);
+    for (int j = 0; j < ex_n_ranks(); j++)
+        if (!strcmp(ex_rank_name(j), name)) return j;
+    return -1;
+}

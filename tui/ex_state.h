@@ -226,10 +226,14 @@ typedef struct {
     double full_raw, swa_raw;        /* S(all full), S(all SWA); NAN before measured */
     double last_score, last_accuracy, last_seconds;
     double s_best[EX_MAX_LAYERS];
-    /* the search's single-head drops S_full - S(only this KV head SWA), raw, [layer*n_head_kv + kv_head]
-       (search_head_scores; NAN not measured yet); have_head_score 0: the method makes none */
-    float head_score[EX_MAX_LAYERS * EX_MAX_KV];
-    int have_head_score;
+    /* the heat map's per-KV-head scores (H): score k is the registry's k-th static head ranking in
+       its table order (ex_heat_name: ablation = the single-head drop S_full - S(only this head SWA),
+       fisher, locality, echo, then any row added), raw (higher = keep full), [k][layer*n_head_kv +
+       kv_head], NAN where not measured yet; heat_src[k] says where it comes from (EX_HEAT_*):
+       the search's own (search_head_ranking, live), else the attention view's rankings
+       (worker_attn.c, computed on the worker when asked for) */
+    float heat[EX_RANKS][EX_MAX_LAYERS * EX_MAX_KV];
+    int heat_src[EX_RANKS];
     double delta[EX_MAX_LAYERS], weight[EX_MAX_LAYERS], ratio[EX_MAX_LAYERS]; /* NAN unknown */
     int bucket[EX_MAX_LAYERS], n_swa[EX_MAX_LAYERS];                          /* -1 unknown */
     int probed[EX_MAX_LAYERS];
@@ -267,5 +271,13 @@ int ex_mask_count_swa(const ex_mask *m);
  * out of range). */
 int ex_n_ranks(void);
 const char *ex_rank_name(int k);
+/* Where a heat-map score comes from (ex_snapshot.heat_src). */
+enum { EX_HEAT_NONE = 0, EX_HEAT_SEARCH = 1, EX_HEAT_RANKINGS = 2 };
+/* The heat map's scores: the registry's static head rankings in its table order (the scores
+ * export's columns: ablation, fisher, locality, echo, then any row added): how many (<= EX_RANKS),
+ * the name of score k ("?" out of range), its index among ex_rank_name's (-1 out of range). */
+int ex_n_heat(void);
+const char *ex_heat_name(int k);
+int ex_heat_rank(int k);
 
 #endif

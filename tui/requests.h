@@ -41,7 +41,8 @@
     J(COMPARE_OPEN, worker_job_compare,   ui_queued_compare_open)            \
     J(COMPARE_MASK, worker_job_compare,   ui_queued_none)                    \
     J(ATTN,         worker_job_attn,      ui_queued_attn)                    \
-    J(WORKSPACE,    worker_job_workspace, ui_queued_workspace)           \
+    J(WORKSPACE,    worker_job_workspace, ui_queued_workspace)               \
+    J(HEAT,         worker_job_heat,      ui_queued_none)                    \
     J(PIN,          worker_job_pin,       ui_queued_pin)
 
 #define UI_REQUESTS(R)                                                                   \
@@ -65,7 +66,7 @@
     R(REDO,              "redo",          0,              ui_act_redo,          NONE)    \
     R(QUERY_VIEW,        "view",          0,              ui_act_query_view,    NONE)    \
     R(STAT_VIEW,         "stat_view",     0,              ui_act_query_view,    NONE)    \
-    R(HEAT,              "heat",          0,              ui_act_query_view,    NONE)    \
+    R(HEAT,              "heat",          0,              ui_act_heat,          NONE)    \
     R(CONTEXT,           "context",       0,              ui_act_context,       NONE)    \
     R(COMPARE_OPEN,      "compare",       0,              ui_act_prompt,        NONE)    \
     R(COMPARE_DIFF,      "diff",          0,              ui_act_compare_diff,  NONE)    \

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "heat.h"
 #include "ui_internal.h"
 
 static const ui_cmd no_cmd = {.kind = UI_CMD_NONE};
@@ -209,17 +210,35 @@ ui_cmd ui_act_query_view(ui_state *u, ui_request req, int ch) {
     (void)ch;
     if (req == REQ_STAT_VIEW) {
         u->stat_numbers = !u->stat_numbers;
-    } else if (req == REQ_HEAT) {
-        u->heat = !u->heat;
-        if (u->heat && !u->snap.have_head_score)
-            ui_message(u, "heat: no head scores yet (the default bosch's head-score phase measures them)");
-        else
-            ui_message(u, u->heat
-                              ? "heat: cell glyph = the head's single-head drop, colour = full / SWA (H: off)"
-                              : "heat off");
     } else
         u->query_view = !u->query_view;
     return no_cmd;
+}
+
+/* H: the next heat-map score (heat.h's cycle: off, then every static head ranking of the registry).
+ * A score nothing has measured yet is asked of the worker (the attention view's rankings compute
+ * it in the background); the search's own scores are used as they are (no second pass). */
+ui_cmd ui_act_heat(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    u->heat = heat_next(u->heat, ex_n_heat());
+    if (!u->heat) {
+        ui_message(u, "heat off");
+        return no_cmd;
+    }
+    const int k = u->heat - 1;
+    const char *name = ex_heat_name(k);
+    switch (u->snap.heat_src[k]) {
+    case EX_HEAT_SEARCH:
+        ui_message(u, "heat: %s, the search's scores; glyph = score, colour = full / SWA (H: next)", name);
+        return no_cmd;
+    case EX_HEAT_RANKINGS:
+        ui_message(u, "heat: %s, the attention view's ranking; glyph = score, colour = full / SWA (H: next)",
+                   name);
+        return no_cmd;
+    default:
+        ui_message(u, "heat: %s not measured yet: computing it on the worker (H: next)", name);
+        return (ui_cmd){.kind = UI_CMD_HEAT, .mask = &u->mask, .layer = u->cur_layer, .kv_head = u->cur_head};
+    }
 }
 
 ui_cmd ui_act_context(ui_state *u, ui_request req, int ch) {

@@ -57,9 +57,11 @@ typedef struct {
 
     int cur_layer, cur_head, top;
     int query_view;
-    int stat_numbers; /* the grid's w and r columns as numbers (b), else as bars */
-    int heat;         /* H: the cells' glyphs show the search's single-head drops (colour: full / SWA) */
-    double heat_max;  /* the largest measured drop (draw_grid.c sets it each frame) */
+    int stat_numbers;        /* the grid's w and r columns as numbers (b), else as bars */
+    int heat;                /* H: 0 off, k + 1: the cells' glyphs show heat score k (ex_heat_name; colour:
+                                full / SWA) */
+    double heat_lo, heat_hi; /* its smallest and largest measured value (draw_grid.c sets them each frame) */
+    int heat_n;              /* how many heads are measured */
     int utf8, color;
     int ctx_tokens; /* context length of the KV-bytes line */
     int kv_elem;    /* bytes per key or value element in that line (explorer_opts.kv_type) */

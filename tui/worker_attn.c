@@ -108,6 +108,7 @@ static void rank_publish_locked(worker *w, ex_attn *a) {
     }
     a->rank_evals = w->rk_st ? search_n_evals(w->rk_st) : 0;
     a->rank_budget = w->rk_st ? search_eval_budget(w->rk_st) : 0;
+    worker_heat_publish_locked(w); /* the heat map shows them too */
 }
 
 static void rank_fail(worker *w, const char *what, const char *err) {
@@ -141,24 +142,25 @@ static int rank_finish(worker *w, int k) {
     return w->rk_imp[k] ? 0 : -1;
 }
 
-/* The ablation ranking without an evaluation when the search has it already: its head scores
- * (search_head_scores: S_full - S with only that KV head SWA, raw, on its calibration split) are
- * ablation's importance (search/rank_probes.c) when the rankings' calibration split is the
- * search's (worker_same_calib) and every head was scored. 1 when taken. */
+/* Ranking k without an evaluation when the search has it already (search_head_ranking: BOSCH's
+ * head scores are ablation's and fisher's scores on the same single-head masks, search/rank_probes.c;
+ * its refinement computed locality and echo; a baseline search has its own): taken when the
+ * rankings' calibration split is the search's (worker_same_calib) and every head was scored.
+ * 1 when taken. */
 static int rank_from_search(worker *w, int k) {
-    if (strcmp(rank_method(k), "ablation") || !w->search) return 0;
+    if (!w->search) return 0;
     search_config sc = w->cfg;
     if (!worker_same_calib(&sc, &w->rk_cfg)) return 0;
-    const double *drop = search_head_scores(w->search);
+    const double *v = search_head_ranking(w->search, search_method_find(rank_method(k)));
     const int n = w->m->hp.n_layer * w->m->hp.n_head_kv;
-    for (int u = 0; drop && u < n; u++)
-        if (!isfinite(drop[u])) return 0;
-    if (!drop || !(w->rk_imp[k] = malloc(sizeof(double) * (size_t)n))) return 0;
-    memcpy(w->rk_imp[k], drop, sizeof(double) * (size_t)n);
+    for (int u = 0; v && u < n; u++)
+        if (!isfinite(v[u])) return 0;
+    if (!v || !(w->rk_imp[k] = malloc(sizeof(double) * (size_t)n))) return 0;
+    memcpy(w->rk_imp[k], v, sizeof(double) * (size_t)n);
     pthread_mutex_lock(&w->mu);
     w->rk_state[k] = EX_RANK_READY;
     w->rk_next++;
-    worker_log_locked(w, "attention view: the ablation ranking is the search's head scores (no evaluation)");
+    worker_log_locked(w, "attention view: the %s ranking is the search's (no evaluation)", rank_method(k));
     rank_publish_locked(w, &w->snap.attn);
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
@@ -195,6 +197,34 @@ void worker_attn_rank_step(worker *w) {
         w->rk_next++;
         worker_log_locked(w, "attention view: the %s ranking is ready", rank_method(k));
     }
+    rank_publish_locked(w, &w->snap.attn);
+    worker_publish_locked(w);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* The rankings for the working mask m (the search's calibration split, m's window and sinks):
+ * the cached ones when they were computed so, else they start over (worker.c's loop computes them
+ * in the background). 0, or -1 with a message. */
+static int rank_want(worker *w, const ex_mask *m, char *err, size_t errlen) {
+    search_config rc_cfg;
+    if (worker_calib_config(w, m, &rc_cfg, err, errlen)) return -1;
+    if (!(w->rk_have_cfg && worker_same_calib(&w->rk_cfg, &rc_cfg))) {
+        rank_reset(w); /* another configuration: the cached rankings do not apply */
+        w->rk_cfg = rc_cfg;
+        w->rk_have_cfg = 1;
+    }
+    return 0;
+}
+
+/* UI_CMD_HEAT: the heat map asks for a score nothing has measured yet: the rankings for the
+ * working mask start (cheapest first; those the search has are taken from it, rank_from_search). */
+void worker_job_heat(worker *w, const wcmd *c) {
+    char err[512] = "";
+    if (rank_want(w, &c->mask, err, sizeof err)) {
+        worker_log(w, "heat map: %s", err);
+        return;
+    }
+    pthread_mutex_lock(&w->mu);
     rank_publish_locked(w, &w->snap.attn);
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
@@ -326,13 +356,7 @@ void worker_job_attn(worker *w, const wcmd *c) {
     ex_mask_view(&hm, &hv);
     a->mask_hash = mask_hash(&hv);
     a->window = c->mask.window, a->sinks = c->mask.sinks;
-    search_config rc_cfg;
-    int rc = worker_calib_config(w, &c->mask, &rc_cfg, err, sizeof err);
-    if (rc == 0 && !(w->rk_have_cfg && worker_same_calib(&w->rk_cfg, &rc_cfg))) {
-        rank_reset(w); /* another configuration: the cached rankings do not apply */
-        w->rk_cfg = rc_cfg;
-        w->rk_have_cfg = 1;
-    }
+    int rc = rank_want(w, &c->mask, err, sizeof err);
     const probe_sample *smp =
         rc == 0 ? view_sample(w, c->split, c->sample, &a->n_samples, err, sizeof err) : NULL;
     if (smp)

@@ -26,7 +26,6 @@ static const char *stage_name(int stage) {
 void worker_reset_search_snapshot_locked(worker *w) {
     ex_snapshot *s = &w->snap;
     s->have_search = 0;
-    s->have_head_score = 0;
     s->granularity = 0;
     progress_reset(&s->progress);
     s->n_evals = s->eval_budget = 0;
@@ -41,6 +40,7 @@ void worker_reset_search_snapshot_locked(worker *w) {
     s->result_mask.n_layer = 0;
     s->hist_n = 0;
     trace_rows_clear(&w->trace);
+    worker_heat_publish_locked(w); /* the attention view's rankings stay */
 }
 
 /* Per-layer statistics and global counters straight from the search's queries. */
@@ -60,10 +60,7 @@ void worker_refresh_search_locked(worker *w) {
         s->bucket[l] = li.bucket;
         s->n_swa[l] = li.n_swa;
     }
-    const double *hs = search_head_scores(st);
-    const int H = s->hp.n_head_kv < EX_MAX_KV ? s->hp.n_head_kv : EX_MAX_KV;
-    s->have_head_score = hs != NULL;
-    for (int u = 0; hs && u < L * H; u++) s->head_score[u] = (float)hs[u];
+    worker_heat_publish_locked(w);
     s->n_evals = search_n_evals(st);
     s->eval_budget = search_eval_budget(st);
     s->best_score = search_best_score(st);

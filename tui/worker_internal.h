@@ -121,6 +121,10 @@ void worker_io_publish(worker *w, ex_io *res, const char *log);
  * NULL (mu NOT held on entry). */
 void worker_reply_publish(worker *w, ui_cmd_kind kind, ex_reply *r, const char *log);
 
+/* The heat map's scores (ex_snapshot.heat) from the search's own (search_head_ranking), else from
+ * the attention view's rankings (rk_imp) (mu held). */
+void worker_heat_publish_locked(worker *w);
+
 /* ---- worker_events.c (inside search_step, worker thread) ---- */
 /* search_listener for the worker's search. user = worker. */
 void worker_on_event(const search_event *ev, void *user);

@@ -4,7 +4,9 @@
  * A job names the working mask and the pinned one, or a baseline of the method registry and a
  * ratio: its mask is then made first, exactly as `bosch search --method M --ratio R` makes it with
  * the same calibration configuration (search_create / search_step on this file's objective, one
- * evaluation per step). Then, one evaluation per step, each mask is scored
+ * evaluation per step), or cut at once from its ranking when one is known (made before by this
+ * file, or a head ranking the search already has: search_head_ranking). Then, one evaluation per step, each
+ * mask is scored
  *   - on the held-out split `v` scores (worker_heldout_score), per sample, for the accuracy, its
  *     Wilson interval and the paired McNemar test;
  *   - on the calibration split (the search's, else the tiny preset's: worker_calib_config), with
@@ -251,17 +253,19 @@ static void keep_ranking(struct worker_pin *P, const search_state *st) {
     P->imp_cfg[row] = P->st_cfg;
 }
 
-/* The ablation ranking is the search's single-head drops when its calibration split, window and
- * sinks are bc's and every head was scored (as the attention view takes them: worker_attn.c). */
+/* A head ranking the search already has (search_head_ranking: BOSCH's head scores are ablation's
+ * and fisher's, its refinement's locality and echo; a baseline search its own), taken when its
+ * calibration split, window and sinks are bc's and every head has a score (as the attention view
+ * and the heat map take them). */
 static void ranking_from_search(worker *w, struct worker_pin *P, const search_config *bc, int row) {
     const int n = w->m->hp.n_layer * w->m->hp.n_head_kv;
-    const double *drop = w->search ? search_head_scores(w->search) : NULL;
-    if (strcmp(search_method_row(row)->name, "ablation") || !drop || !worker_same_calib(&w->cfg, bc)) return;
+    const double *v = w->search ? search_head_ranking(w->search, row) : NULL;
+    if (!v || !worker_same_calib(&w->cfg, bc)) return;
     for (int u = 0; u < n; u++)
-        if (!isfinite(drop[u])) return;
+        if (!isfinite(v[u])) return;
     free(P->imp[row]);
     if (!(P->imp[row] = malloc(sizeof(double) * (size_t)n))) return;
-    memcpy(P->imp[row], drop, sizeof(double) * (size_t)n);
+    memcpy(P->imp[row], v, sizeof(double) * (size_t)n);
     P->imp_n[row] = n;
     P->imp_cfg[row] = *bc;
 }

@@ -3,9 +3,11 @@
  * result and a job's reply. Every job file calls these; they call no other worker file. */
 #define _GNU_SOURCE
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <unistd.h>
 
+#include "search_methods.h"
 #include "worker_internal.h"
 
 void worker_publish_locked(worker *w) {
@@ -72,4 +74,21 @@ void worker_reply_publish(worker *w, ui_cmd_kind kind, ex_reply *r, const char *
     if (log) worker_log_locked(w, "%s", log);
     worker_publish_locked(w);
     pthread_mutex_unlock(&w->mu);
+}
+
+void worker_heat_publish_locked(worker *w) {
+    ex_snapshot *s = &w->snap;
+    const int L = s->hp.n_layer < EX_MAX_LAYERS ? s->hp.n_layer : EX_MAX_LAYERS;
+    const int H = s->hp.n_head_kv < EX_MAX_KV ? s->hp.n_head_kv : EX_MAX_KV;
+    for (int k = 0; k < ex_n_heat(); k++) {
+        const double *v =
+            w->search ? search_head_ranking(w->search, search_method_find(ex_heat_name(k))) : NULL;
+        int src = EX_HEAT_SEARCH, measured = 0;
+        for (int u = 0; v && u < L * H; u++) measured += isfinite(v[u]);
+        const int j = ex_heat_rank(k);
+        if ((!v || !measured) && j >= 0 && w->rk_imp[j]) /* none measured by the search yet */
+            v = w->rk_imp[j], src = EX_HEAT_RANKINGS;
+        s->heat_src[k] = v ? src : EX_HEAT_NONE;
+        for (int u = 0; v && u < L * H; u++) s->heat[k][u] = (float)v[u];
+    }
 }
