@@ -102,7 +102,7 @@ if [[ "$want" == PREMISE ]]; then
     fail "neither mask is at 0 or 8 of 8 held-out: bosch eval's accuracies do not fix the McNemar pairs"
 else
     IFS='|' read -r p_swa p_kv p_skv p_shat p_held p_wil w_swa w_kv w_skv w_shat w_held w_wil mb mc mp <<<"$want"
-    line() { echo "$panel" | grep -F "│$1" | tail -1; } # the panel's row (below the mask panel's) whose label starts with $1
+    line() { echo "$panel" | sed -n '/Pinned .* vs working/,$p' | grep -F "│$1" | head -1; } # the panel's row $1
     check() { # LABEL PINNED WORKING
         local l
         l=$(line "$1")
