@@ -17,7 +17,8 @@
  * (Ctrl-C), SIGTERM and SIGHUP only set a flag: the search stops after the current evaluation,
  * saves DIR/state and the trace so far, and exits 1;
  * `--resume DIR` continues it to the same final mask (the settings come from DIR/state, so no other
- * search option may be given with it). --device (the evaluator's forward: CPU fp32 or GPU bf16;
+ * search option may be given with it, except the pins --force-full, --force-swa, --pins, which must
+ * be the state's: a different set is refused). --device (the evaluator's forward: CPU fp32 or GPU bf16;
  * default cuda when a GPU is visible) is a property of the run, not of the result: the state does
  * not store it, and a resumed search must use the device that saved the state, because search_load
  * checks the restored base's score bit for bit and the CPU and GPU differ in the last bits.
@@ -128,7 +129,8 @@ static void usage(FILE *f) {
         "  --out DIR        created if missing; must be writable; a folder that holds another run\n"
         "                   (state, trace.csv, mask.csv, layers.csv, cache.tsv, results.csv) is refused\n"
         "  --force          overwrite the run in DIR (its state, trace, mask and layers are removed)\n"
-        "  --resume DIR     the search settings come from DIR/state (no other search option); the\n"
+        "  --resume DIR     the search settings come from DIR/state (no other search option but the\n"
+        "                   pins, which must be the state's: a search cannot change its pins); the\n"
         "                   device does not: it is a property of the run, taken from this command\n"
         "                   line, and must be the one that saved the state (the resumed scores are\n"
         "                   checked bit for bit; CPU fp32 and GPU bf16 scores differ in the last digits)\n"
@@ -173,7 +175,8 @@ static int search_option(cmd_env *e, void *opts, const char *a, const char *v) {
     if (!strcmp(a, "--out")) return o->out_dir = v, cmd_value(cli_need_nonempty("search", a, v, "a folder"));
     if (!strcmp(a, "--resume"))
         return o->resume = v, cmd_value(cli_need_nonempty("search", a, v, "the folder of a saved search"));
-    if (!o->shaping) o->shaping = a;
+    /* the pins may repeat a resumed search's (checked against its state), not change them */
+    if (!o->shaping && !(SOPT_BIT(id) & SOPT_PIN_BITS)) o->shaping = a;
     char why[512];
     if (search_opts_set(&o->so, (search_opt_id)id, v, why, sizeof why)) {
         fprintf(stderr, "bosch search: %s: %s\n", a, why);
@@ -221,6 +224,23 @@ static int search_check(cmd_env *e, void *opts) {
     if (o->resume && search_load_config(o->state_path, &o->cfg, err, sizeof err)) {
         fprintf(stderr, "bosch search: %s\n", err);
         return 1;
+    }
+    if (o->resume && (o->so.given & SOPT_PIN_BITS)) { /* the same pins as the state's, or refused */
+        static search_config given;                   /* too large for the stack of a command */
+        given.n_pins = o->so.n_pins;
+        memcpy(given.pins, o->so.pins, sizeof(search_pin) * (size_t)o->so.n_pins);
+        if (!search_pins_equal(&given, &o->cfg)) {
+            char f0[4096], s0[4096], f1[4096], s1[4096];
+            fprintf(
+                stderr,
+                "bosch search: --resume %s: the search was made with pinned heads full [%s] swa [%s]; the "
+                "pins given, full [%s] swa [%s], differ (a search cannot change its pins: start a new one "
+                "with --out)\n",
+                o->resume, search_pins_format(&o->cfg, 0, f0, sizeof f0),
+                search_pins_format(&o->cfg, 1, s0, sizeof s0), search_pins_format(&given, 0, f1, sizeof f1),
+                search_pins_format(&given, 1, s1, sizeof s1));
+            return 1;
+        }
     }
     if (cmd_out_dir(e, o->out_dir, 1)) return 1;
     if (o->resume) return 0;

@@ -30,6 +30,7 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
         snprintf(err, errlen, "search: no objective");
         return -1;
     }
+    if (search_pins_check(cfg, n_layer, n_head_kv, err, errlen)) return -1;
     if (search_method_needs_model(cfg->method) && !m) {
         snprintf(err, errlen, "search: method '%s' needs the model", search_method_name(cfg->method));
         return -1;
@@ -81,6 +82,7 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
         for (size_t i = 0; i < L * (size_t)n_head_kv; i++) st->head_drop[i] = st->head_fisher[i] = NAN;
         st->eval_observer = search_heads_note; /* the head scores of single-head masks */
     }
+    if (search_pins_build(st)) goto oom;
     if (!st->sw_units || !st->sw_sol || !st->race_scratch || !st->opt_layers || !st->opt_sol || !st->probed ||
         !st->stage1_bits || !st->s_best || !st->delta || !st->weight || !st->n_swa || !st->bucket ||
         !st->group_start || !st->group_layers || !st->group_bucket || !st->importance)
@@ -122,6 +124,9 @@ void search_free(search_state *st) {
     free(st->head_drop);
     free(st->head_fisher);
     for (int r = 0; r < SEARCH_METHODS_MAX; r++) free(st->head_rank[r]);
+    free(st->pin);
+    free(st->pin_fs);
+    free(st->pin_ff);
     free(st->sw_units);
     free(st->sw_sol);
     free(st->race_scratch);
@@ -174,7 +179,17 @@ static uint64_t stage3_init_bits(uint64_t s1, int k, int H) {
     return b;
 }
 
-/* Build stage-3 groups: layers with 0 < n_swa < H, grouped by bucket, buckets ascending (bucket 0
+/* The fewest and the most SWA heads layer l can have: its heads pinned SWA, its heads not pinned
+ * full (0 and H without pins). */
+static int lo_swa(const search_state *st, int l) {
+    return st->pin ? st->pin_fs[l] : 0;
+}
+static int hi_swa(const search_state *st, int l) {
+    return st->H - (st->pin ? st->pin_ff[l] : 0);
+}
+
+/* Build stage-3 groups: layers with something to choose (0 < n_swa < H; with pins, between the
+ * layer's bounds), grouped by bucket, buckets ascending (bucket 0
  * = highest ratio = most tolerant first); inside a group, layers ascending. */
 static void build_groups(search_state *st) {
     st->n_groups = 0;
@@ -189,7 +204,8 @@ static void build_groups(search_state *st) {
     for (int b = 0; b <= st->H; b++) {
         int start = n;
         for (int l = 0; l < st->L; l++)
-            if (st->bucket[l] == b && st->n_swa[l] > 0 && st->n_swa[l] < st->H) st->group_layers[n++] = l;
+            if (st->bucket[l] == b && st->n_swa[l] > lo_swa(st, l) && st->n_swa[l] < hi_swa(st, l))
+                st->group_layers[n++] = l;
         if (n > start) {
             st->group_start[st->n_groups] = start;
             st->group_bucket[st->n_groups] = b;
@@ -282,6 +298,7 @@ static int step_stage2(search_state *st, char *err, size_t errlen) {
         return -1;
     }
     for (int l = 0; l < st->L; l++) st->n_swa[l] *= st->H / units;
+    search_pins_bound_alloc(st); /* each layer within its pinned heads, the same total */
     st->stage2_done = 1;
     for (int l = 0; l < st->L; l++) {
         search_plan_unit(st, l);
@@ -372,7 +389,8 @@ static int step_stage3_group_heads(search_state *st, char *err, size_t errlen) {
 }
 
 static int step_stage3_group(search_state *st, char *err, size_t errlen) {
-    if (st->head_drop || layer_mode(&st->cfg)) return step_stage3_group_heads(st, err, errlen);
+    /* with pins the swap search over the free heads (the optimizer's enumeration has no fixed heads) */
+    if (st->head_drop || st->pin || layer_mode(&st->cfg)) return step_stage3_group_heads(st, err, errlen);
     int g = st->cur_group;
     int *layers = st->group_layers + st->group_start[g];
     int m = st->group_start[g + 1] - st->group_start[g];
@@ -491,6 +509,7 @@ static int phase_normalizer(search_state *st, int swa, char *err, size_t errlen)
     } else if (st->target_swa == 0 || st->target_swa == (long)st->L * st->H) {
         /* nothing to choose: every head full (rho = 0) or every head SWA (rho = 1) */
         fill_mask(&st->result, st->target_swa ? ATTN_SWA : ATTN_FULL);
+        search_pins_apply(st, st->result.z); /* the pins agree (search_pins_check) */
         st->final_known = 1;
         st->final_raw = st->target_swa ? st->s_swa : st->s_full;
         st->final_acc = st->target_swa ? st->acc_swa : st->acc_full;
@@ -522,8 +541,11 @@ static int phase_stage3_begin(search_state *st) {
     search_plan_enter(st, SEARCH_PHASE_GROUPS);
     stage_event(st, SEARCH_EV_STAGE_START, 3);
     st->stage_evals = 0;
+    /* layers with nothing to choose at their level, the others full until their group's turn; with
+     * pins, the free heads so and the pinned ones as pinned */
     for (int l = 0; l < st->L; l++)
-        set_row_bits(&st->result, l, st->n_swa[l] == st->H ? (1ull << st->H) - 1 : 0);
+        set_row_bits(&st->result, l, st->n_swa[l] == hi_swa(st, l) ? (1ull << st->H) - 1 : 0);
+    search_pins_apply(st, st->result.z);
     st->cur_group = 0;
     st->final_known = 0;
     st->phase = PH_S3_GROUP_BEGIN;
@@ -584,9 +606,18 @@ static int phase_final(search_state *st, char *err, size_t errlen) {
     ev.mask = &st->result;
     ev.raw_score = st->final_raw;
     ev.score = st->best_norm;
-    char msg[160];
-    snprintf(msg, sizeof msg, "done: %d of %d KV heads SWA, score %.4f, %ld evaluations",
-             mask_count_swa(&st->result), st->L * st->H, ev.score, st->n_log);
+    char msg[320];
+    int n = snprintf(msg, sizeof msg, "done: %d of %d KV heads SWA, score %.4f, %ld evaluations",
+                     mask_count_swa(&st->result), st->L * st->H, ev.score, st->n_log);
+    const long layers_target = lround(st->cfg.ratio * st->L) * st->H;
+    if (st->pin && search_method_row(st->cfg.method)->kind == SEARCH_KIND_LAYER_HEURISTIC &&
+        mask_count_swa(&st->result) != layers_target && n > 0 && (size_t)n < sizeof msg)
+        snprintf(msg + n, sizeof msg - (size_t)n,
+                 " (not the %ld of round(ratio x layers) whole layers: with the pinned heads, whole layers "
+                 "make this count at best)",
+                 layers_target);
+    else if (st->pin && n > 0 && (size_t)n < sizeof msg)
+        snprintf(msg + n, sizeof msg - (size_t)n, ", pinned heads kept");
     ev.message = msg;
     search_emit(st, &ev);
     st->phase = PH_DONE;

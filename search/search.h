@@ -88,6 +88,15 @@ const char *search_granularity_name(search_granularity g);
 /* Parse "head" or "layer" (case-insensitive). 0, or -1 with a message naming the value. */
 int search_granularity_parse(const char *name, search_granularity *out, char *err, size_t errlen);
 
+/* A KV head the user pins (search_config.pins; docs/search.md "Pinned heads"): forced full (swa 0)
+ * or forced SWA (swa 1), whatever the method. */
+typedef struct {
+    int16_t layer, kv_head;
+    uint8_t swa;
+} search_pin;
+/* The most pins a configuration holds. */
+#define SEARCH_PINS_MAX 512
+
 typedef struct {
     search_method method;
     double ratio;                 /* target ratio rho of SWA KV heads, in [0,1] */
@@ -159,6 +168,17 @@ typedef struct {
      * replaces the current one, is taken only when its paired gain exceeds accept_k standard
      * errors; 0 = any strict improvement (the search before this option). */
     double accept_k;
+    /* Pinned KV heads (docs/search.md "Pinned heads"): pins[0 .. n_pins), each head at most once.
+     * Every method keeps them in its final mask and in every candidate it chooses among (stage 3,
+     * the refinement and its starts, a ranking's cut, a heuristic's layers); the measurements
+     * (normalizers, stage-1 probes, head scores, a ranking's probes) are made as without pins. The
+     * target round(ratio * L * H) counts the forced SWA heads: a head-level method's final mask has
+     * exactly that many SWA KV heads (search_create refuses a ratio that cannot: fewer than the
+     * forced SWA heads, more than the heads not forced full); a layer heuristic the nearest count
+     * its whole layers allow (it says so when that is not the target); bosch_layer refuses pins.
+     * Saved in the state (search_io.c), so a resumed search keeps them. */
+    int n_pins;
+    search_pin pins[SEARCH_PINS_MAX];
 } search_config;
 
 /* Defaults = preset "default", with the project's default BOSCH options (docs/search.md says which
@@ -206,6 +226,32 @@ const char *search_variant_name(int i);
 int search_preset_apply(search_config *cfg, const char *preset, int n_ctx_train, char *err, size_t errlen);
 /* Check ranges (ratio in [0,1], window >= 1, sinks >= 0, budgets >= 1, n_buckets >= 2). */
 int search_config_check(const search_config *cfg, char *err, size_t errlen);
+
+/* ---- pinned heads (search_pins.c) ---------------------------------------------------------- */
+
+/* Parse a list of heads "L.H[,L.H...]" (layer and KV head, 0-based; spaces allowed around items)
+ * and add them to pins[*n_pins] (room for SEARCH_PINS_MAX) as forced SWA (swa 1) or forced full
+ * (swa 0). A head already pinned the same way is kept once; pinned the other way, or more than
+ * SEARCH_PINS_MAX pins, is an error. 0, or -1 with "bad value 'V' (...)" naming the item. */
+int search_pins_add_list(search_pin *pins, int *n_pins, const char *list, int swa, char *err, size_t errlen);
+/* Read a pin file (docs/search.md "Pinned heads": lines "full L.H,L.H..." or "swa L.H,...", '#'
+ * comments and blank lines ignored) into pins[*n_pins] as above. 0, or -1 with a message naming the
+ * file, the line and the item. */
+int search_pins_read(search_pin *pins, int *n_pins, const char *path, char *err, size_t errlen);
+/* The heads pinned full (swa 0) or SWA (swa 1) as "L.H,L.H" in the order given ("" when none).
+ * Returns buf. */
+char *search_pins_format(const search_config *cfg, int swa, char *buf, size_t cap);
+/* 1 when a and b pin the same heads the same way (in any order). */
+int search_pins_equal(const search_config *a, const search_config *b);
+/* Check cfg's pins against a mask shape and its target: every head inside the shape, a method
+ * that can keep them (not bosch_layer), and a head-level target round(ratio * L * H) between the
+ * forced SWA heads and the heads not forced full. 0, or -1 with a message saying which and why. */
+int search_pins_check(const search_config *cfg, int n_layer, int n_head_kv, char *err, size_t errlen);
+/* Cut a static head ranking at cfg's ratio keeping cfg's pins: the forced SWA heads SWA, the forced
+ * full heads full, then the free heads of lowest importance SWA until round(ratio * L * H) (ties:
+ * lower layer, then lower kv_head; NAN importance counts as the largest). Without pins this is
+ * search_cut_heads. mask has the shape. 0, or -1 (OOM). */
+int search_cut_heads_pinned(const search_config *cfg, const double *importance, attn_mask *mask);
 
 /* ---- objective ---------------------------------------------------------------------------- */
 
@@ -456,6 +502,11 @@ int search_stage2_assign(const double *delta, int n_layer, int n_head_kv, double
  * Keeps "more tolerant -> at least as many SWA heads". Same outputs as search_stage2_assign. */
 int search_stage2_assign_ranks(const double *delta, int n_layer, int n_head_kv, double ratio, int n_buckets,
                                double *weight, int *n_swa, int *bucket);
+
+/* Stage 2's buckets of an allocation n_swa[n_layer] (each in 0..n_head_kv): the distinct levels in
+ * use, highest first, get bucket 0, 1, ...; adjacent levels merge when more than n_buckets are in
+ * use (step 5 of stage2.c). */
+void search_stage2_buckets(const int *n_swa, int n_layer, int n_head_kv, int n_buckets, int *bucket);
 
 /* Cut a static head ranking at a ratio: the round(ratio*L*H) KV heads of lowest importance go SWA
  * (ties: lower layer index first, then lower kv_head). importance [n_layer][n_head_kv]; mask must

@@ -27,13 +27,16 @@ search_rank_input search_rank_input_of(const search_state *st) {
 
 /* The mask from the ranking in st->importance (a heuristic's pattern, or the head ranking's cut). */
 static int finish_mask(search_state *st, const search_method_info *m, char *err, size_t errlen) {
-    if (m->kind == SEARCH_KIND_HEAD_RANKING) {
-        if (search_cut_heads(st->importance, st->cfg.ratio, &st->result)) {
+    if (m->kind == SEARCH_KIND_HEAD_RANKING) { /* the cut keeps the pins (search.h) */
+        if (search_cut_heads_pinned(&st->cfg, st->importance, &st->result)) {
             snprintf(err, errlen, "search: out of memory");
             return -1;
         }
         return 0;
     }
+    if (st->pin) /* the pattern over the layers that can go SWA, the nearest count (search_pins.c) */
+        return search_pins_layer_pattern(st, m, m->probes == SEARCH_PROBES_NONE ? NULL : st->importance, err,
+                                         errlen);
     uint8_t *swa = malloc((size_t)st->L);
     if (!swa || m->pattern(st->L, st->cfg.ratio, st->cfg.seed,
                            m->probes == SEARCH_PROBES_NONE ? NULL : st->importance, swa)) {

@@ -65,18 +65,25 @@ int search_heads_singles_step(search_state *st, char *err, size_t errlen) {
 
 /* ---- cutting the head scores at the ratio --------------------------------------------------- */
 
-/* z (an L*H mask body) <- the target_swa heads of lowest score SWA (search_cut_heads's tie rule). */
+/* z (an L*H mask body) <- the target_swa heads of lowest score SWA (search_cut_heads's tie rule; NAN
+ * the largest), keeping the pins (search_cut_heads_pinned). */
 static int cut_scores(search_state *st, const double *score, uint8_t *z) {
     attn_mask m = {st->L, st->H, st->cfg.window, st->cfg.sinks, z};
-    double *imp = malloc(sizeof(double) * (size_t)st->L * st->H);
-    if (!imp) return -1;
-    for (int i = 0; i < st->L * st->H; i++) imp[i] = isnan(score[i]) ? INFINITY : score[i];
-    int rc = search_cut_heads(imp, st->cfg.ratio, &m);
-    free(imp);
-    return rc;
+    return search_cut_heads_pinned(&st->cfg, score, &m);
 }
 
 /* ---- stage 3 as a guided swap search ------------------------------------------------------- */
+
+/* Stage 3's start in layer l without head scores but with pins (the paper's stage 3 over the free
+ * heads): stage 1's choice among the free heads, then the lowest-index free heads, until `want`
+ * free heads are SWA (stage3_init_bits's rule). */
+static void free_init_stage1(const search_state *st, int l, int want, uint8_t *taken) {
+    int n = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int h = 0; h < st->H && n < want; h++)
+            if (!st->pin[l * st->H + h] && !taken[h] && (pass || (st->stage1_bits[l] >> h & 1)))
+                taken[h] = 1, n++;
+}
 
 int search_heads_group_begin(search_state *st, int g, char *err, size_t errlen) {
     const int *layers = st->group_layers + st->group_start[g];
@@ -85,28 +92,38 @@ int search_heads_group_begin(search_state *st, int g, char *err, size_t errlen) 
     uint8_t *init = malloc((size_t)m * H);
     double *prio = malloc(sizeof(double) * (size_t)m * H);
     if (!block || !init || !prio) goto oom;
-    st->sw_n = m * H;
     st->sw_span = 1;
+    int k = 0; /* units: the group's heads that are not pinned */
     for (int i = 0; i < m; i++) {
         const int l = layers[i];
-        /* the layer's n_swa least important heads go SWA (ties: lower head) */
+        /* the layer's n_swa SWA heads: its pinned SWA heads and its least important free heads
+           (ties: lower head); without head scores (the paper's stage 3 with pins), stage 1's */
         uint8_t taken[64] = {0};
-        for (int c = 0; c < st->n_swa[l]; c++) {
-            int best = -1;
-            for (int h = 0; h < H; h++)
-                if (!taken[h] && (best < 0 || st->head_drop[l * H + h] < st->head_drop[l * H + best]))
-                    best = h;
-            taken[best] = 1;
+        const int want = st->n_swa[l] - (st->pin ? st->pin_fs[l] : 0);
+        if (!st->head_drop) {
+            free_init_stage1(st, l, want, taken);
+        } else {
+            for (int c = 0; c < want; c++) {
+                int best = -1;
+                for (int h = 0; h < H; h++)
+                    if (!taken[h] && !(st->pin && st->pin[l * H + h]) &&
+                        (best < 0 || st->head_drop[l * H + h] < st->head_drop[l * H + best]))
+                        best = h;
+                taken[best] = 1;
+            }
         }
         for (int h = 0; h < H; h++) {
-            const int k = i * H + h;
+            if (st->pin && st->pin[l * H + h]) continue; /* pinned: in result, never a unit */
             st->sw_units[k] = l * H + h;
             block[k] = st->cfg.stage3_scope ? 0 : l;
             init[k] = taken[h];
-            prio[k] = isnan(st->head_drop[l * H + h]) ? 0.0 : st->head_drop[l * H + h];
+            prio[k] = !st->head_drop || isnan(st->head_drop[l * H + h]) ? 0.0 : st->head_drop[l * H + h];
+            k++;
         }
     }
-    st->sw = swap_create(st->sw_n, block, init, prio, st->cfg.stage3_budget_per_group,
+    st->sw_n = k;
+    /* no head scores: a seeded random move order (swap_search.h) */
+    st->sw = swap_create(st->sw_n, block, init, st->head_drop ? prio : NULL, st->cfg.stage3_budget_per_group,
                          rng_derive(st->cfg.seed, 2000 + (uint64_t)g));
     free(block), free(init), free(prio);
     if (!st->sw) goto oom;
@@ -279,23 +296,33 @@ static int refine_create(search_state *st, char *err, size_t errlen) {
         snprintf(err, errlen, "search: out of memory");
         return -1;
     }
-    for (int u = 0; u < n; u++) {
-        st->sw_units[u] = u;
-        prio[u] = isnan(st->head_drop[u]) ? 0.0 : st->head_drop[u];
+    uint8_t *init = malloc((size_t)n);
+    if (!init) {
+        free(prio);
+        snprintf(err, errlen, "search: out of memory");
+        return -1;
     }
-    st->sw_n = n;
+    int k = 0; /* units: every head that is not pinned */
+    for (int u = 0; u < n; u++) {
+        if (st->pin && st->pin[u]) continue;
+        st->sw_units[k] = u;
+        prio[k] = isnan(st->head_drop[u]) ? 0.0 : st->head_drop[u];
+        init[k++] = st->sw_sol[u];
+    }
     st->sw_span = 1;
     /* the budget: refine_budget per stage-3 group that ran, plus one for the start (already scored:
      * its ask is answered from the log) */
     const long budget = st->cfg.refine_budget * (st->n_groups > 0 ? st->n_groups : 1) + 1;
-    st->sw = swap_create(n, NULL, st->sw_sol, prio, budget, rng_derive(st->cfg.seed, 3000));
+    /* the start's body (pins included) goes to result below; the units are the free heads */
+    for (int u = 0; u < n; u++) st->result.z[u] = st->sw_sol[u] ? ATTN_SWA : ATTN_FULL;
+    st->sw_n = k;
+    st->sw = k > 0 ? swap_create(k, NULL, init, prio, budget, rng_derive(st->cfg.seed, 3000)) : NULL;
     free(prio);
+    free(init);
     if (!st->sw) {
         snprintf(err, errlen, "search: refinement: cannot create the swap search");
         return -1;
     }
-    /* the start's body is in result: candidates are built on it */
-    for (int u = 0; u < n; u++) st->result.z[u] = st->sw_sol[u] ? ATTN_SWA : ATTN_FULL;
     st->best_norm = -INFINITY;
     search_plan_enter(st, SEARCH_PHASE_REFINE);
     search_plan_cap(st, st->plan.cur, (int)budget, budget);

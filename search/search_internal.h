@@ -105,6 +105,11 @@ struct search_state {
      * and echo starts), by registry row, [L*H] each, NULL: not computed (search_head_ranking) */
     double *head_rank[SEARCH_METHODS_MAX];
 
+    /* pinned heads (search_pins.c; NULL / unused without pins): pin[L*H] SEARCH_PIN_*, and per
+     * layer the heads forced SWA (pin_fs) and forced full (pin_ff) */
+    uint8_t *pin;
+    int *pin_fs, *pin_ff;
+
     /* guided swap sub-search (stage 3 with head scores, refinement) */
     swap_search *sw;
     int sw_n;         /* units of the sub-search */
@@ -220,6 +225,23 @@ int search_heads_group_begin(search_state *st, int g, char *err, size_t errlen);
 int search_heads_swap_step(search_state *st, int stage, int group, char *err, size_t errlen);
 double search_heads_swap_commit(search_state *st);
 int search_heads_refine_begin(search_state *st, char *err, size_t errlen);
+
+/* search_pins.c (pinned heads, search.h search_config.pins). */
+enum { SEARCH_PIN_FREE = 0, SEARCH_PIN_FULL = 1, SEARCH_PIN_SWA = 2 };
+/* st->pin, pin_fs, pin_ff from the config's pins (nothing without pins). 0, or -1 (OOM). */
+int search_pins_build(search_state *st);
+/* The pinned heads of a mask body z[L*H] set as pinned (nothing without pins). */
+void search_pins_apply(const search_state *st, uint8_t *z);
+/* Stage 2 with pins: each layer's n_swa within [forced SWA, H - forced full], the total back to
+ * target_swa (a head more to the most tolerant layer with room, a head less from the least
+ * tolerant), the buckets again from the levels. Nothing without pins. */
+void search_pins_bound_alloc(search_state *st);
+/* A layer heuristic's mask with pins, into st->result: its pattern over the layers without a head
+ * pinned full (importance [L]: its probes' scores, or NULL), as many whole layers as bring the
+ * SWA heads (the forced ones counted) nearest round(ratio * L) * H (ties: fewer layers), then the
+ * pins. 0, or -1 with a message. */
+int search_pins_layer_pattern(search_state *st, const search_method_info *m, const double *importance,
+                              char *err, size_t errlen);
 
 /* search_layers.c (layer granularity, search.h): stage 3's evaluations, and its swap search over
  * the layers (units of sw_span = H heads) from stage 2's choice, driven by search_heads_swap_step.

@@ -16,12 +16,14 @@
  * loses only the evaluation in flight. Reading: a last line without its newline (a write cut by a
  * kill) is dropped; any other malformed line, the middle ones included, is an error naming it.
  * Keys added later are optional when read, a missing one meaning the behaviour before it existed:
+ * pin_full and pin_swa (the pinned heads, "L.H,L.H", search.h search_config.pins) are written only
+ * when there are pins, before "log"; a file without them has none.
  * granularity (head or layer, search.h) was added to version 2 without a version bump, so files
  * written before it load as head granularity (race, accept_k and calib_tokens2 likewise: racing
- * off, any strict improvement accepted, one calibration length); a program older than the key refuses a file that has
- * it ("unknown key 'granularity'") instead of running a layer search as a head search.
- * Version 1 (read only; written before the log): the same header with "n_evals E" as its last line
- * instead of "log", then exactly E eval lines. Parsing: search_state.c.
+ * off, any strict improvement accepted, one calibration length); a program older than the key refuses a file
+ * that has it ("unknown key 'granularity'") instead of running a layer search as a head search. Version 1
+ * (read only; written before the log): the same header with "n_evals E" as its last line instead of "log",
+ * then exactly E eval lines. Parsing: search_state.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,12 +47,19 @@ static void write_header(FILE *f, const search_state *st) {
             "delta_marginal %d\nstage1_k_spec %d\nstage2_ranks %d\nstage1_independent %d\n"
             "stage1_singles %d\nstage3_scope %d\nrefine_budget %ld\ngranularity %s\n"
             "calib_samples %d\ncalib_tokens %d\ncalib_mix %d\ncalib_tokens2 %d\nrace %d\naccept_k %.17g\n"
-            "n_layer %d\nn_head_kv %d\nlog\n",
+            "n_layer %d\nn_head_kv %d\n",
             search_method_name(c->method), c->ratio, c->preset[0] ? c->preset : "-", c->window, c->sinks,
             c->seed, c->stage1_budget_per_layer, c->stage3_budget_per_group, c->restarts, c->n_buckets,
             c->delta_marginal, c->stage1_k_spec, c->stage2_ranks, c->stage1_independent, c->stage1_singles,
             c->stage3_scope, c->refine_budget, search_granularity_name(c->granularity), c->calib_samples,
             c->calib_tokens, c->calib_mix, c->calib_tokens2, c->race, c->accept_k, st->L, st->H);
+    /* the pinned heads, when there are any (search.h: an older program refuses the key rather than
+     * resume the search without them) */
+    char list[SEARCH_PINS_MAX * 12];
+    for (int swa = 0; swa <= 1; swa++)
+        if (search_pins_format(c, swa, list, sizeof list)[0])
+            fprintf(f, "%s %s\n", swa ? "pin_swa" : "pin_full", list);
+    fputs("log\n", f);
 }
 
 static void write_entry(FILE *f, const search_log_entry *e) {

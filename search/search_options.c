@@ -10,7 +10,7 @@
 
 #define MAX_TOKENS SEARCH_OPTS_MAX_TOKENS
 
-typedef enum { K_REAL, K_INT, K_TOKENS, K_SEED, K_CHOICE, K_NAME } opt_kind;
+typedef enum { K_REAL, K_INT, K_TOKENS, K_SEED, K_CHOICE, K_NAME, K_PINS } opt_kind;
 
 typedef struct {
     const char *name, *arg;
@@ -87,6 +87,28 @@ static const opt_spec specs[SOPT_COUNT] = {
                       MAX_TOKENS,
                       {0},
                       "a second calibration length, tokens: half the samples at each (0: one length)"},
+    [SOPT_FORCE_FULL] = {"--force-full",
+                         "L.H",
+                         K_PINS,
+                         0,
+                         0,
+                         {0},
+                         "pin these KV heads full (layer.kv_head, e.g. 3.1,12.0): every method keeps them"},
+    [SOPT_FORCE_SWA] =
+        {"--force-swa",
+         "L.H",
+         K_PINS,
+         0,
+         0,
+         {0},
+         "pin these KV heads SWA; they count towards the ratio (docs/search.md \"Pinned heads\")"},
+    [SOPT_PINS] = {"--pins",
+                   "FILE",
+                   K_PINS,
+                   0,
+                   0,
+                   {0},
+                   "pins from a file: lines 'full L.H,...' and 'swa L.H,...' ('#' comments)"},
     [SOPT_ACCEPT_K] = {"--accept-k",
                        "K",
                        K_REAL,
@@ -136,6 +158,11 @@ int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, 
     case K_CHOICE:
         rc = base_parse_choice(v, s->choices, n_choices(s), &idx, err, errlen);
         o->num[id] = idx;
+        break;
+    case K_PINS:
+        rc = id == SOPT_PINS
+                 ? search_pins_read(o->pins, &o->n_pins, v ? v : "", err, errlen)
+                 : search_pins_add_list(o->pins, &o->n_pins, v, id == SOPT_FORCE_SWA, err, errlen);
         break;
     case K_NAME: {
         search_config c;
@@ -223,6 +250,8 @@ int search_opts_config(const search_opts *o, int n_ctx_train, search_config *cfg
     if (given(o, SOPT_STAGE1_K)) cfg->stage1_k_spec = (int)o->num[SOPT_STAGE1_K];
     if (given(o, SOPT_STAGE2)) cfg->stage2_ranks = (int)o->num[SOPT_STAGE2];
     if (given(o, SOPT_STAGE1)) cfg->stage1_independent = (int)o->num[SOPT_STAGE1];
+    cfg->n_pins = o->n_pins;
+    memcpy(cfg->pins, o->pins, sizeof(search_pin) * (size_t)o->n_pins);
     if (check_lengths(o, cfg, err, errlen)) return -1;
     return search_config_check(cfg, err, errlen);
 }

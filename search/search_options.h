@@ -40,6 +40,9 @@ typedef enum {
     SOPT_RACE,
     SOPT_ACCEPT_K,
     SOPT_LENGTH2,
+    SOPT_FORCE_FULL,
+    SOPT_FORCE_SWA,
+    SOPT_PINS,
     SOPT_COUNT
 } search_opt_id;
 
@@ -63,7 +66,12 @@ typedef struct {
     long num[SOPT_COUNT];      /* integers and token counts; choices: the index of the value */
     unsigned long long seed;   /* SOPT_SEED */
     char name[SOPT_COUNT][32]; /* SOPT_PRESET, SOPT_METHOD */
+    int n_pins;                /* SOPT_FORCE_FULL, SOPT_FORCE_SWA, SOPT_PINS: the pinned heads, in order */
+    search_pin pins[SEARCH_PINS_MAX];
 } search_opts;
+
+/* The options that pin heads (search.h search_config.pins). */
+#define SOPT_PIN_BITS (SOPT_BIT(SOPT_FORCE_FULL) | SOPT_BIT(SOPT_FORCE_SWA) | SOPT_BIT(SOPT_PINS))
 
 /* The id of option `name` ("--window") if it is in the set `which`, else -1. */
 int search_opts_lookup(const char *name, unsigned which);
@@ -77,7 +85,8 @@ const char *search_opts_name(search_opt_id id);
  * --method a search_variant_apply name; --calib single|mix; --delta cumulative|marginal; --stage1-k
  * capped|spec; --stage2 proportional|ranks; --stage1 cascade|independent; --granularity head|layer;
  * --race off|on|check; --accept-k a real in [0, 100]; --length2 0 or a token count in
- * [PROBE_MIN_LENGTH, 2^24].
+ * [PROBE_MIN_LENGTH, 2^24]; --force-full and --force-swa a list of heads L.H,L.H (added to the
+ * pins; repeated options add up); --pins a pin file (search_pins_read).
  * 0, or -1 with
  * "bad value 'V' (need ...)" in err (the caller prefixes the option's name). */
 int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, size_t errlen);
@@ -89,8 +98,8 @@ int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, 
 int search_opts_config(const search_opts *o, int n_ctx_train, search_config *cfg, char *err, size_t errlen);
 
 /* Apply only the size and budget options given (window, sinks, seed, budgets, restarts, buckets,
- * samples, length, calib, race, accept-k, length2) to cfg: what a comparison's plan takes. Then the --window / --sinks
- * check against cfg's calibration length. 0, or -1 with a message. */
+ * samples, length, calib, race, accept-k, length2) to cfg: what a comparison's plan takes. Then the --window
+ * / --sinks check against cfg's calibration length. 0, or -1 with a message. */
 int search_opts_apply_sizes(const search_opts *o, search_config *cfg, char *err, size_t errlen);
 
 /* The help lines of the options in `which`, two columns, for a usage text. */

@@ -99,6 +99,12 @@ static int header_kv(const char *k, const char *v, search_config *c, int *L, int
         snprintf(err, errlen, "%s: line %d: %s", path, line, why);
         return -1;
     }
+    if (!strcmp(k, "pin_full") || !strcmp(k, "pin_swa")) {
+        char why[256];
+        if (search_pins_add_list(c->pins, &c->n_pins, v, k[4] == 's', why, sizeof why) == 0) return 0;
+        snprintf(err, errlen, "%s: line %d: %s: %s", path, line, k, why);
+        return -1;
+    }
     if (!strcmp(k, "preset")) {
         snprintf(c->preset, sizeof c->preset, "%.15s", v);
         return 0;

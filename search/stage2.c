@@ -208,3 +208,7 @@ int search_cut_heads(const double *importance, double ratio, attn_mask *mask) {
     free(r);
     return 0;
 }
+
+void search_stage2_buckets(const int *n_swa, int n_layer, int n_head_kv, int n_buckets, int *bucket) {
+    assign_buckets(n_swa, n_layer, n_head_kv, n_buckets, bucket);
+}

@@ -138,6 +138,19 @@ expect 2 "bosch search: --ratio R is required (or --resume DIR)" search "$NOMODE
 expect 2 "bosch search: --out DIR is required (or --resume DIR)" search "$NOMODEL" --ratio 0.5
 expect 2 "bosch search: --force cannot be combined with --resume" search "$NOMODEL" --resume "$WORK/o" --force
 expect 2 "bosch compare: --out: empty value (need a folder)" compare "$NOMODEL" --out ''
+# pinned heads (docs/search.md "Pinned heads"): a bad head or a head pinned both ways is named; a
+# resumed search cannot change its pins (its state has them): refused before the model loads
+expect 2 "bosch search: --force-full: bad value '3' in '3' (need LAYER.KV_HEAD, e.g. 3.1)" search "$NOMODEL" \
+    --ratio 0.5 --out "$WORK/o" --force-full 3
+expect 2 "bosch search: --force-swa: bad value '2.1': that head is already pinned full" search "$NOMODEL" \
+    --ratio 0.5 --out "$WORK/o" --force-full 2.1 --force-swa 2.1
+expect 2 "bosch search: --pins: $WORK/no-pins.txt: No such file or directory" search "$NOMODEL" --ratio 0.5 \
+    --out "$WORK/o" --pins "$WORK/no-pins.txt"
+mkdir -p "$WORK/pinned"
+sed '/^log$/i pin_full 0.1' "${BOSCH_SOURCE_DIR:-.}/tests/fixtures/state_v2.txt" >"$WORK/pinned/state"
+expect 1 "the search was made with pinned heads full [0.1] swa []; the pins given, full [0.2] swa [], differ" \
+    search "$NOMODEL" --resume "$WORK/pinned" --force-full 0.2
+expect 1 "the pins given, full [] swa [0.1], differ" search "$NOMODEL" --resume "$WORK/pinned" --force-swa 0.1
 expect 2 "bosch eval: --out: empty value (need a file name, or '-' for none)" eval "$NOMODEL" --out ''
 expect 2 "bosch eval: --mask: empty value (need a mask file)" eval "$NOMODEL" --mask ''
 # --window / --sinks: at most 2^24 tokens, and fewer than the calibration length

@@ -6,6 +6,11 @@
 #     "What is happening") gives its name, min..max and the glyph scale, or what it waits for.
 #  2. A score nothing has measured is computed on the worker: locality and echo (no evaluation)
 #     arrive and the cells turn to their heat glyphs; the legend's min and max are those scores'.
+#  3. Pinned heads survive a search: F pins L11 kv0 full (locality sends it SWA at rho 0.5 without
+#     pins: its locality is the lowest of its layer) and L14 kv0 SWA; the form says so and runs
+#     `locality`; the grid shows the pins (F / S in the cell, "F S pinned" in the legend) and the
+#     final mask keeps them with 45 of 90 SWA heads; its export equals
+#     `bosch search --method locality --force-full 11.0 --force-swa 14.0`'s mask.
 # Env: BOSCH_BIN, BOSCH_MODEL (skip with 77 when absent). Needs tmux.
 set -u
 source "$(dirname "$0")/tui_lib.sh" test_tui_heat
@@ -58,4 +63,51 @@ screen $S | grep -q 'heat:' && fail "the title still names a score" || pass "the
 
 T send-keys -t $S q
 wait_for $S 'EXIT=0' 60 && pass "quit, exit 0" || fail "exit status"
+
+# ---- 3. pinned heads survive a search -----------------------------------------------------------
+"$BIN" search "$MODEL" --ratio 0.5 --preset tiny --method locality --force-full 11.0 --force-swa 14.0 \
+    --out "$WORK/loc" >"$WORK/loc.out" 2>&1 || fail "bosch search with pins: $(tail -2 "$WORK/loc.out")"
+grep -q 'pinned heads kept' "$WORK/loc.out" && pass "bosch search says the pins were kept" ||
+    fail "no 'pinned heads kept': $(tail -2 "$WORK/loc.out")"
+S=pins
+start $S 80 24
+wait_for $S '\[ready\]' 180 || { echo "FAIL: the model never loaded"; exit 1; }
+T send-keys -t $S / 1 1 Enter F
+wait_for $S 'L11 kv0 pinned full: every search keeps it' 30 && pass "F pins L11 kv0 full" || fail "no pin message"
+T send-keys -t $S / 1 4 Enter F F
+wait_for $S 'L14 kv0 pinned SWA' 30 && pass "F F pins L14 kv0 SWA" || fail "no SWA pin message"
+screen $S | grep -Eq '^ *11  F█' && pass "the grid shows L11 kv0 pinned full (F█)" ||
+    fail "L11 row: $(screen $S | grep -E '^ *11 ')"
+screen $S | grep -Eq '^ *14 \[S░\]' && pass "the grid shows L14 kv0 pinned SWA (S░)" ||
+    fail "L14 row: $(screen $S | grep -E '^ *14 ')"
+screen $S | grep -q 'F S pinned' && pass "the legend names the pins" || fail "no pin legend"
+T send-keys -t $S s Down Down Down
+wait_for $S 'method +< bosch >' 10 || fail "form method field: bosch first"
+field() { screen $S | grep -Eo 'method +< [a-z_]+ >'; }
+for _ in $(seq 1 32); do
+    cur=$(field)
+    [[ $cur =~ '< locality >' ]] && break
+    T send-keys -t $S Left
+    for _ in $(seq 1 100); do [[ "$(field)" != "$cur" ]] && break; sleep 0.1; done
+done
+wait_for $S 'pinned \(F\): 1 full, 1 SWA' 10 && pass "the form says what is pinned" || fail "form pins line"
+T send-keys -t $S Enter
+wait_for $S '\[done\]' 300 && pass "locality ran with the pins" || fail "locality did not finish"
+wait_for $S 'ρ 0.500: 45/90 KV heads SWA' 30 && pass "the final mask has 45 of 90 SWA heads" || fail "ratio line"
+screen $S | grep -Eq '^ *11  F█' && pass "L11 kv0 is still full after the search" ||
+    fail "L11 after: $(screen $S | grep -E '^ *11 ')"
+screen $S | grep -Eq '^ *14 \[?S░' && pass "L14 kv0 is still SWA after the search" ||
+    fail "L14 after: $(screen $S | grep -E '^ *14 ')"
+T send-keys -t $S x m C-u "$WORK/pins.csv" Enter
+wait_file "$WORK/pins.csv" 30
+row() { awk -F, -v l="$2" -v h="$3" '$7 == l && $8 == h {print $NF}' "$1"; }
+[[ "$(row "$WORK/pins.csv" 11 0)" == full && "$(row "$WORK/pins.csv" 14 0)" == swa ]] &&
+    pass "the exported mask keeps the pins" || fail "export: 11.0 $(row "$WORK/pins.csv" 11 0), 14.0 $(row "$WORK/pins.csv" 14 0)"
+[[ -s $WORK/loc/mask.csv && "$(tail -n +2 "$WORK/pins.csv" | awk -F, '{print $NF}')" == \
+    "$(tail -n +2 "$WORK/loc/mask.csv" | awk -F, '{print $NF}')" ]] &&
+    pass "the explorer's pinned mask = bosch search --force-full 11.0 --force-swa 14.0's" || fail "masks differ"
+T send-keys -t $S q
+wait_for $S 'Quit\?|EXIT=' 10
+T send-keys -t $S y
+wait_for $S 'EXIT=0' 30 && pass "quit, exit 0" || fail "exit status"
 exit $((fails > 0))

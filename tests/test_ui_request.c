@@ -1035,9 +1035,61 @@ static void test_issue28_defects(void **st) {
     free_state(u);
 }
 
+/* F pins the cursor's head (full, SWA, free) and puts it so in the working mask; the start form
+ * passes the pins as --force-full / --force-swa, and refuses pins the search cannot keep, saying why
+ * (issue 28 item 5). */
+static void test_pins(void **st) {
+    (void)st;
+    ui_state *u = new_state();
+    assert_int_equal(u->cur_layer, L - 1);
+    key(u, ' '); /* L29 kv0 SWA by hand, then pinned full: the mask follows the pin */
+    key(u, 'F');
+    assert_int_equal(u->pin[(L - 1) * H], 1);
+    assert_int_equal(u->mask.z[(L - 1) * H], ATTN_FULL);
+    assert_string_equal(u->msg, "L29 kv0 pinned full: every search keeps it (1 pinned; F again: pinned SWA)");
+    key(u, 'F');
+    assert_int_equal(u->pin[(L - 1) * H], 2);
+    assert_int_equal(u->mask.z[(L - 1) * H], ATTN_SWA);
+    key(u, 'u'); /* undo takes the mask back, not the pin */
+    assert_int_equal(u->mask.z[(L - 1) * H], ATTN_FULL);
+    assert_int_equal(u->pin[(L - 1) * H], 2);
+    key(u, 'l');
+    key(u, 'F'); /* L29 kv1 full */
+    assert_int_equal(u->n_pin, 2);
+    key(u, 's');
+    ui_cmd c = key(u, KEY_ENTER);
+    assert_int_equal(c.kind, UI_CMD_START_SEARCH);
+    assert_int_equal(c.req.opts.n_pins, 2);
+    assert_true(c.req.opts.given & SOPT_BIT(SOPT_FORCE_FULL));
+    assert_true(c.req.opts.given & SOPT_BIT(SOPT_FORCE_SWA));
+    search_config cfg;
+    char err[256], list[64];
+    assert_int_equal(search_opts_config(&c.req.opts, 8192, &cfg, err, sizeof err), 0);
+    assert_string_equal(search_pins_format(&cfg, 0, list, sizeof list), "29.1");
+    assert_string_equal(search_pins_format(&cfg, 1, list, sizeof list), "29.0");
+    /* the third F frees the head */
+    key(u, 'F');
+    key(u, 'F');
+    assert_int_equal(u->pin[(L - 1) * H + 1], 0);
+    assert_int_equal(u->n_pin, 1);
+    assert_string_equal(u->msg, "L29 kv1 free again (1 pinned)");
+    /* pins the search cannot keep: refused with the reason, the form stays open */
+    for (int i = 0; i < 80; i++) u->pin[i] = 1;
+    u->n_pin = 81;
+    u->form_ratio = 0.25; /* 23 SWA heads, 9 not pinned full */
+    key(u, 's');
+    c = key(u, KEY_ENTER);
+    assert_int_equal(c.kind, UI_CMD_NONE);
+    assert_int_equal(u->mode, UI_START);
+    assert_non_null(strstr(u->msg, "more than the heads not pinned full"));
+    key(u, 27);
+    free_state(u);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_issue28_defects),
+        cmocka_unit_test(test_pins),
         cmocka_unit_test(test_model_start),
         cmocka_unit_test(test_loading_refuses_edits),
         cmocka_unit_test(test_cursor),

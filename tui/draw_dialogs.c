@@ -177,12 +177,22 @@ static void draw_start(ui_state *u) {
     search_config cfg;
     const int H = u->snap.hp.n_head_kv, LH = u->snap.hp.n_layer * H;
     if (ui_form_plan(u, &plan, &cfg) != 0) {
-        draw_text(r.y + 8, x, w, ui_attr(u, PAIR_BAD, A_BOLD), "A field is out of range (Enter says which).");
+        draw_text(r.y + 8, x, w, ui_attr(u, PAIR_BAD, A_BOLD),
+                  u->n_pin ? "A field is out of range or the pins (F) cannot be kept (Enter says why)."
+                           : "A field is out of range (Enter says which).");
     } else {
         if (u->form_granularity && H > 0)
             draw_text(r.y + 8, x, w, A_NORMAL, "%ld of %d layers (all their KV heads) will become SWA.",
                       plan.target_swa / H, u->snap.hp.n_layer);
-        else
+        else if (cfg.n_pins > 0) {
+            char f[64], s[64];
+            int nf = 0, ns = 0;
+            for (int i = 0; i < cfg.n_pins; i++) cfg.pins[i].swa ? ns++ : nf++;
+            snprintf(f, sizeof f, "%d full", nf);
+            snprintf(s, sizeof s, "%d SWA", ns);
+            draw_text(r.y + 8, x, w, A_NORMAL, "%ld of %d KV heads will become SWA; pinned (F): %s, %s.",
+                      plan.target_swa, LH, f, s);
+        } else
             draw_text(r.y + 8, x, w, A_NORMAL, "%ld of %d KV heads will become SWA.", plan.target_swa, LH);
         const double sec = ui_form_seconds(u, &plan, &cfg);
         char t[32];

@@ -171,6 +171,10 @@ static void draw_layer_row(ui_state *u, const lay_rect *r, int l, int y, int dif
         attron(attr);
         for (int k = 0; k < lay->cell_glyph_w; k++) mvaddstr(y, x0 + 1 + k, gl);
         attroff(attr);
+        /* a pinned head (F): its first column says the pin, F full or S SWA, the rest its state */
+        const uint8_t pin = l < EX_MAX_LAYERS && h < EX_MAX_KV ? u->pin[l * H + h] : 0;
+        if (pin)
+            draw_text(y, x0 + 1, 1, ui_attr(u, PAIR_ACCENT, A_BOLD) | A_BOLD, "%s", pin == 2 ? "S" : "F");
     }
     if (l == u->cur_layer) {
         int x0 = r->x + layout_cell_x(lay, u->cur_head);

@@ -369,7 +369,8 @@ void draw_teach(ui_state *u) {
         mvaddstr(y, x + 8, g->swa);
         mvaddstr(y, x + 9, g->swa);
         attroff(ui_attr(u, PAIR_SWA, A_NORMAL));
-        draw_text(y, x + 11, r.w - 11, A_NORMAL, "SWA  %s now %s group  [ ] cursor", g->probe, g->group);
+        draw_text(y, x + 11, r.w - 11, A_NORMAL, "SWA  %s now %s group  %s", g->probe, g->group,
+                  u->n_pin ? "F S pinned" : "[ ] cursor");
     }
 }
 

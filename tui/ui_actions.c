@@ -241,6 +241,27 @@ ui_cmd ui_act_heat(ui_state *u, ui_request req, int ch) {
     }
 }
 
+/* F: the cursor's head pinned full, then SWA, then free (a constraint of every later search, the
+ * start form passes it as --force-full / --force-swa). Pinning puts the head so in the working
+ * mask too (an edit: u undoes the mask, not the pin), so the grid and the pin agree. */
+ui_cmd ui_act_pin(ui_state *u, ui_request req, int ch) {
+    (void)req, (void)ch;
+    const int i = u->cur_layer * u->mask.n_head_kv + u->cur_head;
+    const uint8_t next = (uint8_t)((u->pin[i] + 1) % 3);
+    u->n_pin += (next != 0) - (u->pin[i] != 0);
+    u->pin[i] = next;
+    if (next) {
+        ui_begin_edit(u);
+        u->mask.z[i] = next == 2 ? ATTN_SWA : ATTN_FULL;
+    }
+    if (next)
+        ui_message(u, "L%d kv%d pinned %s: every search keeps it (%d pinned; F again: %s)", u->cur_layer,
+                   u->cur_head, next == 2 ? "SWA" : "full", u->n_pin, next == 1 ? "pinned SWA" : "free");
+    else
+        ui_message(u, "L%d kv%d free again (%d pinned)", u->cur_layer, u->cur_head, u->n_pin);
+    return no_cmd;
+}
+
 ui_cmd ui_act_context(ui_state *u, ui_request req, int ch) {
     (void)req, (void)ch;
     static const int ctx[] = {1024, 4096, 8192, 32768, 131072};

@@ -91,6 +91,14 @@ static int form_opts(const ui_state *u, search_opts *o, char *err, size_t errlen
             snprintf(err, errlen, "%s: %s", search_opts_name(ids[i]), e);
             return -1;
         }
+    /* the pinned heads (F), as --force-full / --force-swa would give them */
+    const int H = u->mask.n_head_kv;
+    for (int i = 0; i < u->mask.n_layer * H && o->n_pins < SEARCH_PINS_MAX; i++)
+        if (u->pin[i]) {
+            o->pins[o->n_pins++] =
+                (search_pin){(int16_t)(i / H), (int16_t)(i % H), (uint8_t)(u->pin[i] == 2)};
+            o->given |= SOPT_BIT(u->pin[i] == 2 ? SOPT_FORCE_SWA : SOPT_FORCE_FULL);
+        }
     return 0;
 }
 
@@ -99,7 +107,8 @@ int ui_form_plan(const ui_state *u, search_plan *p, search_config *cfg) {
     memset(&o, 0, sizeof o);
     char err[256];
     if (form_opts(u, &o, err, sizeof err) ||
-        search_opts_config(&o, u->snap.hp.n_ctx_train, cfg, err, sizeof err))
+        search_opts_config(&o, u->snap.hp.n_ctx_train, cfg, err, sizeof err) ||
+        search_pins_check(cfg, u->snap.hp.n_layer, u->snap.hp.n_head_kv, err, sizeof err))
         return -1;
     return search_plan_make(p, cfg, u->snap.hp.n_layer, u->snap.hp.n_head_kv, 1, 1);
 }
@@ -118,7 +127,10 @@ double ui_form_seconds(const ui_state *u, const search_plan *p, const search_con
 static ui_cmd form_accept(ui_state *u) {
     ui_cmd c = {.kind = UI_CMD_NONE};
     char err[300];
-    if (form_opts(u, &c.req.opts, err, sizeof err)) {
+    search_config cfg;
+    if (form_opts(u, &c.req.opts, err, sizeof err) ||
+        search_opts_config(&c.req.opts, u->snap.hp.n_ctx_train, &cfg, err, sizeof err) ||
+        search_pins_check(&cfg, u->snap.hp.n_layer, u->snap.hp.n_head_kv, err, sizeof err)) {
         ui_message(u, "%s", err);
         return c;
     }

@@ -48,9 +48,13 @@ typedef struct {
     ex_snapshot snap; /* the UI's own copy of the worker's snapshot */
     int have_model;   /* snap.hp is valid */
     ex_mask mask;     /* the working mask shown in the grid, edited, evaluated, exported */
-    int follow;       /* 1: the grid follows the search (last evaluated mask; final when done) */
-    int edited;       /* the working mask was edited by hand since it last followed the search */
-    ex_mask *undo;    /* [UI_UNDO] ring of masks before each edit */
+    /* F: pinned heads, the constraints of the next search (search.h search_config.pins): per head
+       [layer*n_head_kv + kv_head] 0 free, 1 pinned full, 2 pinned SWA; n_pin of them pinned */
+    uint8_t pin[EX_MAX_LAYERS * EX_MAX_KV];
+    int n_pin;
+    int follow;    /* 1: the grid follows the search (last evaluated mask; final when done) */
+    int edited;    /* the working mask was edited by hand since it last followed the search */
+    ex_mask *undo; /* [UI_UNDO] ring of masks before each edit */
     int undo_n, undo_head;
     ex_mask redo[UI_REDO]; /* masks undone, the last on top (redo_n of them); an edit clears them */
     int redo_n;

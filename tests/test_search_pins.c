@@ -1,0 +1,356 @@
+/* test_search_pins.c — pinned heads (search.h search_config.pins; docs/search.md "Pinned heads").
+ *
+ * Every method of the registry (BOSCH, its variants, every layer heuristic and static head
+ * ranking) runs on a synthetic objective over a random-weight model of 6 layers x 3 KV heads (the
+ * model is there for locality, echo and the refinement's starts; the scores are the synthetic
+ * objective's), at three ratios, with heads pinned against what the objective prefers: the head
+ * cheapest to make SWA pinned full, the most expensive pinned SWA. Each must keep the pins in its
+ * final mask and in every mask it chooses among (stage 3, the refinement and its starts, the final
+ * mask: every EVAL of those phases), and reach the target counting the forced SWA heads: a
+ * head-level method exactly round(ratio * L * H); a layer heuristic whole layers plus the forced SWA
+ * head, within one head of round(ratio * L) * H (round(ratio L) whole layers and the forced head
+ * outside them), saying so in its last message when that is not the target. Also: the lists and the pin
+ * file parsed, the pinned cut by hand, the refusals (a ratio the pins make impossible, bosch_layer,
+ * every head pinned), and the pins saved in the state and a resumed search ending as the
+ * uninterrupted one.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "gguf_write.h"
+#include "model.h"
+#include "search.h"
+#include "search_methods.h"
+#include "search_plan.h"
+
+#define L 6
+#define H 3
+#define NS 3
+
+static model *mdl;
+static char model_path[256];
+static int32_t toks[NS][96];
+static eval_sample samples[NS];
+
+/* The cost of making head u SWA: S = exp(-sum over SWA heads). Head 1 (0.1) is the cheapest of
+ * all, head 14 (layer 4 kv 2) the most expensive. */
+static double weight(int u) {
+    return u == 1 ? 0.01 : u == 14 ? 0.9 : 0.05 + 0.03 * ((u * 7 + 3) % 5) + 0.02 * (u / H);
+}
+
+static double synth_nll[NS];
+
+static int synth_score(void *ctx, const attn_mask *m, int make_base, search_eval *out, char *err,
+                       size_t errlen) {
+    (void)ctx, (void)make_base, (void)err, (void)errlen;
+    double cost = 0;
+    for (int u = 0; u < m->n_layer * m->n_head_kv; u++)
+        if (m->z[u] == ATTN_SWA) cost += weight(u);
+    for (int s = 0; s < NS; s++) synth_nll[s] = 0.5 + cost * (1 + 0.2 * s);
+    *out = (search_eval){exp(-cost), cost < 1.5, 0.5 + 1.2 * cost, 0.001, NS, synth_nll};
+    return 0;
+}
+
+/* The pins of these tests: 0.1 (the cheapest head) full, 4.2 (the dearest) SWA. */
+static const search_pin want_pins[] = {{0, 1, 0}, {4, 2, 1}};
+
+static int keeps_pins(const attn_mask *m) {
+    for (size_t i = 0; i < sizeof want_pins / sizeof want_pins[0]; i++)
+        if (mask_get(m, want_pins[i].layer, want_pins[i].kv_head) !=
+            (want_pins[i].swa ? ATTN_SWA : ATTN_FULL))
+            return 0;
+    return 1;
+}
+
+typedef struct {
+    int evals_chosen, broken; /* EVALs of the choosing phases, those that broke a pin */
+    char last[512];           /* the DONE message */
+} pin_check;
+
+static void on_event(const search_event *ev, void *user) {
+    pin_check *c = user;
+    if (ev->kind == SEARCH_EV_DONE) snprintf(c->last, sizeof c->last, "%s", ev->message ? ev->message : "");
+    if (ev->kind != SEARCH_EV_EVAL || !ev->plan || ev->phase < 0 || !ev->mask) return;
+    const search_phase_kind k = ev->plan->phase[ev->phase].kind;
+    if (k != SEARCH_PHASE_GROUPS && k != SEARCH_PHASE_REFINE_STARTS && k != SEARCH_PHASE_REFINE &&
+        k != SEARCH_PHASE_FINAL)
+        return; /* measurements: normalizers, stage-1 probes, head scores, a ranking's probes */
+    c->evals_chosen++;
+    c->broken += !keeps_pins(ev->mask);
+}
+
+static void config(search_config *cfg, const char *name, double ratio) {
+    char err[512];
+    search_config_default(cfg);
+    search_config_paper_options(cfg);
+    assert_int_equal(search_preset_apply(cfg, "tiny", 0, err, sizeof err), 0);
+    cfg->ratio = ratio, cfg->window = 16, cfg->stage3_budget_per_group = 8;
+    assert_int_equal(search_variant_apply(cfg, name, err, sizeof err), 0);
+    cfg->n_pins = 2;
+    memcpy(cfg->pins, want_pins, sizeof want_pins);
+}
+
+static void test_every_method_keeps_pins(void **state) {
+    (void)state;
+    static const double ratios[] = {0.25, 0.5, 0.75};
+    for (int i = 0; search_variant_name(i); i++)
+        for (int r = 0; r < 3; r++) {
+            const char *name = search_variant_name(i);
+            search_config cfg;
+            config(&cfg, name, ratios[r]);
+            search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+            search_state *st;
+            char err[512];
+            static pin_check c;
+            memset(&c, 0, sizeof c);
+            const int rc = search_create(&st, &cfg, L, H, &obj, mdl, on_event, &c, err, sizeof err);
+            if (cfg.method == SEARCH_METHOD_BOSCH && cfg.granularity == SEARCH_GRANULARITY_LAYER) {
+                assert_int_equal(rc, -1); /* bosch_layer says why it cannot */
+                assert_non_null(strstr(err, "bosch_layer"));
+                continue;
+            }
+            if (rc) fail_msg("%s at %g: %s", name, ratios[r], err);
+            assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
+            const attn_mask *m = search_result_mask(st);
+            if (!keeps_pins(m)) fail_msg("%s at %g: the final mask lost a pin", name, ratios[r]);
+            if (c.broken)
+                fail_msg("%s at %g: %d of %d chosen masks broke a pin", name, ratios[r], c.broken,
+                         c.evals_chosen);
+            const search_method_info *row0 = search_method_row(cfg.method);
+            if (row0->kind == SEARCH_KIND_SEARCH && c.evals_chosen == 0)
+                fail_msg("%s at %g: no stage-3 or refinement evaluation was checked", name, ratios[r]);
+            const long n = mask_count_swa(m);
+            const search_method_info *row = search_method_row(cfg.method);
+            if (row->kind == SEARCH_KIND_LAYER_HEURISTIC) {
+                const long target = lround(ratios[r] * L) * H;
+                for (int l = 0; l < L; l++) { /* whole layers, or only the forced SWA head */
+                    int s = 0;
+                    for (int h = 0; h < H; h++) s += mask_get(m, l, h) == ATTN_SWA;
+                    if (s != H && s != (l == 4))
+                        fail_msg("%s at %g: layer %d has %d SWA heads", name, ratios[r], l, s);
+                }
+                /* round(ratio L) whole layers make the target, or one more with the forced SWA head
+                   outside them (layer 4's): the nearest count is never further than that */
+                assert_true(labs(n - target) <= 1);
+                assert_int_equal(strstr(c.last, "not the") != NULL, n != target);
+            } else {
+                if (n != lround(ratios[r] * L * H))
+                    fail_msg("%s at %g: %ld SWA heads, target %ld", name, ratios[r], n,
+                             lround(ratios[r] * L * H));
+                assert_non_null(strstr(c.last, "pinned heads kept"));
+            }
+            search_free(st);
+        }
+}
+
+/* Without the pins the synthetic objective puts the cheapest head (0.1) SWA and the dearest (4.2)
+ * full: the pins above change the answer, so keeping them is not luck. */
+static void test_pins_matter(void **state) {
+    (void)state;
+    search_config cfg;
+    config(&cfg, "bosch", 0.5);
+    cfg.n_pins = 0;
+    search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+    search_state *st;
+    char err[512];
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
+    assert_int_equal(mask_get(search_result_mask(st), 0, 1), ATTN_SWA);
+    assert_int_equal(mask_get(search_result_mask(st), 4, 2), ATTN_FULL);
+    search_free(st);
+}
+
+static void test_parse(void **state) {
+    (void)state;
+    search_pin p[SEARCH_PINS_MAX];
+    int n = 0;
+    char err[256], buf[128];
+    assert_int_equal(search_pins_add_list(p, &n, "3.1, 12.0,3.1", 0, err, sizeof err), 0);
+    assert_int_equal(n, 2); /* 3.1 once */
+    assert_int_equal(p[1].layer, 12);
+    assert_int_equal(p[1].kv_head, 0);
+    assert_int_equal(search_pins_add_list(p, &n, "5.2", 1, err, sizeof err), 0);
+    assert_int_equal(search_pins_add_list(p, &n, "3.1", 1, err, sizeof err), -1);
+    assert_string_equal(err, "bad value '3.1': that head is already pinned full");
+    assert_int_equal(search_pins_add_list(p, &n, "3", 0, err, sizeof err), -1);
+    assert_string_equal(err, "bad value '3' in '3' (need LAYER.KV_HEAD, e.g. 3.1)");
+    assert_int_equal(search_pins_add_list(p, &n, "1.-2", 0, err, sizeof err), -1);
+    assert_int_equal(search_pins_add_list(p, &n, "1.2,", 0, err, sizeof err), -1);
+    assert_int_equal(search_pins_add_list(p, &n, "", 0, err, sizeof err), -1);
+    assert_int_equal(n, 3);
+    search_config a = {0}, b = {0};
+    a.n_pins = n;
+    memcpy(a.pins, p, sizeof(search_pin) * (size_t)n);
+    assert_string_equal(search_pins_format(&a, 0, buf, sizeof buf), "3.1,12.0");
+    assert_string_equal(search_pins_format(&a, 1, buf, sizeof buf), "5.2");
+    /* the same pins in another order are equal; one more, or one the other way, are not */
+    b.pins[0] = p[2], b.pins[1] = p[0], b.pins[2] = p[1], b.n_pins = 3;
+    assert_true(search_pins_equal(&a, &b));
+    b.pins[2].swa = 1;
+    assert_false(search_pins_equal(&a, &b));
+    b.n_pins = 2;
+    assert_false(search_pins_equal(&a, &b));
+    /* a pin file: comments, blank lines, both kinds; a bad line names the file and the line */
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/test_search_pins.%d.txt", (int)getpid());
+    FILE *f = fopen(path, "w");
+    fputs("# pins\n\nfull 0.1, 2.0  # two\nswa 4.2\n", f);
+    fclose(f);
+    n = 0;
+    assert_int_equal(search_pins_read(p, &n, path, err, sizeof err), 0);
+    assert_int_equal(n, 3);
+    assert_true(p[2].layer == 4 && p[2].kv_head == 2 && p[2].swa == 1);
+    f = fopen(path, "w");
+    fputs("full 0.1\nSWA 4.2\n", f);
+    fclose(f);
+    n = 0;
+    assert_int_equal(search_pins_read(p, &n, path, err, sizeof err), -1);
+    assert_non_null(strstr(err, "line 2: need 'full L.H,...' or 'swa L.H,...'"));
+    unlink(path);
+}
+
+/* The pinned cut by hand: importances 0..5 on 2 x 3, ratio 0.5 (3 SWA heads). */
+static void test_cut_by_hand(void **state) {
+    (void)state;
+    const double imp[6] = {0.0, 1.0, 2.0, 3.0, 4.0, NAN};
+    uint8_t z[6];
+    attn_mask m = {2, 3, 16, 0, z};
+    search_config cfg = {0};
+    cfg.ratio = 0.5;
+    /* no pins: heads 0, 1, 2 (the NAN one is the largest) */
+    assert_int_equal(search_cut_heads_pinned(&cfg, imp, &m), 0);
+    const uint8_t want0[6] = {ATTN_SWA, ATTN_SWA, ATTN_SWA, ATTN_FULL, ATTN_FULL, ATTN_FULL};
+    assert_memory_equal(z, want0, 6);
+    /* 0.0 pinned full, 1.1 (importance 4) pinned SWA: 1.1 then the two smallest free, 0.1 and 0.2 */
+    cfg.n_pins = 2;
+    cfg.pins[0] = (search_pin){0, 0, 0};
+    cfg.pins[1] = (search_pin){1, 1, 1};
+    assert_int_equal(search_cut_heads_pinned(&cfg, imp, &m), 0);
+    const uint8_t want1[6] = {ATTN_FULL, ATTN_SWA, ATTN_SWA, ATTN_FULL, ATTN_SWA, ATTN_FULL};
+    assert_memory_equal(z, want1, 6);
+}
+
+static void test_refusals(void **state) {
+    (void)state;
+    search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+    search_state *st = NULL;
+    char err[512];
+    search_config cfg;
+    /* 4 heads pinned SWA, ratio 0.2 makes round(3.6) = 4: fine; 0.15 makes 3: fewer than 4 */
+    config(&cfg, "bosch", 0.15);
+    cfg.n_pins = 0;
+    for (int h = 0; h < 3; h++) cfg.pins[cfg.n_pins++] = (search_pin){2, (int16_t)h, 1};
+    cfg.pins[cfg.n_pins++] = (search_pin){3, 0, 1};
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
+    assert_string_equal(err,
+                        "search: ratio 0.15 makes 3 SWA KV heads of 18, fewer than the 4 heads pinned SWA: "
+                        "pin fewer heads or choose a ratio that makes between 4 and 18 SWA heads");
+    cfg.ratio = 0.2;
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
+    assert_int_equal(mask_count_swa(search_result_mask(st)), 4); /* only the pinned ones */
+    search_free(st);
+    /* too many SWA heads for the heads not pinned full */
+    config(&cfg, "fisher", 0.9);
+    cfg.n_pins = 0;
+    for (int h = 0; h < 3; h++) cfg.pins[cfg.n_pins++] = (search_pin){0, (int16_t)h, 0};
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "more than the heads not pinned full"));
+    /* a head outside the model */
+    config(&cfg, "bosch", 0.5);
+    cfg.pins[0] = (search_pin){6, 0, 0};
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
+    assert_string_equal(err, "search: pinned head 6.0 is outside the model's 6 layers x 3 KV heads");
+    /* every head pinned */
+    config(&cfg, "locality", 0.5);
+    cfg.n_pins = 0;
+    for (int u = 0; u < L * H; u++)
+        cfg.pins[cfg.n_pins++] = (search_pin){(int16_t)(u / H), (int16_t)(u % H), u < 9};
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "nothing is left to choose"));
+}
+
+/* The pins are in the state: a stopped search resumed from its file keeps them and ends with the
+ * uninterrupted run's mask; the file's config has them. */
+static void test_save_resume(void **state) {
+    (void)state;
+    search_config cfg;
+    config(&cfg, "bosch", 0.5);
+    search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+    search_state *a, *b;
+    char err[512], path[64];
+    snprintf(path, sizeof path, "/tmp/test_search_pins.%d.state", (int)getpid());
+    assert_int_equal(search_create(&a, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_run(a, NULL, err, sizeof err), 1);
+    assert_int_equal(search_create(&b, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    for (int i = 0; i < 40; i++) assert_true(search_step(b, err, sizeof err) >= 0);
+    assert_int_equal(search_save(b, path, err, sizeof err), 0);
+    search_free(b);
+    search_config back;
+    assert_int_equal(search_load_config(path, &back, err, sizeof err), 0);
+    assert_true(search_pins_equal(&back, &cfg));
+    char list[64];
+    assert_string_equal(search_pins_format(&back, 0, list, sizeof list), "0.1");
+    assert_string_equal(search_pins_format(&back, 1, list, sizeof list), "4.2");
+    assert_int_equal(search_load(&b, path, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_run(b, NULL, err, sizeof err), 1);
+    assert_memory_equal(search_result_mask(a)->z, search_result_mask(b)->z, L * H);
+    assert_int_equal(search_n_evals(a), search_n_evals(b));
+    search_free(a);
+    search_free(b);
+    unlink(path);
+}
+
+static int setup(void **state) {
+    (void)state;
+    mkmodel_shape s = {.n_layer = L,
+                       .n_embd = 96,
+                       .n_head = 6,
+                       .n_head_kv = H,
+                       .n_ff = 64,
+                       .n_vocab = 300,
+                       .n_ctx = 256,
+                       .rope_base = 10000,
+                       .rms_eps = 1e-5f,
+                       .std = 0.02f,
+                       .seed = 3};
+    mkmodel_shape tiny;
+    mkmodel_preset("tiny", &tiny);
+    s.wtype = tiny.wtype;
+    snprintf(model_path, sizeof model_path, "/tmp/test_search_pins.%d.gguf", (int)getpid());
+    char err[512];
+    if (mkmodel_write(model_path, &s, err, sizeof err) || model_load(&mdl, model_path, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    for (int k = 0; k < NS; k++) {
+        for (int t = 0; t < 96; t++) toks[k][t] = 3 + (t * 37 + k * 11) % 250;
+        samples[k] = (eval_sample){toks[k], 96, 90, 6};
+    }
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    model_free(mdl);
+    unlink(model_path);
+    return 0;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse),       cmocka_unit_test(test_cut_by_hand),
+        cmocka_unit_test(test_pins_matter), cmocka_unit_test(test_every_method_keeps_pins),
+        cmocka_unit_test(test_refusals),    cmocka_unit_test(test_save_resume),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
