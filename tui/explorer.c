@@ -158,8 +158,12 @@ static void draw_frame(ui_state *u) {
     draw_stage(u);
     draw_score(u);
     draw_mask(u);
-    draw_teach(u);
-    draw_log(u);
+    if (u->pin_view && u->have_model) {
+        draw_pin(u);
+    } else {
+        draw_teach(u);
+        draw_log(u);
+    }
     draw_footer(u);
     draw_dialogs(u);
     refresh();
