@@ -42,7 +42,8 @@
     J(COMPARE_MASK, worker_job_compare,   ui_queued_none)                    \
     J(ATTN,         worker_job_attn,      ui_queued_attn)                    \
     J(WORKSPACE,    worker_job_workspace, ui_queued_workspace)               \
-    J(HEAT,         worker_job_heat,      ui_queued_none)
+    J(HEAT,         worker_job_heat,      ui_queued_none)                    \
+    J(PIN,          worker_job_pin,       ui_queued_pin)
 
 #define UI_REQUESTS(R)                                                                   \
     R(NONE,              "none",          0,              ui_act_none,          NONE)    \
@@ -70,6 +71,7 @@
     R(CONTEXT,           "context",       0,              ui_act_context,       NONE)    \
     R(COMPARE_OPEN,      "compare",       0,              ui_act_prompt,        NONE)    \
     R(COMPARE_DIFF,      "diff",          0,              ui_act_compare_diff,  NONE)    \
+    R(PIN_VIEW,          "pin_view",      0,              ui_act_pin_view,      NONE)    \
     R(MOVE_UP,           "up",            0,              ui_act_cursor,        NONE)    \
     R(MOVE_DOWN,         "down",          0,              ui_act_cursor,        NONE)    \
     R(MOVE_LEFT,         "left",          0,              ui_act_cursor,        NONE)    \
@@ -144,8 +146,9 @@
     K('b',         STAT_VIEW,        N, "b",      NULL, NULL)                                         \
     K('H',         HEAT,             N, "H",      NULL, NULL)                                         \
     K('F',         PIN,              N, "F",      NULL, NULL)                                         \
-    K('C',         COMPARE_OPEN,     N, "C",      "open a compare folder / diff against a method on-off", NULL) \
+    K('C',         COMPARE_OPEN,     N, "C",      "compare folder / diff on-off / pinned vs working", NULL) \
     K('D',         COMPARE_DIFF,     N, "D",      NULL, NULL)                                         \
+    K('=',         PIN_VIEW,         N, "=",      NULL, NULL)                                         \
     K(KEY_UP,      MOVE_UP,          N, "Up",     "move the cursor (mouse: click, wheel)", NULL)      \
     K(KEY_DOWN,    MOVE_DOWN,        N, "Down",   NULL, NULL)                                         \
     K(KEY_LEFT,    MOVE_LEFT,        N, "Left",   NULL, NULL)                                         \

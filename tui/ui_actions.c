@@ -195,8 +195,8 @@ ui_cmd ui_act_prompt(ui_state *u, ui_request req, int ch) {
 
 ui_cmd ui_act_compare_diff(ui_state *u, ui_request req, int ch) {
     (void)req, (void)ch;
-    if (u->have_cmp) {
-        u->have_cmp = 0;
+    if (u->have_cmp || u->pin_making) {
+        u->have_cmp = u->pin_making = u->pin_view = 0;
         ui_message(u, "diff against %s off", u->cmp_name);
     } else if (u->cmp_n > 0) {
         u->mode = UI_COMPARE;

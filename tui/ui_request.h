@@ -75,6 +75,16 @@ ui_cmd ui_attn_open(ui_state *u);
 ui_cmd ui_attn_apply(ui_state *u, ui_request req);
 /* The cursor moves (REQ_MOVE_*, REQ_PAGE_*, REQ_FIRST_LAYER, REQ_LAST_LAYER; ui_edit.c). */
 void ui_cursor_request(ui_state *u, ui_request req);
+/* The side-by-side panel's work (ui_pin.c): when it is open, something is pinned and the working
+ * mask is not following a running search (which would ask for two evaluations per step), the job
+ * that compares the working mask with the pinned one, once per (working, pinned) pair; else
+ * UI_CMD_NONE. The input glue sends it after every key and snapshot. */
+ui_cmd ui_pin_refresh(ui_state *u);
+/* The key of a (working, pinned) pair: both masks' bits, windows and sinks (FNV-1a). */
+uint64_t ui_pin_key(const ex_mask *working, const ex_mask *pinned);
+/* The ratio `:pin METHOD` cuts at without R: the search's target ratio during a search, else the
+ * working mask's, else (an all-full working mask) the next search's (:ratio, the form). */
+double ui_pin_default_ratio(const ui_state *u);
 /* A workspace was opened (snapshot io EX_IO_WORKSPACE_OPEN, ok; ui_snapshot.c): its mask, cursor,
  * follow/edited; undo[n_undo] (oldest first, copied from the worker by the caller) becomes the undo ring. */
 void ui_workspace_opened(ui_state *u, const ex_mask *undo, int n_undo);

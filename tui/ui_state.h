@@ -109,6 +109,12 @@ typedef struct {
     int have_cmp;      /* cmp_mask is shown as a diff */
     char cmp_name[32]; /* its method */
 
+    /* pinned vs working (ui_pin.c, draw_pin.c): the pinned mask is cmp_mask (have_cmp, cmp_name) */
+    int pin_view;       /* =: the side-by-side panel, in place of the teaching text and the log */
+    uint64_t pin_sent;  /* ui_pin_key of the (working, pinned) pair last sent to the worker; 0 none */
+    long pin_mask_seen; /* snap.pin.mask_seq last taken as the pinned mask (a baseline's) */
+    int pin_making;     /* a baseline's mask is being made: it becomes the pinned mask */
+
     /* the start form's method (ui_form.c): index in search_variant_name */
     int form_method_i;
     /* attention view (ui_attn.c) */
