@@ -62,10 +62,37 @@ static void test_commands(void **st) {
     refused("all half", "all: bad value 'half' (need full or swa)");
     c = ok("pin");
     assert_int_equal(c.kind, CMDLINE_PIN);
-    assert_int_equal(c.pin, 0);
-    assert_int_equal(ok("pin full").pin, 1);
-    assert_int_equal(ok("pin swa").pin, 2);
-    refused("pin x", "pin: bad value 'x' (need nothing, full or swa)");
+    assert_int_equal(c.pin, CMDLINE_PIN_WORKING);
+    assert_int_equal(ok("pin full").pin, CMDLINE_PIN_FULL);
+    assert_int_equal(ok("pin SWA").pin, CMDLINE_PIN_SWA);
+    /* issue 28 item 4: any mask: a baseline of the method registry, with or without a ratio */
+    c = ok("pin Fisher");
+    assert_int_equal(c.pin, CMDLINE_PIN_METHOD);
+    assert_string_equal(c.path, "fisher"); /* the registry's spelling */
+    assert_true(c.ratio == -1);
+    c = ok("pin bme 0.25");
+    assert_int_equal(c.pin, CMDLINE_PIN_METHOD);
+    assert_string_equal(c.path, "bme");
+    assert_true(c.ratio == 0.25);
+    c = ok("pin locality 1");
+    assert_true(c.ratio == 1.0);
+    refused("pin fisher 2", "pin: fisher: bad ratio '2' (need a number in [0, 1])");
+    refused("pin nll half", "pin: nll: bad ratio 'half' (need a number in [0, 1])");
+    refused("pin bosch",
+            "pin: bosch is a search (s runs it); pin a baseline: rand, bme, intr, nll, locality, "
+            "echo, ablation, fisher, or a file (./bosch)");
+    /* ... or a mask file: any other word, the rest of the line (a path may hold blanks) */
+    c = ok("pin runs/my mask.csv");
+    assert_int_equal(c.pin, CMDLINE_PIN_FILE);
+    assert_string_equal(c.path, "runs/my mask.csv");
+    c = ok("pin ./fisher");
+    assert_int_equal(c.pin, CMDLINE_PIN_FILE);
+    assert_string_equal(c.path, "./fisher");
+    c = ok("pin full.csv");
+    assert_int_equal(c.pin, CMDLINE_PIN_FILE);
+    c = ok("pin full swa"); /* not the keyword alone: a file named so */
+    assert_int_equal(c.pin, CMDLINE_PIN_FILE);
+    assert_string_equal(c.path, "full swa");
 }
 
 /* :export NAME dispatches through the table: each row by its name, with or without a file. */

@@ -283,7 +283,13 @@ static void test_search_control(void **st) {
     key(u, KEY_RIGHT);
     key(u, KEY_LEFT);
     assert_int_equal(u->form_granularity, 1);
-    key(u, '\t'); /* back to the ratio: five fields */
+    key(u, '\t'); /* start from: nothing, then the working mask (BOSCH can use it) */
+    assert_int_equal(u->form_field, 5);
+    assert_int_equal(u->form_start, 0);
+    key(u, KEY_RIGHT);
+    assert_int_equal(u->form_start, 1);
+    assert_true(ui_form_start_usable(u));
+    key(u, '\t'); /* back to the ratio: six fields */
     assert_int_equal(u->form_field, 0);
     c = key(u, KEY_ENTER);
     assert_int_equal(u->mode, UI_NORMAL);
@@ -304,6 +310,24 @@ static void test_search_control(void **st) {
     assert_int_equal(cfg.method, SEARCH_METHOD_BOSCH);
     assert_int_equal(cfg.granularity, SEARCH_GRANULARITY_LAYER);
     assert_int_equal(cfg.stage1_independent, 1);
+    /* the working mask is the start: L29 kv0, toggled above, SWA, the rest full (--start) */
+    assert_true(c.req.opts.given & SOPT_BIT(SOPT_START));
+    assert_int_equal(cfg.start_layers, L);
+    assert_int_equal(cfg.start_heads, H);
+    assert_int_equal(search_start_swa(&cfg, L - 1, 0), 1);
+    assert_int_equal(search_start_swa(&cfg, L - 1, 1), 0);
+    assert_int_equal(search_start_swa(&cfg, 0, 0), 0);
+    /* a static ranking cannot use it: the form greys the field and sends no start */
+    const int method_i = u->form_method_i;
+    while (strcmp(ui_form_method(u), "fisher")) u->form_method_i++;
+    assert_false(ui_form_start_usable(u));
+    u->mode = UI_START;
+    u->form_granularity = 0; /* whole layers are BOSCH's */
+    ui_cmd fc = key(u, KEY_ENTER);
+    assert_int_equal(fc.kind, UI_CMD_START_SEARCH);
+    assert_false(fc.req.opts.given & SOPT_BIT(SOPT_START));
+    assert_int_equal(fc.req.opts.start_layers, 0);
+    u->form_method_i = method_i, u->form_granularity = 1;
     int undo_before = u->undo_n;
     ui_cmd_done(u, &c, 0);
     assert_int_equal(u->follow, 1);
@@ -930,10 +954,75 @@ static void test_issue28_defects(void **st) {
     key(u, ':');
     type_line(u, "pin full");
     assert_int_equal(ui_compare_n_diff(u), 2);
+    /* item 4: the side-by-side panel is open; its job compares the working mask with the pinned one,
+       once per pair (ui_pin_refresh), again after an edit */
+    assert_int_equal(u->pin_view, 1);
+    ui_cmd c = ui_pin_refresh(u);
+    assert_int_equal(c.kind, UI_CMD_PIN);
+    assert_ptr_equal(c.mask, &u->mask);
+    assert_ptr_equal(c.pinned, &u->cmp_mask);
+    assert_int_equal(c.pin_method, 0);
+    ui_cmd_done(u, &c, 0);
+    assert_int_equal(ui_pin_refresh(u).kind, UI_CMD_NONE);
+    key(u, ' ');
+    assert_int_equal(ui_pin_refresh(u).kind, UI_CMD_PIN);
+    key(u, 'u');
+    assert_int_equal(ui_pin_refresh(u).kind, UI_CMD_NONE); /* that pair was sent */
+    key(u, '=');
+    assert_int_equal(u->pin_view, 0);
+    assert_int_equal(ui_pin_refresh(u).kind, UI_CMD_NONE); /* panel closed: nothing computed */
+    key(u, '=');
+    assert_int_equal(u->pin_view, 1);
+    /* following a running search: no evaluation per step; the panel says p pauses it */
+    u->snap.have_search = 1, u->snap.phase = EX_RUNNING, u->snap.target_ratio = 0.75;
+    u->follow = 1;
+    key(u, ' ');
+    u->follow = 1;
+    assert_int_equal(ui_pin_refresh(u).kind, UI_CMD_NONE);
+    u->follow = 0;
+    assert_int_equal(ui_pin_refresh(u).kind, UI_CMD_PIN);
+    /* a baseline: the worker makes its mask at the search's target ratio, or at the one given */
+    key(u, ':');
+    c = type_line(u, "pin fisher");
+    assert_int_equal(c.kind, UI_CMD_PIN);
+    assert_int_equal(c.pin_method, 1);
+    assert_string_equal(c.path, "fisher");
+    assert_true(c.ratio == 0.75);
+    assert_int_equal(u->have_cmp, 0);
+    assert_int_equal(u->pin_making, 1);
+    key(u, ':');
+    assert_true(type_line(u, "pin bme 0.25").ratio == 0.25);
+    u->snap.have_search = 0, u->snap.phase = EX_READY;
+    assert_true(ui_pin_default_ratio(u) == 1.0 / 90); /* the working mask's: one SWA head */
+    /* the mask the worker made becomes the pinned one */
+    u->snap.pin.mask_seq = 1;
+    u->snap.pin.pinned = u->mask;
+    memset(u->snap.pin.pinned.z, ATTN_FULL, L * H);
+    memset(u->snap.pin.pinned.z, ATTN_SWA, 45);
+    snprintf(u->snap.pin.name, sizeof u->snap.pin.name, "bme");
+    ui_apply_snapshot(u);
+    assert_int_equal(u->have_cmp, 1);
+    assert_int_equal(u->pin_making, 0);
+    assert_string_equal(u->cmp_name, "bme");
+    assert_int_equal(ex_mask_count_swa(&u->cmp_mask), 45);
+    /* a file: read by the worker, then pinned under its name */
+    key(u, ':');
+    c = type_line(u, "pin runs/a mask.csv");
+    assert_int_equal(c.kind, UI_CMD_IO);
+    assert_int_equal(c.io, EX_IO_PIN_MASK);
+    assert_string_equal(c.path, "runs/a mask.csv");
+    u->snap.io = (ex_io){.seq = u->io_seen + 1, .kind = EX_IO_PIN_MASK, .ok = 1, .mask = u->mask};
+    snprintf(u->snap.io.path, sizeof u->snap.io.path, "runs/a mask.csv");
+    ui_apply_snapshot(u);
+    assert_string_equal(u->cmp_name, "a mask.csv");
+    assert_int_equal(ui_compare_n_diff(u), 0);
+    assert_int_equal(n_swa(u), 1); /* pinning never edits the working mask */
     key(u, 'D');
     assert_int_equal(u->have_cmp, 0);
-    key(u, 'u');
-    key(u, 'u');
+    assert_int_equal(u->pin_view, 0);
+    key(u, '=');
+    assert_string_equal(u->msg, "nothing pinned: :pin [full | swa | a baseline such as fisher | FILE]");
+    for (int i = 0; i < 4 && n_swa(u) > 0; i++) key(u, 'u'); /* the toggles above undone */
     assert_int_equal(n_swa(u), 0);
 
     /* H: the heat map cycles through every static head ranking of the registry (table order), then

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "search_methods.h"
+
 static const cmdline_export exports[] = {
     {"mask", EX_IO_EXPORT_MASK, PROMPT_EXPORT_MASK, 0, "the working mask (CSV)"},
     {"trace", EX_IO_EXPORT_TRACE, PROMPT_EXPORT_TRACE, 1, "the search trace, one row per evaluation (CSV)"},
@@ -35,7 +37,7 @@ static const command commands[] = {
     {"load", NULL, CMDLINE_LOAD, {"load FILE", "load a mask CSV"}},
     {"export", NULL, CMDLINE_EXPORT, {"export NAME [FILE]", "NAME: mask trace layers duo hf trtllm scores"}},
     {"layer", NULL, CMDLINE_LAYER, {"layer N, N", "move to layer N (also / N)"}},
-    {"pin", NULL, CMDLINE_PIN, {"pin [full|swa]", "diff against a snapshot of the mask (D: off)"}},
+    {"pin", NULL, CMDLINE_PIN, {"pin [full|swa|M|F]", "compare: snapshot, full, swa, baseline M [R], file"}},
     {"all", NULL, CMDLINE_ALL, {"all full, all swa", "the working mask all full / all SWA (u undoes)"}},
     {"quit", "q", CMDLINE_QUIT, {"q, quit, q!", "quit (q!: without asking about an unsaved search)"}},
     {"help", "h", CMDLINE_HELP, {"help", "this list"}},
@@ -107,6 +109,51 @@ int cmdline_parse_layer(const char *text, int n_layer, int *layer, char *err, si
     return 0;
 }
 
+/* 1 for the rows :pin takes by name: the baselines (layer heuristics and static head rankings). */
+static int is_baseline(const search_method_info *m) {
+    return m->kind != SEARCH_KIND_SEARCH;
+}
+
+/* :pin's arguments: nothing, full, swa, a baseline's name with an optional ratio, or a file. */
+static int parse_pin(const char *args, cmdline_cmd *out, char *err, size_t errlen) {
+    char w[64], names[256];
+    const char *rest = args;
+    next_word(&rest, w, sizeof w);
+    out->ratio = -1;
+    if (!*args) {
+        out->pin = CMDLINE_PIN_WORKING;
+        return 0;
+    }
+    if (!*rest && (!strcasecmp(w, "full") || !strcasecmp(w, "swa"))) {
+        out->pin = !strcasecmp(w, "full") ? CMDLINE_PIN_FULL : CMDLINE_PIN_SWA;
+        return 0;
+    }
+    const int row = search_method_find(w);
+    if (row < 0) { /* not a method: a mask file, the whole rest of the line (a path may hold blanks) */
+        out->pin = CMDLINE_PIN_FILE;
+        snprintf(out->path, sizeof out->path, "%s", args);
+        return 0;
+    }
+    const search_method_info *m = search_method_row(row);
+    if (!is_baseline(m)) {
+        search_methods_list(names, sizeof names, is_baseline);
+        snprintf(err, errlen, "pin: %s is a search (s runs it); pin a baseline: %s, or a file (./%s)",
+                 m->name, names, m->name);
+        return -1;
+    }
+    out->pin = CMDLINE_PIN_METHOD;
+    snprintf(out->path, sizeof out->path, "%s", m->name);
+    if (!*rest) return 0;
+    char *end;
+    errno = 0;
+    out->ratio = strtod(rest, &end);
+    if (*end || errno || !isfinite(out->ratio) || out->ratio < 0 || out->ratio > 1) {
+        snprintf(err, errlen, "pin: %s: bad ratio '%.40s' (need a number in [0, 1])", m->name, rest);
+        return -1;
+    }
+    return 0;
+}
+
 /* The arguments of a known command (args: the rest of the line, blanks trimmed). */
 static int parse_args(const command *c, const char *args, int n_layer, cmdline_cmd *out, char *err,
                       size_t errlen) {
@@ -154,12 +201,7 @@ static int parse_args(const command *c, const char *args, int n_layer, cmdline_c
     case CMDLINE_LAYER:
         return cmdline_parse_layer(args, n_layer, &out->layer, err, errlen);
     case CMDLINE_PIN:
-        if (*args && strcasecmp(args, "full") && strcasecmp(args, "swa")) {
-            snprintf(err, errlen, "pin: bad value '%.40s' (need nothing, full or swa)", args);
-            return -1;
-        }
-        out->pin = !*args ? 0 : !strcasecmp(args, "full") ? 1 : 2;
-        return 0;
+        return parse_pin(args, out, err, errlen);
     case CMDLINE_ALL:
         if (strcasecmp(args, "full") && strcasecmp(args, "swa")) {
             snprintf(err, errlen, "all: bad value '%.40s' (need full or swa)", args);

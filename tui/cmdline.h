@@ -10,8 +10,11 @@
  *                      FILE: the file-name prompt opens with NAME's default
  *   :layer N, :N       move the cursor to layer N (as / N)
  *   :all full, :all swa  the working mask all full / all SWA (an edit: u undoes it)
- *   :pin [full|swa]    pin a snapshot of the working mask (or all full / all SWA): the grid marks
- *                      the heads where the working mask differs from it (D turns it off)
+ *   :pin [WHAT]        pin a mask to compare the working mask with (=: the side-by-side panel; the
+ *                      grid marks the heads that differ; D turns it off). WHAT: nothing (a snapshot
+ *                      of the working mask), full, swa, a baseline of the method registry with an
+ *                      optional ratio (`:pin fisher`, `:pin bme 0.25`), or a mask file (any other
+ *                      word: the rest of the line)
  *   :q, :quit          quit (asks first when a search is unsaved); :q! quits without asking
  *   :help, :h          the list of commands
  */
@@ -35,17 +38,27 @@ typedef enum {
     CMDLINE_HELP,
 } cmdline_kind;
 
+/* What :pin pins. */
+typedef enum {
+    CMDLINE_PIN_WORKING = 0, /* a snapshot of the working mask */
+    CMDLINE_PIN_FULL,        /* every KV head full */
+    CMDLINE_PIN_SWA,         /* every KV head SWA */
+    CMDLINE_PIN_METHOD,      /* a baseline's mask (path: its registry name; ratio: R or -1) */
+    CMDLINE_PIN_FILE,        /* a mask file (path) */
+} cmdline_pin;
+
 #define CMDLINE_MAX_WINDOW SEARCH_OPTS_MAX_TOKENS /* as bosch search --window */
 
 typedef struct {
     cmdline_kind kind;
-    double ratio;   /* CMDLINE_RATIO */
-    int window;     /* CMDLINE_WINDOW, tokens */
-    int layer;      /* CMDLINE_LAYER */
-    int all_swa;    /* CMDLINE_ALL: 1 all SWA, 0 all full */
-    int pin;        /* CMDLINE_PIN: 0 the working mask, 1 all full, 2 all SWA */
-    int export_i;   /* CMDLINE_EXPORT: row of cmdline_exports() */
-    char path[256]; /* CMDLINE_LOAD, CMDLINE_EXPORT ("": ask for it) */
+    double ratio;    /* CMDLINE_RATIO; CMDLINE_PIN_METHOD: the ratio given, -1 none */
+    int window;      /* CMDLINE_WINDOW, tokens */
+    int layer;       /* CMDLINE_LAYER */
+    int all_swa;     /* CMDLINE_ALL: 1 all SWA, 0 all full */
+    cmdline_pin pin; /* CMDLINE_PIN: what it pins */
+    int export_i;    /* CMDLINE_EXPORT: row of cmdline_exports() */
+    char path[256];  /* CMDLINE_LOAD, CMDLINE_EXPORT ("": ask for it), CMDLINE_PIN_METHOD (the
+                        method's name), CMDLINE_PIN_FILE (the file) */
 } cmdline_cmd;
 
 /* One thing `:export NAME` writes. A new file format for the explorer is one row here (and its

@@ -113,6 +113,46 @@ typedef struct {
     char text[EX_LINE];            /* one line for the screen */
 } ex_reply;
 
+/* Pinned vs working (`:pin`, `=`; worker_pin.c computes it, pin_compare.h the numbers): each mask's
+ * calibration score S-hat (its raw S normalized between all full and all SWA on the calibration
+ * split, as the search scores masks), its held-out accuracy on the explorer's held-out split (the
+ * one `v` scores) with its 95 % Wilson interval, and the exact McNemar test between the two on
+ * those same samples. Fields not known yet are NAN / -1. */
+#define EX_PIN_SAMPLES 64 /* held-out samples whose per-sample results are kept */
+typedef enum {
+    EX_PIN_IDLE = 0,  /* nothing asked */
+    EX_PIN_MAKING,    /* the baseline's mask is being made (a `bosch search --method M` run) */
+    EX_PIN_COMPUTING, /* evaluations of the comparison are running */
+    EX_PIN_READY,     /* every number below is known */
+    EX_PIN_FAILED,    /* msg says why */
+} ex_pin_state;
+typedef struct {
+    uint64_t hash;                 /* mask_hash of the mask; with window and sinks below */
+    int window, sinks, n_swa;      /* the mask's */
+    double calib_raw, calib_norm;  /* raw S on the calibration split and S-hat; NAN not yet */
+    int hits, n;                   /* held-out exact matches of n samples; -1 not yet */
+    double heldout_score;          /* mean p_answer on them */
+    double wilson_lo, wilson_hi;   /* 95 % Wilson interval of hits / n */
+    uint8_t exact[EX_PIN_SAMPLES]; /* per held-out sample: 1 exact match */
+} ex_pin_side;
+typedef struct {
+    long seq; /* increments with each publish of the comparison; 0 = none yet */
+    ex_pin_state state;
+    char msg[EX_LINE];    /* what is being computed, or why it failed */
+    long mask_seq;        /* increments when the worker made a pinned mask (a baseline's) */
+    ex_mask pinned;       /* that mask */
+    char name[32];        /* its name (the method) */
+    double ratio;         /* the ratio it was cut at */
+    ex_pin_side side[2];  /* 0 the pinned mask, 1 the working mask */
+    long mc_b, mc_c;      /* McNemar's discordant pairs: pinned right and working wrong, the reverse; -1 */
+    double mc_p;          /* its exact two-sided p; NAN not yet */
+    double s_full, s_swa; /* the normalizers: raw S of all full, all SWA (the working mask's W) */
+    int done, total;      /* evaluations of the comparison done, needed */
+    long method_evals, method_budget;    /* the baseline's search while EX_PIN_MAKING */
+    int calib_samples, calib_tokens;     /* the calibration split (the search's, else the tiny preset's) */
+    int heldout_samples, heldout_tokens; /* the held-out split (`v`'s) */
+} ex_pin;
+
 /* File work the worker does for the UI (the UI thread never reads or writes files). */
 typedef enum {
     EX_IO_EXPORT_MASK,
@@ -127,6 +167,7 @@ typedef enum {
     EX_IO_EXPORT_SCORES,  /* the static rankings' scores of the attention view (worker_attn_scores_write) */
     EX_IO_WORKSPACE_SAVE, /* save the explorer's state to a folder (worker_workspace_save) */
     EX_IO_WORKSPACE_OPEN, /* open a workspace or `bosch search --out` folder (worker_workspace_open) */
+    EX_IO_PIN_MASK,       /* read a mask file to pin (as EX_IO_LOAD_MASK; the UI pins it) */
 } ex_io_kind;
 
 /* What an opened workspace gives back to the UI besides the mask (EX_IO_WORKSPACE_OPEN). */
@@ -215,6 +256,7 @@ typedef struct {
     ex_ask ask;
     ex_io io;
     ex_attn attn;
+    ex_pin pin;
     ex_reply reply[UI_CMD_N_JOBS]; /* per job: its latest reply (jobs without a result type of their own) */
 } ex_snapshot;
 

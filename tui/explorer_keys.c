@@ -30,6 +30,12 @@ static int mouse_event(int *y, int *x) {
     return -1;
 }
 
+/* The side-by-side panel's comparison when the working or the pinned mask changed (ui_pin_refresh). */
+static void pin_refresh(ui_state *u) {
+    ui_cmd c = ui_pin_refresh(u);
+    if (c.kind != UI_CMD_NONE) ui_cmd_done(u, &c, send_cmd(u, &c));
+}
+
 void ui_handle_key(ui_state *u, int ch) {
     ui_request req = keymap_lookup_binds(u->binds, u->n_binds, u->mode, ch);
     ui_cmd c;
@@ -40,8 +46,8 @@ void ui_handle_key(ui_state *u, int ch) {
     } else {
         c = ui_apply(u, req, ch);
     }
-    if (c.kind == UI_CMD_NONE) return;
-    ui_cmd_done(u, &c, send_cmd(u, &c));
+    if (c.kind != UI_CMD_NONE) ui_cmd_done(u, &c, send_cmd(u, &c));
+    pin_refresh(u);
 }
 
 void ui_on_snapshot(ui_state *u) {
@@ -64,4 +70,5 @@ void ui_on_snapshot(ui_state *u) {
         ui_workspace_opened(u, undo, n);
         free(undo);
     }
+    pin_refresh(u);
 }

@@ -37,6 +37,8 @@ void draw_log(ui_state *u);
 void draw_footer(ui_state *u);
 /* explorer_compare.c: the comparison view (UI_COMPARE) */
 void draw_compare(ui_state *u);
+/* draw_pin.c: pinned vs working side by side, in the rows of the teaching text and the log */
+void draw_pin(ui_state *u);
 /* draw_attn.c: the attention view (UI_ATTN) */
 void draw_attn(ui_state *u);
 

@@ -42,7 +42,8 @@
     J(COMPARE_MASK, worker_job_compare,   ui_queued_none)                    \
     J(ATTN,         worker_job_attn,      ui_queued_attn)                    \
     J(WORKSPACE,    worker_job_workspace, ui_queued_workspace)               \
-    J(HEAT,         worker_job_heat,      ui_queued_none)
+    J(HEAT,         worker_job_heat,      ui_queued_none)                    \
+    J(PIN,          worker_job_pin,       ui_queued_pin)
 
 #define UI_REQUESTS(R)                                                                   \
     R(NONE,              "none",          0,              ui_act_none,          NONE)    \
@@ -66,10 +67,11 @@
     R(QUERY_VIEW,        "view",          0,              ui_act_query_view,    NONE)    \
     R(STAT_VIEW,         "stat_view",     0,              ui_act_query_view,    NONE)    \
     R(HEAT,              "heat",          0,              ui_act_heat,          NONE)    \
-    R(PIN,               "pin",           0,              ui_act_pin,           NONE)    \
+    R(PIN_HEAD,          "pin_head",      0,              ui_act_pin_head,      NONE)    \
     R(CONTEXT,           "context",       0,              ui_act_context,       NONE)    \
     R(COMPARE_OPEN,      "compare",       0,              ui_act_prompt,        NONE)    \
     R(COMPARE_DIFF,      "diff",          0,              ui_act_compare_diff,  NONE)    \
+    R(PIN_VIEW,          "pin_view",      0,              ui_act_pin_view,      NONE)    \
     R(MOVE_UP,           "up",            0,              ui_act_cursor,        NONE)    \
     R(MOVE_DOWN,         "down",          0,              ui_act_cursor,        NONE)    \
     R(MOVE_LEFT,         "left",          0,              ui_act_cursor,        NONE)    \
@@ -139,13 +141,14 @@
     K('/',         JUMP,             N, "/",      NULL, NULL)                                         \
     K(KEY_F(3),    JUMP,             N, "F3",     NULL, NULL) /* htop's F3 is its search */           \
     K(':',         COMMAND,          N, ":",      NULL, NULL)                                         \
-    K('g',         QUERY_VIEW,       N, "g",      "query heads / KV ctx / w r bars / heat by score / pin", "g:view") \
+    K('g',         QUERY_VIEW,       N, "g",      "query heads / KV ctx / w r bars / heat map / pin head", "g:view") \
     K('c',         CONTEXT,          N, "c",      NULL, "c:ctx")                                      \
     K('b',         STAT_VIEW,        N, "b",      NULL, NULL)                                         \
     K('H',         HEAT,             N, "H",      NULL, NULL)                                         \
-    K('F',         PIN,              N, "F",      NULL, NULL)                                         \
-    K('C',         COMPARE_OPEN,     N, "C",      "open a compare folder / diff against a method on-off", NULL) \
+    K('F',         PIN_HEAD,         N, "F",      NULL, NULL)                                         \
+    K('C',         COMPARE_OPEN,     N, "C",      "compare folder / diff on-off / pinned vs working", NULL) \
     K('D',         COMPARE_DIFF,     N, "D",      NULL, NULL)                                         \
+    K('=',         PIN_VIEW,         N, "=",      NULL, NULL)                                         \
     K(KEY_UP,      MOVE_UP,          N, "Up",     "move the cursor (mouse: click, wheel)", NULL)      \
     K(KEY_DOWN,    MOVE_DOWN,        N, "Down",   NULL, NULL)                                         \
     K(KEY_LEFT,    MOVE_LEFT,        N, "Left",   NULL, NULL)                                         \

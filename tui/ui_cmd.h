@@ -37,6 +37,9 @@ typedef struct {
     int layer, kv_head;    /* UI_CMD_ATTN and ui_act_job's jobs: the cursor's head */
     int split;             /* UI_CMD_ATTN: 0 calibration, 1 held-out */
     ui_cmd_ws ws;          /* UI_CMD_WORKSPACE (save) */
+    int pin_method;        /* UI_CMD_PIN: 1: pin the baseline named by path, cut at ratio (the
+                              worker makes its mask); 0: pin `pinned` */
+    const ex_mask *pinned; /* UI_CMD_PIN: the pinned mask (mask: the working one) */
 } ui_cmd;
 
 #endif

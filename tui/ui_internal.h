@@ -6,6 +6,7 @@
 #ifndef BOSCH_UI_INTERNAL_H
 #define BOSCH_UI_INTERNAL_H
 
+#include "cmdline.h"
 #include "ui_request.h"
 
 /* ---- ui_edit.c ---- */
@@ -26,6 +27,15 @@ void ui_line_prompt(ui_state *u, prompt_kind k);
 /* ---- ui_line.c ---- */
 /* Enter in a footer-row prompt (the mode is already back to UI_NORMAL): run the command or jump. */
 ui_cmd ui_line_run(ui_state *u);
+
+/* ---- ui_pin.c ---- */
+/* `:pin` (cmdline.h CMDLINE_PIN): pin the mask it names and open the side-by-side panel; a
+ * baseline's mask or a file comes back from the worker (the job returned). */
+ui_cmd ui_pin_command(ui_state *u, const cmdline_cmd *c);
+/* A new snapshot: a baseline's mask the worker made becomes the pinned one. */
+void ui_pin_on_snapshot(ui_state *u);
+/* A pinned file read (EX_IO_PIN_MASK): it becomes the pinned mask, or the message says why not. */
+void ui_pin_on_file(ui_state *u, const ex_io *r);
 
 /* ---- the table's functions (requests.h): UI actions (ui_actions.c), notes of queued jobs
  * (ui_snapshot.c) ---- */

@@ -66,19 +66,8 @@ static ui_cmd run_command(ui_state *u) {
     case CMDLINE_LAYER:
         u->cur_layer = c.layer;
         break;
-    case CMDLINE_PIN: /* the comparison's diff (draw_grid.c) against a mask the user fixes */
-        u->cmp_mask = u->mask;
-        if (c.pin)
-            memset(u->cmp_mask.z, c.pin == 2 ? ATTN_SWA : ATTN_FULL,
-                   (size_t)u->mask.n_layer * u->mask.n_head_kv);
-        u->have_cmp = 1;
-        snprintf(u->cmp_name, sizeof u->cmp_name, "%s",
-                 c.pin == 0   ? "pinned"
-                 : c.pin == 1 ? "all full"
-                              : "all SWA");
-        ui_message(u, "pinned %s: the grid marks the heads that differ from it (D turns it off)",
-                   c.pin == 0 ? "the working mask" : u->cmp_name);
-        break;
+    case CMDLINE_PIN: /* the comparison's diff (draw_grid.c) and the side-by-side panel (ui_pin.c) */
+        return ui_pin_command(u, &c);
     case CMDLINE_ALL:
         ui_begin_edit(u);
         memset(u->mask.z, c.all_swa ? ATTN_SWA : ATTN_FULL, (size_t)u->mask.n_layer * u->mask.n_head_kv);

@@ -60,6 +60,9 @@ void ui_form_open(ui_state *u);
 ui_cmd ui_form_apply(ui_state *u, ui_request req, int ch);
 /* The method of the form (search_variant_name(u->form_method_i)). */
 const char *ui_form_method(const ui_state *u);
+/* 1 when the form's method can start from the working mask (BOSCH and its variants; a baseline's
+ * mask comes from its pattern or ranking alone: the form greys the field). */
+int ui_form_start_usable(const ui_state *u);
 /* The window preset i gives the model (the probes' default when it cannot be applied), tokens. */
 int ui_form_preset_window(const ui_state *u, int preset_i);
 /* The plan the form's search would publish (search_plan_make on the configuration `bosch search`
@@ -77,6 +80,16 @@ ui_cmd ui_attn_open(ui_state *u);
 ui_cmd ui_attn_apply(ui_state *u, ui_request req);
 /* The cursor moves (REQ_MOVE_*, REQ_PAGE_*, REQ_FIRST_LAYER, REQ_LAST_LAYER; ui_edit.c). */
 void ui_cursor_request(ui_state *u, ui_request req);
+/* The side-by-side panel's work (ui_pin.c): when it is open, something is pinned and the working
+ * mask is not following a running search (which would ask for two evaluations per step), the job
+ * that compares the working mask with the pinned one, once per (working, pinned) pair; else
+ * UI_CMD_NONE. The input glue sends it after every key and snapshot. */
+ui_cmd ui_pin_refresh(ui_state *u);
+/* The key of a (working, pinned) pair: both masks' bits, windows and sinks (FNV-1a). */
+uint64_t ui_pin_key(const ex_mask *working, const ex_mask *pinned);
+/* The ratio `:pin METHOD` cuts at without R: the search's target ratio during a search, else the
+ * working mask's, else (an all-full working mask) the next search's (:ratio, the form). */
+double ui_pin_default_ratio(const ui_state *u);
 /* A workspace was opened (snapshot io EX_IO_WORKSPACE_OPEN, ok; ui_snapshot.c): its mask, cursor,
  * follow/edited; undo[n_undo] (oldest first, copied from the worker by the caller) becomes the undo ring. */
 void ui_workspace_opened(ui_state *u, const ex_mask *undo, int n_undo);

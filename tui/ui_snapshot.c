@@ -90,6 +90,10 @@ static void on_io_result(ui_state *u) {
         on_compare_result(u, r);
         return;
     }
+    if (r->kind == EX_IO_PIN_MASK) {
+        ui_pin_on_file(u, r);
+        return;
+    }
     ui_message(u, "%s", r->msg);
     if (r->kind == EX_IO_WORKSPACE_SAVE || r->kind == EX_IO_WORKSPACE_OPEN) {
         if (r->ok) snprintf(u->ws_dir, sizeof u->ws_dir, "%s", r->path);
@@ -160,6 +164,7 @@ void ui_apply_snapshot(ui_state *u) {
         u->io_seen = s->io.seq;
         on_io_result(u);
     }
+    ui_pin_on_snapshot(u);
     if (s->ask.seq > u->ask_seen) {
         u->ask_seen = s->ask.seq;
         if (u->mode == UI_NORMAL || u->mode == UI_ASK) u->mode = UI_ASK;

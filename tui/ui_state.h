@@ -74,9 +74,10 @@ typedef struct {
     int form_field, form_preset_i, form_window; /* UI_START */
     double form_ratio;                          /* UI_START: the ratio (ui_ratios, or :ratio's) */
     int form_granularity;                       /* UI_START: 0 heads, 1 whole layers */
-    int form_window_set;                        /* UI_START: the window is the user's, not the preset's
-                                                   (a preset change keeps it) */
-    int help_page;                              /* UI_HELP: 0 keys and colours, 1 the : commands */
+    int form_start;      /* UI_START: 1 start from the working mask (search.h search_config.start_*) */
+    int form_window_set; /* UI_START: the window is the user's, not the preset's
+                            (a preset change keeps it) */
+    int help_page;       /* UI_HELP: 0 keys and colours, 1 the : commands */
     prompt_kind prompt;
     char input[256];
     int input_len;
@@ -107,6 +108,12 @@ typedef struct {
     ex_mask cmp_mask;  /* a method's mask, diffed against the working mask in the grid */
     int have_cmp;      /* cmp_mask is shown as a diff */
     char cmp_name[32]; /* its method */
+
+    /* pinned vs working (ui_pin.c, draw_pin.c): the pinned mask is cmp_mask (have_cmp, cmp_name) */
+    int pin_view;       /* =: the side-by-side panel, in place of the teaching text and the log */
+    uint64_t pin_sent;  /* ui_pin_key of the (working, pinned) pair last sent to the worker; 0 none */
+    long pin_mask_seen; /* snap.pin.mask_seq last taken as the pinned mask (a baseline's) */
+    int pin_making;     /* a baseline's mask is being made: it becomes the pinned mask */
 
     /* the start form's method (ui_form.c): index in search_variant_name */
     int form_method_i;

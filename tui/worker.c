@@ -29,6 +29,7 @@ static void (*const jobs[UI_CMD_N_JOBS])(worker *w, const wcmd *c) = {
  * after every evaluator made with it). */
 static void free_all(worker *w) {
     worker_attn_free(w);
+    worker_pin_free(w);
     worker_job_free_search(w);
     evaluator_free(w->heldout_ev);
     w->heldout_ev = NULL;
@@ -55,14 +56,15 @@ static void *worker_main(void *arg) {
     for (;;) {
         pthread_mutex_lock(&w->mu);
         while (!w->quit && w->q_n == 0 && !(loaded && w->search && w->stepping && !w->search_done) &&
-               !(loaded && worker_attn_rank_pending(w)))
+               !(loaded && worker_attn_rank_pending(w)) && !(loaded && worker_pin_pending(w)))
             pthread_cond_wait(&w->cv, &w->mu);
         if (w->quit) { /* exports asked for before the quit are still written: they are the user's */
             while (w->q_n > 0) {
                 wcmd c = w->queue[w->q_head];
                 w->q_head = (w->q_head + 1) % WORKER_QUEUE;
                 w->q_n--;
-                if (!loaded || c.kind != UI_CMD_IO || c.io == EX_IO_LOAD_MASK) continue;
+                if (!loaded || c.kind != UI_CMD_IO || c.io == EX_IO_LOAD_MASK || c.io == EX_IO_PIN_MASK)
+                    continue;
                 pthread_mutex_unlock(&w->mu);
                 worker_job_io(w, &c);
                 pthread_mutex_lock(&w->mu);
@@ -84,6 +86,10 @@ static void *worker_main(void *arg) {
             continue; /* commands first: a pause queued during a step wins over the next step */
         }
         int searching = w->search && w->stepping && !w->search_done;
+        if (worker_pin_pending(w) && (!searching || (w->pin_turn = !w->pin_turn))) {
+            worker_pin_step(w); /* the comparison shares the thread with the search, turn about */
+            continue;
+        }
         if (worker_attn_rank_pending(w) && (!searching || (w->rk_turn = !w->rk_turn))) {
             worker_attn_rank_step(w); /* the attention view's rankings share the thread with the search */
             continue;
@@ -223,6 +229,8 @@ int worker_submit(worker *w, const ui_cmd *c) {
     q->sample = c->sample, q->servable = c->servable, q->io = c->io;
     if (c->path) snprintf(q->path, sizeof q->path, "%s", c->path);
     q->ratio = c->ratio, q->row = c->row, q->layer = c->layer, q->kv_head = c->kv_head, q->split = c->split;
+    q->pin_method = c->pin_method;
+    if (c->pinned) q->pinned = *c->pinned;
     return enqueue(w, q);
 }
 

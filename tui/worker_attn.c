@@ -77,9 +77,7 @@ int worker_attn_scores_write(worker *w, const char *dir, char *msg, size_t msgle
     return 0;
 }
 
-/* The configuration of the rankings for the view: the search's (its calibration split), else the
- * tiny preset's as `bosch search --preset tiny` builds it; the window and sinks of the mask. */
-static int rank_config(worker *w, const ex_mask *m, search_config *cfg, char *err, size_t errlen) {
+int worker_calib_config(worker *w, const ex_mask *m, search_config *cfg, char *err, size_t errlen) {
     if (w->search) {
         *cfg = w->cfg;
     } else {
@@ -93,11 +91,10 @@ static int rank_config(worker *w, const ex_mask *m, search_config *cfg, char *er
     return 0;
 }
 
-/* Whether two configurations give the same static rankings. */
-static int same_ranking_config(const search_config *a, const search_config *b) {
+int worker_same_calib(const search_config *a, const search_config *b) {
     return a->window == b->window && a->sinks == b->sinks && a->seed == b->seed &&
            a->calib_samples == b->calib_samples && a->calib_tokens == b->calib_tokens &&
-           a->calib_mix == b->calib_mix;
+           a->calib_mix == b->calib_mix && a->calib_tokens2 == b->calib_tokens2;
 }
 
 /* The score and rank of the view's head in every ranking ready (mu held). */
@@ -148,12 +145,12 @@ static int rank_finish(worker *w, int k) {
 /* Ranking k without an evaluation when the search has it already (search_head_ranking: BOSCH's
  * head scores are ablation's and fisher's scores on the same single-head masks, search/rank_probes.c;
  * its refinement computed locality and echo; a baseline search has its own): taken when the
- * rankings' calibration split is the search's (same_ranking_config) and every head was scored.
+ * rankings' calibration split is the search's (worker_same_calib) and every head was scored.
  * 1 when taken. */
 static int rank_from_search(worker *w, int k) {
     if (!w->search) return 0;
     search_config sc = w->cfg;
-    if (!same_ranking_config(&sc, &w->rk_cfg)) return 0;
+    if (!worker_same_calib(&sc, &w->rk_cfg)) return 0;
     const double *v = search_head_ranking(w->search, search_method_find(rank_method(k)));
     const int n = w->m->hp.n_layer * w->m->hp.n_head_kv;
     for (int u = 0; v && u < n; u++)
@@ -210,8 +207,8 @@ void worker_attn_rank_step(worker *w) {
  * in the background). 0, or -1 with a message. */
 static int rank_want(worker *w, const ex_mask *m, char *err, size_t errlen) {
     search_config rc_cfg;
-    if (rank_config(w, m, &rc_cfg, err, errlen)) return -1;
-    if (!(w->rk_have_cfg && same_ranking_config(&w->rk_cfg, &rc_cfg))) {
+    if (worker_calib_config(w, m, &rc_cfg, err, errlen)) return -1;
+    if (!(w->rk_have_cfg && worker_same_calib(&w->rk_cfg, &rc_cfg))) {
         rank_reset(w); /* another configuration: the cached rankings do not apply */
         w->rk_cfg = rc_cfg;
         w->rk_have_cfg = 1;

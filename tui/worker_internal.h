@@ -32,6 +32,8 @@ typedef struct {
     int row;               /* UI_CMD_COMPARE_MASK: the row whose mask to read */
     int layer, kv_head;    /* UI_CMD_ATTN and the jobs of ui_act_job: the head */
     int split;             /* UI_CMD_ATTN: 0 calibration, 1 held-out */
+    int pin_method;        /* UI_CMD_PIN: as ui_cmd's */
+    ex_mask pinned;        /* UI_CMD_PIN: the pinned mask (n_layer 0 when none was given) */
 } wcmd;
 
 #define WORKER_QUEUE 8
@@ -95,6 +97,10 @@ struct worker {
     struct outlock *ws_lock; /* worker thread: the lock of the folder saved to (formats/outlock.h),
                                 held until the explorer ends (worker_stop) */
     char ws_lock_dir[512];   /* that folder */
+
+    /* pinned vs working (worker_pin.c; worker thread only) */
+    struct worker_pin *pin; /* NULL before the first :pin */
+    int pin_turn;           /* alternates its steps with the search's */
 };
 
 /* ---- worker_publish.c (worker thread) ---- */
@@ -138,8 +144,19 @@ void worker_job_free_search(worker *w);
 /* The held-out split of the explorer (made once per length: the search's calibration length,
  * else the tiny preset's). 0, or -1 with a message. */
 int worker_ensure_heldout(worker *w, char *err, size_t errlen);
+/* Score mask on the held-out split (`v`'s: worker_ensure_heldout, its evaluator made on first use)
+ * into *r, and per sample into per_sample[w->heldout.n] (NULL: not wanted). 0, -1 with a message,
+ * or EVAL_CANCELLED. */
+int worker_heldout_score(worker *w, const attn_mask *mask, eval_result *r, eval_sample_result *per_sample,
+                         char *err, size_t errlen);
 
 /* ---- worker_attn.c: the attention view's static rankings ---- */
+/* The calibration configuration of the explorer's own evaluations (the attention view's rankings,
+ * the pinned-vs-working panel): the search's (its calibration split), else the tiny preset's as
+ * `bosch search --preset tiny` builds it; the window and sinks of mask m. 0, or -1 with a message. */
+int worker_calib_config(worker *w, const ex_mask *m, search_config *cfg, char *err, size_t errlen);
+/* 1 when two such configurations give the same scores (window, sinks, seed, calibration split). */
+int worker_same_calib(const search_config *a, const search_config *b);
 /* 1 while a static ranking remains to be computed (worker thread; the loop's wait predicate). */
 int worker_attn_rank_pending(const worker *w);
 /* tokens ids[n] decoded as one line of text into out[cap]: chat markers dropped ("assistant:"),
@@ -153,6 +170,14 @@ void worker_attn_rank_step(worker *w);
 int worker_attn_scores_write(worker *w, const char *dir, char *msg, size_t msglen, char *err, size_t errlen);
 /* Free the rankings and their objective. */
 void worker_attn_free(worker *w);
+
+/* ---- worker_pin.c: the pinned-vs-working comparison (ex_pin), computed in the background ---- */
+/* 1 while a baseline's mask or an evaluation of the comparison remains (the loop's wait predicate). */
+int worker_pin_pending(const worker *w);
+/* One step: one evaluation of the baseline's search or of the comparison, then publish. */
+void worker_pin_step(worker *w);
+/* Free its state (the cache, the baseline's search and objective). */
+void worker_pin_free(worker *w);
 
 /* ---- worker_workspace.c ---- */
 /* UI thread, from worker_submit: stage what only the UI has for a workspace save (c->mask and
@@ -176,7 +201,9 @@ int worker_workspace_stage(worker *w, const ui_cmd *c);
  *     c->sample (modulo the split's size) of split c->split with the working mask: snap.attn; the
  *     static rankings follow in the background;
  *   worker_job_workspace (worker_workspace.c): save the staged UI state and the search to folder
- *     c->path, or open one (EX_IO_WORKSPACE_OPEN): snap.io. */
+ *     c->path, or open one (EX_IO_WORKSPACE_OPEN): snap.io;
+ *   worker_job_pin (worker_pin.c): compare c->pinned (or the baseline c->path cut at c->ratio,
+ *     made first) with the working mask c->mask, in the background: snap.pin. */
 #define WORKER_JOB_PROTO(id, job, on_queued) void job(worker *w, const wcmd *c);
 UI_JOBS(WORKER_JOB_PROTO)
 #undef WORKER_JOB_PROTO

@@ -140,7 +140,7 @@ static void run_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
     res->kind = kind;
     snprintf(res->path, sizeof res->path, "%s", path);
     char err[512] = "";
-    int load = kind == EX_IO_LOAD_MASK;
+    int load = kind == EX_IO_LOAD_MASK || kind == EX_IO_PIN_MASK;
     char duo_dir[256];
     double duo_ratio;
     int duo = load && duo_load_path(path, duo_dir, sizeof duo_dir, &duo_ratio);
@@ -173,7 +173,8 @@ static void run_io(worker *w, ex_io_kind kind, const char *path, const ex_mask *
             rc = search_layers_write(path, w->search, w->snap.hp.n_layer, err, sizeof err);
             if (rc == 0) snprintf(res->msg, sizeof res->msg, "per-layer table written to %s", path);
             break;
-        case EX_IO_LOAD_MASK: {
+        case EX_IO_LOAD_MASK:
+        case EX_IO_PIN_MASK: {
             attn_mask loaded;
             char warn[512] = "";
             rc = csv_mask_load_for(path, &loaded, &w->snap.hp, w->snap.model_name, warn, sizeof warn, err,

@@ -160,29 +160,34 @@ int worker_ensure_heldout(worker *w, char *err, size_t errlen) {
     return 0;
 }
 
+int worker_heldout_score(worker *w, const attn_mask *mask, eval_result *r, eval_sample_result *per_sample,
+                         char *err, size_t errlen) {
+    int rc = worker_ensure_heldout(w, err, errlen);
+    if (rc == 0 && !w->heldout_ev) {
+        eval_sample *es = calloc((size_t)w->heldout.n, sizeof *es);
+        if (!es) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        probe_set_eval_samples(&w->heldout, es);
+        rc = evaluator_create_on(&w->heldout_ev, w->m, w->dev, es, w->heldout.n, 0, err, errlen);
+        if (rc == 0) evaluator_set_cancel(w->heldout_ev, &w->cancel);
+        free(es);
+    }
+    return rc == 0 ? evaluator_score(w->heldout_ev, mask, r, per_sample, err, errlen) : rc;
+}
+
 void worker_job_heldout(worker *w, const wcmd *c) {
     const ex_mask *em = &c->mask;
     const int servable = c->servable;
     char err[512] = "";
     worker_set_busy(w, servable ? "evaluating the servable projection on held-out probes"
                                 : "evaluating the mask on held-out probes");
-    int rc = worker_ensure_heldout(w, err, sizeof err);
-    if (rc == 0 && !w->heldout_ev) {
-        eval_sample *es = calloc((size_t)w->heldout.n, sizeof *es);
-        if (!es) {
-            snprintf(err, sizeof err, "out of memory");
-            rc = -1;
-        } else {
-            probe_set_eval_samples(&w->heldout, es);
-            rc = evaluator_create_on(&w->heldout_ev, w->m, w->dev, es, w->heldout.n, 0, err, sizeof err);
-            if (rc == 0) evaluator_set_cancel(w->heldout_ev, &w->cancel);
-            free(es);
-        }
-    }
     ex_mask local = *em;
     attn_mask am, proj = {0};
     ex_mask_view(&local, &am);
-    if (rc == 0 && servable) { /* score the projection in the mask's place */
+    int rc = 0;
+    if (servable) { /* score the projection in the mask's place */
         rc = mask_servable(&proj, &am);
         if (rc == 0)
             memcpy(local.z, proj.z, (size_t)am.n_layer * am.n_head_kv);
@@ -191,7 +196,7 @@ void worker_job_heldout(worker *w, const wcmd *c) {
         mask_free(&proj);
     }
     eval_result r = {0};
-    if (rc == 0) rc = evaluator_score(w->heldout_ev, &am, &r, NULL, err, sizeof err);
+    if (rc == 0) rc = worker_heldout_score(w, &am, &r, NULL, err, sizeof err);
     worker_set_busy(w, NULL);
     if (rc == EVAL_CANCELLED) return; /* quitting: no result, nothing to show */
     pthread_mutex_lock(&w->mu);
