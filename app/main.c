@@ -52,16 +52,7 @@ static int dispatch(int argc, char **argv);
  * 135). Async-signal-safe calls only. Any other bus error dies of the signal as before. */
 static void on_bus_error(int sig, siginfo_t *si, void *uc) {
     (void)uc;
-    const char *path = gguf_mapping_path(si->si_addr);
-    if (path) {
-        static const char a[] = "\nbosch: ", b[] = ": the model file changed or was truncated while in use "
-                                                   "(a bus error reading its mapping)\n";
-        ssize_t r = write(STDERR_FILENO, a, sizeof a - 1);
-        r = write(STDERR_FILENO, path, strlen(path));
-        r = write(STDERR_FILENO, b, sizeof b - 1);
-        (void)r;
-        _exit(1);
-    }
+    gguf_bus_error_exit(si->si_addr, "\n"); /* returns when addr is not in the model's mapping */
     signal(sig, SIG_DFL);
     raise(sig);
 }

@@ -596,6 +596,19 @@ const char *gguf_mapping_path(const void *addr) {
     return NULL;
 }
 
+void gguf_bus_error_exit(const void *addr, const char *lead) {
+    const char *path = gguf_mapping_path(addr);
+    if (!path) return;
+    static const char a[] = "bosch: ", b[] = ": the model file changed or was truncated while in use "
+                                             "(a bus error reading its mapping)\n";
+    ssize_t r = write(STDERR_FILENO, lead, strlen(lead));
+    r = write(STDERR_FILENO, a, sizeof a - 1);
+    r = write(STDERR_FILENO, path, strlen(path));
+    r = write(STDERR_FILENO, b, sizeof b - 1);
+    (void)r;
+    _exit(1);
+}
+
 int gguf_open(gguf_file **out, const char *path, char *err, size_t errlen) {
     *out = NULL;
     char why[1024];

@@ -108,6 +108,12 @@ void gguf_close(gguf_file *g);
 #define GGUF_MAX_MAPPINGS 16
 const char *gguf_mapping_path(const void *addr);
 
+/* For a SIGBUS handler: when addr (its si_addr) lies in a live mapping (gguf_mapping_path), writes
+ * "bosch: PATH: the model file changed or was truncated while in use (...)" to stderr, prefixed by
+ * `lead` (e.g. "\n" or "\r\n"; may be empty), and ends the process with _exit(1); returns
+ * otherwise. Async-signal-safe. Used by app/main.c and the explorer's fatal-signal handler. */
+void gguf_bus_error_exit(const void *addr, const char *lead);
+
 /* Lookup by key (exact bytes); NULL when absent. Linear in n_kv. */
 const gguf_kv *gguf_find_kv(const gguf_file *g, const char *key);
 

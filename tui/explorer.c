@@ -54,16 +54,7 @@ static void on_fatal(int sig, siginfo_t *si, void *uc) {
         (void)r;
         if (have_tio) tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
     }
-    const char *file = sig == SIGBUS && si ? gguf_mapping_path(si->si_addr) : NULL;
-    if (file) {
-        static const char a[] = "bosch: ", b[] = ": the model file changed or was truncated while in use "
-                                                 "(a bus error reading its mapping)\n";
-        ssize_t r = write(STDERR_FILENO, a, sizeof a - 1);
-        r = write(STDERR_FILENO, file, strlen(file));
-        r = write(STDERR_FILENO, b, sizeof b - 1);
-        (void)r;
-        _exit(1);
-    }
+    if (sig == SIGBUS && si) gguf_bus_error_exit(si->si_addr, ""); /* returns unless the model's */
     signal(sig, SIG_DFL);
     raise(sig);
 }
