@@ -83,8 +83,8 @@ ui_cmd ui_pin_command(ui_state *u, const cmdline_cmd *c) {
 void ui_queued_pin(ui_state *u, const ui_cmd *c) {
     if (c->pin_method)
         ui_message(u, "pin: making the %s mask at rho %.3f on the calibration split...", c->path, c->ratio);
-    else
-        u->pin_sent = ui_pin_key(c->mask, c->pinned);
+    else /* the worker drops a baseline still being made for this pair (a compare folder's mask) */
+        u->pin_sent = ui_pin_key(c->mask, c->pinned), u->pin_making = 0;
 }
 
 ui_cmd ui_act_pin_view(ui_state *u, ui_request req, int ch) {
