@@ -30,7 +30,9 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
         snprintf(err, errlen, "search: no objective");
         return -1;
     }
-    if (search_pins_check(cfg, n_layer, n_head_kv, err, errlen)) return -1;
+    if (search_pins_check(cfg, n_layer, n_head_kv, err, errlen) ||
+        search_start_check(cfg, n_layer, n_head_kv, err, errlen))
+        return -1;
     if (search_method_needs_model(cfg->method) && !m) {
         snprintf(err, errlen, "search: method '%s' needs the model", search_method_name(cfg->method));
         return -1;
@@ -82,7 +84,7 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
         for (size_t i = 0; i < L * (size_t)n_head_kv; i++) st->head_drop[i] = st->head_fisher[i] = NAN;
         st->eval_observer = search_heads_note; /* the head scores of single-head masks */
     }
-    if (search_pins_build(st)) goto oom;
+    if (search_pins_build(st) || search_start_build(st)) goto oom;
     if (!st->sw_units || !st->sw_sol || !st->race_scratch || !st->opt_layers || !st->opt_sol || !st->probed ||
         !st->stage1_bits || !st->s_best || !st->delta || !st->weight || !st->n_swa || !st->bucket ||
         !st->group_start || !st->group_layers || !st->group_bucket || !st->importance)
@@ -127,6 +129,7 @@ void search_free(search_state *st) {
     free(st->pin);
     free(st->pin_fs);
     free(st->pin_ff);
+    free(st->start);
     free(st->sw_units);
     free(st->sw_sol);
     free(st->race_scratch);
@@ -399,7 +402,9 @@ static int step_stage3_group(search_state *st, char *err, size_t errlen) {
         uint64_t *init = malloc(sizeof(uint64_t) * (size_t)m);
         for (int i = 0; k && init && i < m; i++) {
             k[i] = st->n_swa[layers[i]];
-            init[i] = stage3_init_bits(st->stage1_bits[layers[i]], k[i], st->H);
+            /* from the start mask when there is one (search_config.start_*), else stage 1's choice */
+            init[i] = st->start ? search_start_layer_bits(st, layers[i], k[i], st->stage1_bits[layers[i]])
+                                : stage3_init_bits(st->stage1_bits[layers[i]], k[i], st->H);
         }
         if (k && init)
             st->opt = opt_create(m, k, st->H, init, st->cfg.stage3_budget_per_group, st->cfg.restarts,

@@ -96,6 +96,8 @@ typedef struct {
 } search_pin;
 /* The most pins a configuration holds. */
 #define SEARCH_PINS_MAX 512
+/* The most KV heads (n_layer * n_head_kv) of a start mask a configuration holds. */
+#define SEARCH_START_MAX 8192
 
 typedef struct {
     search_method method;
@@ -179,6 +181,16 @@ typedef struct {
      * Saved in the state (search_io.c), so a resumed search keeps them. */
     int n_pins;
     search_pin pins[SEARCH_PINS_MAX];
+    /* The mask the search starts from (docs/search.md "Starting from a mask"; the explorer's "start
+     * from: working mask", `bosch search --start FILE`): a start_layers x start_heads mask, bit u of
+     * start_swa set when KV head u (layer * start_heads + kv_head) is SWA; start_layers 0: none. BOSCH
+     * (every variant) seeds stage 3 with it (each layer's SWA heads taken from it first, as many as
+     * the layer's count allows; bosch_layer its whole SWA layers) and, with a refinement, tries it cut
+     * to the target as one more start; stages 1 and 2 measure and allocate as without it. The
+     * baselines cannot use one (search_create refuses it: search_start_usable). The pins win over
+     * it. Saved in the state. */
+    int start_layers, start_heads;
+    uint8_t start_swa[SEARCH_START_MAX / 8];
 } search_config;
 
 /* Defaults = preset "default", with the project's default BOSCH options (docs/search.md says which
@@ -226,6 +238,20 @@ const char *search_variant_name(int i);
 int search_preset_apply(search_config *cfg, const char *preset, int n_ctx_train, char *err, size_t errlen);
 /* Check ranges (ratio in [0,1], window >= 1, sinks >= 0, budgets >= 1, n_buckets >= 2). */
 int search_config_check(const search_config *cfg, char *err, size_t errlen);
+
+/* ---- the start mask (search_start.c) --------------------------------------------------------- */
+
+/* cfg starts from mask m (its shape and SWA heads; NULL: from nothing). 0, or -1 when m has more
+ * than SEARCH_START_MAX KV heads (message). */
+int search_start_set(search_config *cfg, const attn_mask *m, char *err, size_t errlen);
+/* 1 when KV head (layer, kv_head) is SWA in cfg's start mask (0 without one or out of its shape). */
+int search_start_swa(const search_config *cfg, int layer, int kv_head);
+/* 1 when cfg's method can start from a mask (BOSCH and its variants), 0 for a baseline (a layer
+ * heuristic or a static ranking: its mask comes from its pattern or ranking alone). */
+int search_start_usable(const search_config *cfg);
+/* The start mask of cfg checked against a shape and the method: the same shape, a method that can
+ * use it. 0 (also without a start mask), or -1 with a message saying why. */
+int search_start_check(const search_config *cfg, int n_layer, int n_head_kv, char *err, size_t errlen);
 
 /* ---- pinned heads (search_pins.c) ---------------------------------------------------------- */
 

@@ -74,14 +74,26 @@ static int cut_scores(search_state *st, const double *score, uint8_t *z) {
 
 /* ---- stage 3 as a guided swap search ------------------------------------------------------- */
 
-/* Stage 3's start in layer l without head scores but with pins (the paper's stage 3 over the free
- * heads): stage 1's choice among the free heads, then the lowest-index free heads, until `want`
- * free heads are SWA (stage3_init_bits's rule). */
+/* 1 when head h of layer l is pinned (never a unit of a swap search). */
+static int pinned(const search_state *st, int l, int h) {
+    return st->pin && st->pin[l * st->H + h];
+}
+
+/* 1 when head h of layer l is SWA in the start mask (search_config.start_*). */
+static int start_swa(const search_state *st, int l, int h) {
+    return st->start && st->start[l * st->H + h] == ATTN_SWA;
+}
+
+/* Stage 3's start in layer l without head scores (the paper's stage 3 over the free heads, with
+ * pins): the start mask's SWA heads, then stage 1's choice, then the lowest-index free heads, until
+ * `want` free heads are SWA (stage3_init_bits's rule). */
 static void free_init_stage1(const search_state *st, int l, int want, uint8_t *taken) {
     int n = 0;
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < 3; pass++)
         for (int h = 0; h < st->H && n < want; h++)
-            if (!st->pin[l * st->H + h] && !taken[h] && (pass || (st->stage1_bits[l] >> h & 1)))
+            if (!pinned(st, l, h) && !taken[h] &&
+                (pass == 2 || (pass == 1 && (st->stage1_bits[l] >> h & 1)) ||
+                 (pass == 0 && start_swa(st, l, h))))
                 taken[h] = 1, n++;
 }
 
@@ -97,23 +109,29 @@ int search_heads_group_begin(search_state *st, int g, char *err, size_t errlen) 
     for (int i = 0; i < m; i++) {
         const int l = layers[i];
         /* the layer's n_swa SWA heads: its pinned SWA heads and its least important free heads
-           (ties: lower head); without head scores (the paper's stage 3 with pins), stage 1's */
+           (ties: lower head), the start mask's first; without head scores (the paper's stage 3 with
+           pins), the start mask's, then stage 1's */
         uint8_t taken[64] = {0};
         const int want = st->n_swa[l] - (st->pin ? st->pin_fs[l] : 0);
         if (!st->head_drop) {
             free_init_stage1(st, l, want, taken);
         } else {
+            /* the start mask's SWA heads first (search_config.start_*), each kind the least important
+               first */
             for (int c = 0; c < want; c++) {
                 int best = -1;
-                for (int h = 0; h < H; h++)
-                    if (!taken[h] && !(st->pin && st->pin[l * H + h]) &&
-                        (best < 0 || st->head_drop[l * H + h] < st->head_drop[l * H + best]))
+                for (int h = 0; h < H; h++) {
+                    if (taken[h] || pinned(st, l, h)) continue;
+                    if (best < 0 || start_swa(st, l, h) > start_swa(st, l, best) ||
+                        (start_swa(st, l, h) == start_swa(st, l, best) &&
+                         st->head_drop[l * H + h] < st->head_drop[l * H + best]))
                         best = h;
+                }
                 taken[best] = 1;
             }
         }
         for (int h = 0; h < H; h++) {
-            if (st->pin && st->pin[l * H + h]) continue; /* pinned: in result, never a unit */
+            if (pinned(st, l, h)) continue; /* pinned: in result, never a unit */
             st->sw_units[k] = l * H + h;
             block[k] = st->cfg.stage3_scope ? 0 : l;
             init[k] = taken[h];
@@ -230,12 +248,21 @@ static int attn_ranking(search_state *st, int which, double *imp, char *err, siz
     return 0;
 }
 
-/* Start candidate `which` of the refinement (2: drop cut, 3: Fisher cut, 4: locality, 5: echo):
- * its cut, scored unless the ranking is unusable (NaN scores, no model for the attention rankings)
- * or the cut equals the stage-3 mask; a better start replaces sw_sol. 0 an evaluation was made,
- * 1 skipped (nothing scored), -1 error. */
+static int refine_score_start(search_state *st, char *err, size_t errlen);
+
+/* Start candidate `which` of the refinement (2: drop cut, 3: Fisher cut, 4: locality, 5: echo, 6:
+ * the start mask at the target): its cut, scored unless the ranking is unusable (NaN scores, no
+ * model for the attention rankings) or the cut equals the stage-3 mask; a better start replaces
+ * sw_sol. 0 an evaluation was made, 1 skipped (nothing scored), -1 error. */
 static int refine_try_start(search_state *st, int which, char *err, size_t errlen) {
     const int n = st->L * st->H;
+    if (which == 6) { /* the start mask cut to the target (search_config.start_*) */
+        if (search_start_cut(st, st->cand.z)) {
+            snprintf(err, errlen, "search: out of memory");
+            return -1;
+        }
+        return refine_score_start(st, err, errlen);
+    }
     double *attn = NULL;
     const double *score = which == 2 ? st->head_drop : st->head_fisher;
     if (which >= 4) {
@@ -262,6 +289,13 @@ static int refine_try_start(search_state *st, int which, char *err, size_t errle
         snprintf(err, errlen, "search: out of memory");
         return -1;
     }
+    return refine_score_start(st, err, errlen);
+}
+
+/* Score the start candidate in st->cand (not when it is the stage-3 mask) against the current start;
+ * a better one replaces sw_sol. 0 an evaluation was made, 1 skipped, -1 error. */
+static int refine_score_start(search_state *st, char *err, size_t errlen) {
+    const int n = st->L * st->H;
     if (!memcmp(st->cand.z, st->result.z, (size_t)n)) return 1;
     /* the current start is the incumbent: the race and the acceptance compare the cut with it */
     for (int u = 0; u < n; u++) st->race_scratch[u] = st->sw_sol[u] ? ATTN_SWA : ATTN_FULL;
@@ -338,9 +372,10 @@ static int refine_create(search_state *st, char *err, size_t errlen) {
 
 /* Steps of PH_REFINE_BEGIN: score the start candidates (the stage-3 mask when unknown, then the
  * cuts of the head-score drop, of the head-score Fisher form, and of the locality and echo
- * rankings when the model is at hand), keep the best in sw_sol, then create the sub-search. So the
- * refinement, which only accepts improvements, never ends below any static head ranking on the
- * calibration objective. 0 an evaluation was made, 1 ready (phase PH_REFINE), -1 error. */
+ * rankings when the model is at hand, then the start mask at the target when there is one), keep the best in
+ * sw_sol, then create the sub-search. So the refinement, which only accepts improvements, never ends below
+ * any static head ranking on the calibration objective. 0 an evaluation was made, 1 ready (phase PH_REFINE),
+ * -1 error. */
 int search_heads_refine_begin(search_state *st, char *err, size_t errlen) {
     const int n = st->L * st->H;
     search_eval e;
@@ -365,8 +400,10 @@ int search_heads_refine_begin(search_state *st, char *err, size_t errlen) {
         st->best_norm = search_normalize(st, st->final_raw);
         st->refine_inits = 2;
     }
-    while (st->refine_inits <= 5) { /* 2: drop cut, 3: Fisher cut, 4: locality, 5: echo */
-        if (st->refine_inits >= 4 && attn_ranking_missing(st, st->refine_inits - 4)) { /* not planned */
+    while (st->refine_inits <= 6) { /* 2: drop cut, 3: Fisher cut, 4: locality, 5: echo, 6: start mask */
+        if ((st->refine_inits == 6 && !st->start) || (st->refine_inits >= 4 && st->refine_inits <= 5 &&
+                                                      attn_ranking_missing(st, st->refine_inits - 4))) {
+            /* not planned */
             st->refine_inits++;
             continue;
         }

@@ -110,6 +110,9 @@ struct search_state {
     uint8_t *pin;
     int *pin_fs, *pin_ff;
 
+    /* the start mask (search_start.c; NULL without one): its body [L*H] (ATTN_*), the pins applied */
+    uint8_t *start;
+
     /* guided swap sub-search (stage 3 with head scores, refinement) */
     swap_search *sw;
     int sw_n;         /* units of the sub-search */
@@ -242,6 +245,18 @@ void search_pins_bound_alloc(search_state *st);
  * pins. 0, or -1 with a message. */
 int search_pins_layer_pattern(search_state *st, const search_method_info *m, const double *importance,
                               char *err, size_t errlen);
+
+/* search_start.c (the start mask, search.h search_config.start_*). */
+/* st->start from the config (nothing without a start mask). 0, or -1 (OOM). */
+int search_start_build(search_state *st);
+/* Stage 3's start bits of layer l with k SWA heads from the start mask: its SWA heads of the layer
+ * first (lower index first), then those of `fallback` (stage 1's choice), then the lowest-index
+ * others. Needs st->start. */
+uint64_t search_start_layer_bits(const search_state *st, int l, int k, uint64_t fallback);
+/* The start mask at the target, into z[L*H]: its SWA heads first, then the least important by the
+ * head scores (more than the target: the most important of them stay full), the pins kept
+ * (search_cut_heads_pinned). 0, or -1 (OOM). */
+int search_start_cut(search_state *st, uint8_t *z);
 
 /* search_layers.c (layer granularity, search.h): stage 3's evaluations, and its swap search over
  * the layers (units of sw_span = H heads) from stage 2's choice, driven by search_heads_swap_step.

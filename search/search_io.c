@@ -17,7 +17,9 @@
  * kill) is dropped; any other malformed line, the middle ones included, is an error naming it.
  * Keys added later are optional when read, a missing one meaning the behaviour before it existed:
  * pin_full and pin_swa (the pinned heads, "L.H,L.H", search.h search_config.pins) are written only
- * when there are pins, before "log"; a file without them has none.
+ * when there are pins, and start ("30x3:" then a digit per KV head, 1 full, 0 SWA: the mask the
+ * search starts from, search_config.start_*) only with a start mask, before "log"; a file without
+ * them has none.
  * granularity (head or layer, search.h) was added to version 2 without a version bump, so files
  * written before it load as head granularity (race, accept_k and calib_tokens2 likewise: racing
  * off, any strict improvement accepted, one calibration length); a program older than the key refuses a file
@@ -59,6 +61,12 @@ static void write_header(FILE *f, const search_state *st) {
     for (int swa = 0; swa <= 1; swa++)
         if (search_pins_format(c, swa, list, sizeof list)[0])
             fprintf(f, "%s %s\n", swa ? "pin_swa" : "pin_full", list);
+    if (c->start_layers > 0) { /* the start mask: LAYERSxHEADS: then z per KV head, 1 full, 0 SWA */
+        fprintf(f, "start %dx%d:", c->start_layers, c->start_heads);
+        for (int l = 0; l < c->start_layers; l++)
+            for (int h = 0; h < c->start_heads; h++) fputc(search_start_swa(c, l, h) ? '0' : '1', f);
+        fputc('\n', f);
+    }
     fputs("log\n", f);
 }
 

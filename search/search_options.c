@@ -4,13 +4,14 @@
 #include <limits.h>
 #include <string.h>
 
+#include "csvio.h"
 #include "err.h"
 #include "parse.h"
 #include "probes.h"
 
 #define MAX_TOKENS SEARCH_OPTS_MAX_TOKENS
 
-typedef enum { K_REAL, K_INT, K_TOKENS, K_SEED, K_CHOICE, K_NAME, K_PINS } opt_kind;
+typedef enum { K_REAL, K_INT, K_TOKENS, K_SEED, K_CHOICE, K_NAME, K_PINS, K_MASK } opt_kind;
 
 typedef struct {
     const char *name, *arg;
@@ -109,6 +110,14 @@ static const opt_spec specs[SOPT_COUNT] = {
                    0,
                    {0},
                    "pins from a file: lines 'full L.H,...' and 'swa L.H,...' ('#' comments)"},
+    [SOPT_START] = {"--start",
+                    "FILE",
+                    K_MASK,
+                    0,
+                    0,
+                    {0},
+                    "start from this mask CSV: BOSCH seeds stage 3 and its refinement with it (not the\n"
+                    "baselines; docs/search.md \"Starting from a mask\")"},
     [SOPT_ACCEPT_K] = {"--accept-k",
                        "K",
                        K_REAL,
@@ -159,6 +168,18 @@ int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, 
         rc = base_parse_choice(v, s->choices, n_choices(s), &idx, err, errlen);
         o->num[id] = idx;
         break;
+    case K_MASK: {
+        attn_mask m = {0};
+        search_config c;
+        rc = csv_mask_load(v ? v : "", &m, NULL, err, errlen);
+        if (rc == 0) rc = search_start_set(&c, &m, err, errlen);
+        mask_free(&m);
+        if (rc == 0) {
+            o->start_layers = c.start_layers, o->start_heads = c.start_heads;
+            memcpy(o->start_swa, c.start_swa, sizeof o->start_swa);
+        }
+        break;
+    }
     case K_PINS:
         rc = id == SOPT_PINS
                  ? search_pins_read(o->pins, &o->n_pins, v ? v : "", err, errlen)
@@ -252,6 +273,8 @@ int search_opts_config(const search_opts *o, int n_ctx_train, search_config *cfg
     if (given(o, SOPT_STAGE1)) cfg->stage1_independent = (int)o->num[SOPT_STAGE1];
     cfg->n_pins = o->n_pins;
     memcpy(cfg->pins, o->pins, sizeof(search_pin) * (size_t)o->n_pins);
+    cfg->start_layers = o->start_layers, cfg->start_heads = o->start_heads;
+    memcpy(cfg->start_swa, o->start_swa, sizeof cfg->start_swa);
     if (check_lengths(o, cfg, err, errlen)) return -1;
     return search_config_check(cfg, err, errlen);
 }

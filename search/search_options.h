@@ -43,6 +43,7 @@ typedef enum {
     SOPT_FORCE_FULL,
     SOPT_FORCE_SWA,
     SOPT_PINS,
+    SOPT_START,
     SOPT_COUNT
 } search_opt_id;
 
@@ -68,6 +69,8 @@ typedef struct {
     char name[SOPT_COUNT][32]; /* SOPT_PRESET, SOPT_METHOD */
     int n_pins;                /* SOPT_FORCE_FULL, SOPT_FORCE_SWA, SOPT_PINS: the pinned heads, in order */
     search_pin pins[SEARCH_PINS_MAX];
+    int start_layers, start_heads; /* SOPT_START: the start mask (search.h search_config.start_*) */
+    uint8_t start_swa[SEARCH_START_MAX / 8];
 } search_opts;
 
 /* The options that pin heads (search.h search_config.pins). */
@@ -86,7 +89,8 @@ const char *search_opts_name(search_opt_id id);
  * capped|spec; --stage2 proportional|ranks; --stage1 cascade|independent; --granularity head|layer;
  * --race off|on|check; --accept-k a real in [0, 100]; --length2 0 or a token count in
  * [PROBE_MIN_LENGTH, 2^24]; --force-full and --force-swa a list of heads L.H,L.H (added to the
- * pins; repeated options add up); --pins a pin file (search_pins_read).
+ * pins; repeated options add up); --pins a pin file (search_pins_read); --start a mask CSV file
+ * (formats/csvio.h, its own shape: the search checks it against the model's).
  * 0, or -1 with
  * "bad value 'V' (need ...)" in err (the caller prefixes the option's name). */
 int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, size_t errlen);

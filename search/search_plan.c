@@ -149,6 +149,8 @@ static void add_stage3(search_plan *p, const plan_in *in) {
             "layer full and one full layer SWA, so %ld layers stay SWA. Moves with the largest stage-1 drops "
             "first; the first that improves is kept.",
             in->L, b, in->T / in->H);
+        if (c->start_layers > 0)
+            say(ph, " It starts from the start mask's whole SWA layers (as many as stage 2 made SWA).");
         return;
     }
     const unsigned keeps = c->stage3_scope ? SEARCH_KEEPS_BUCKET_TOTAL : SEARCH_KEEPS_LAYER_COUNTS;
@@ -167,9 +169,19 @@ static void add_stage3(search_plan *p, const plan_in *in) {
     else
         say(ph, "A move swaps one SWA head with one full head of the same layer, so every layer keeps the "
                 "number of SWA heads stage 2 gave it. ");
+    if (c->n_pins > 0)
+        say(ph,
+            "The %d pinned heads never move (each layer's count stays between its heads pinned SWA and "
+            "those not pinned full). ",
+            c->n_pins);
+    if (c->start_layers > 0)
+        say(ph, "Each layer starts from the start mask's SWA heads, as many as its count allows. ");
     if (c->stage1_singles)
         say(ph, "Moves in head-score order (the most important SWA head made full first); the first that "
                 "improves is kept. ");
+    else if (c->n_pins > 0)
+        say(ph, "Moves in random order, the first that improves kept (with pins a swap search over the free "
+                "heads: no restarts, no enumeration). ");
     else
         say(ph,
             "Moves in random order, the first that improves kept, then up to %d random restarts (every "
@@ -181,18 +193,19 @@ static void add_stage3(search_plan *p, const plan_in *in) {
 
 static void add_refine(search_plan *p, const plan_in *in) {
     const search_config *c = in->cfg;
-    const int starts = 1 + 2 + in->n_attn;
+    const int starts = 1 + 2 + in->n_attn + (c->start_layers > 0);
     search_plan_phase *ph = add(p, SEARCH_PHASE_REFINE_STARTS, 3, "refinement: start", SEARCH_UNIT_CANDIDATE,
                                 starts, starts, SEARCH_KEEPS_TOTAL);
     say(ph,
         "Picks the start of the refinement: the mask stage 3 ended with (scored here only if no group "
         "scored it), or better, a cut at the ratio of a static head ranking: the %ld least important KV "
-        "heads SWA by the head scores' drop, by their Fisher form%s. A cut equal to the stage-3 mask is "
+        "heads SWA by the head scores' drop, by their Fisher form%s%s. A cut equal to the stage-3 mask is "
         "not scored again; the best scored becomes the start.",
         in->T,
         in->n_attn == 2 ? ", by locality and by echo (from the model)"
         : in->n_attn    ? ", by echo"
-                        : "");
+                        : "",
+        c->start_layers > 0 ? "; or the start mask with its SWA heads first, cut to the same count" : "");
     const long swaps = c->refine_budget * (in->groups > 0 ? in->groups : 1) + 1;
     ph = add(p, SEARCH_PHASE_REFINE, 3, "refinement: swaps over all layers", SEARCH_UNIT_SWAP, (int)swaps,
              swaps, SEARCH_KEEPS_TOTAL);

@@ -99,6 +99,21 @@ static int header_kv(const char *k, const char *v, search_config *c, int *L, int
         snprintf(err, errlen, "%s: line %d: %s", path, line, why);
         return -1;
     }
+    if (!strcmp(k, "start")) { /* LAYERSxHEADS:DIGITS, a digit per KV head, 1 full, 0 SWA (search_io.c) */
+        int sl = 0, sh = 0, at = 0;
+        if (sscanf(v, "%dx%d:%n", &sl, &sh, &at) == 2 && sl > 0 && sh > 0 &&
+            (long)sl * sh <= SEARCH_START_MAX && strlen(v + at) == (size_t)sl * sh &&
+            strspn(v + at, "01") == (size_t)sl * sh) {
+            memset(c->start_swa, 0, sizeof c->start_swa);
+            c->start_layers = sl, c->start_heads = sh;
+            for (long u = 0; u < (long)sl * sh; u++)
+                if (v[at + u] == '0') c->start_swa[u / 8] |= (uint8_t)(1u << (u % 8));
+            return 0;
+        }
+        snprintf(err, errlen, "%s: line %d: start: need LAYERSxHEADS: and a 1 (full) or 0 (SWA) per KV head",
+                 path, line);
+        return -1;
+    }
     if (!strcmp(k, "pin_full") || !strcmp(k, "pin_swa")) {
         char why[256];
         if (search_pins_add_list(c->pins, &c->n_pins, v, k[4] == 's', why, sizeof why) == 0) return 0;
@@ -269,8 +284,12 @@ static int parse_header(state_reader *r, search_state_file *out, long *n_evals, 
         }
         r->buf[n - 1] = '\0';
         if (out->version == 2 && !strcmp(r->buf, "log")) break;
-        char k[64], v[256], extra[2];
-        if (n > 320 || sscanf(r->buf, "%63s %255s %1s", k, v, extra) != 2) {
+        /* the pins and the start mask are long lists (search_io.c), every other value is short */
+        const int long_value = !strncmp(r->buf, "pin_", 4) || !strncmp(r->buf, "start ", 6);
+        char v[16384];
+        char k[64], extra[2];
+        if (n > (long_value ? (ssize_t)sizeof v : 320) ||
+            sscanf(r->buf, "%63s %16383s %1s", k, v, extra) != 2) {
             snprintf(err, errlen, "%s: line %ld: expected 'KEY VALUE'", r->path, r->line);
             return -1;
         }

@@ -151,6 +151,13 @@ sed '/^log$/i pin_full 0.1' "${BOSCH_SOURCE_DIR:-.}/tests/fixtures/state_v2.txt"
 expect 1 "the search was made with pinned heads full [0.1] swa []; the pins given, full [0.2] swa [], differ" \
     search "$NOMODEL" --resume "$WORK/pinned" --force-full 0.2
 expect 1 "the pins given, full [] swa [0.1], differ" search "$NOMODEL" --resume "$WORK/pinned" --force-swa 0.1
+# --start: a mask file read before the model loads; the start is in the state, so --resume refuses it
+expect 2 "bosch search: --start: $WORK/no-start.csv: cannot open: No such file or directory" search "$NOMODEL" \
+    --ratio 0.5 --out "$WORK/o" --start "$WORK/no-start.csv"
+printf 'model,n_layer,n_head_kv,window,sinks,ratio,layer,kv_head,q_heads,attention\nm,1,1,64,0,1.000000,0,0,0,swa\n' \
+    >"$WORK/start1.csv"
+expect 2 "bosch search: --start cannot be combined with --resume" search "$NOMODEL" --resume "$WORK/pinned" \
+    --start "$WORK/start1.csv"
 expect 2 "bosch eval: --out: empty value (need a file name, or '-' for none)" eval "$NOMODEL" --out ''
 expect 2 "bosch eval: --mask: empty value (need a mask file)" eval "$NOMODEL" --mask ''
 # --window / --sinks: at most 2^24 tokens, and fewer than the calibration length

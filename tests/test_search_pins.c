@@ -1,4 +1,5 @@
-/* test_search_pins.c — pinned heads (search.h search_config.pins; docs/search.md "Pinned heads").
+/* test_search_pins.c — pinned heads (search.h search_config.pins; docs/search.md "Pinned heads")
+ * and the mask a search starts from (search_config.start_*; "Starting from a mask").
  *
  * Every method of the registry (BOSCH, its variants, every layer heuristic and static head
  * ranking) runs on a synthetic objective over a random-weight model of 6 layers x 3 KV heads (the
@@ -310,6 +311,236 @@ static void test_save_resume(void **state) {
     unlink(path);
 }
 
+/* ---- the start mask (search.h search_config.start_*; docs/search.md "Starting from a mask") ---- */
+
+typedef struct {
+    const attn_mask *start;
+    int first_in_group;  /* the next EVAL is the first of a stage-3 group */
+    int groups_checked;  /* groups whose first mask was compared */
+    int rows_from_start; /* layers of those whose row was the start's */
+    int rows_bad;        /* layers whose count the start fits but whose row was not the start's */
+    int start_scored;    /* a refinement start evaluated was the start mask */
+    const search_state *st;
+    uint8_t in_group[L]; /* the layers of the group being searched */
+    int enumerates;      /* the optimizer's stage 3 (no head scores) */
+    long budget;         /* its evaluations per group */
+} start_check;
+
+static void on_start_event(const search_event *ev, void *user) {
+    start_check *c = user;
+    if (ev->kind == SEARCH_EV_GROUP_START && ev->group >= 0) {
+        c->first_in_group = 1;
+        memset(c->in_group, 0, sizeof c->in_group);
+        for (int i = 0; i < ev->n_layers_in_group && ev->group_layers; i++)
+            c->in_group[ev->group_layers[i]] = 1;
+    }
+    if (ev->kind != SEARCH_EV_EVAL || !ev->mask || !ev->plan || ev->phase < 0) return;
+    const search_phase_kind k = ev->plan->phase[ev->phase].kind;
+    if (k == SEARCH_PHASE_REFINE_STARTS && !memcmp(ev->mask->z, c->start->z, L * H)) c->start_scored = 1;
+    if (k != SEARCH_PHASE_GROUPS || !c->first_in_group) return;
+    c->first_in_group = 0;
+    /* the paper's stage 3 (the optimizer, no head scores) enumerates every combination when they fit
+       the group's budget (optimizer.h): then nothing starts anywhere, and the start changes nothing */
+    if (c->enumerates) {
+        long space = 1;
+        for (int l = 0; l < L; l++) {
+            search_layer_info li;
+            search_layer_stats(c->st, l, &li);
+            if (c->in_group[l]) space *= li.n_swa == 1 || li.n_swa == 2 ? 3 : 1; /* C(3, n) */
+        }
+        if (space <= c->budget) return;
+    }
+    c->groups_checked++;
+    /* each layer of the group whose stage-2 count equals the start's starts from the start's row */
+    for (int l = 0; l < L; l++) {
+        search_layer_info li;
+        search_layer_stats(c->st, l, &li);
+        int n_start = 0, n_mask = 0, same = 1;
+        for (int h = 0; h < H; h++) {
+            n_start += mask_get(c->start, l, h) == ATTN_SWA;
+            n_mask += mask_get(ev->mask, l, h) == ATTN_SWA;
+            same &= mask_get(c->start, l, h) == mask_get(ev->mask, l, h);
+        }
+        if (!c->in_group[l] || n_start != li.n_swa) continue;
+        c->rows_from_start += same;
+        c->rows_bad += !same;
+    }
+}
+
+/* The start mask of these tests: the T dearest heads SWA (the worst choice on the synthetic
+ * objective), T = round(0.5 * 18) = 9. */
+static void dear_start(attn_mask *m) {
+    mask_init(m, L, H, 16, 0, ATTN_FULL);
+    for (int c = 0; c < 9; c++) {
+        int best = -1;
+        for (int u = 0; u < L * H; u++)
+            if (m->z[u] == ATTN_FULL && (best < 0 || weight(u) > weight(best))) best = u;
+        m->z[best] = ATTN_SWA;
+    }
+}
+
+/* The start mask for a run of cfg: the run without a start gives each layer's stage-2 count (stage 2
+ * is the same with one); each layer's that many dearest heads go SWA (the worst choice there, where
+ * stage 3 alone would start from the cheapest). */
+static void dear_start_for(const search_config *cfg0, attn_mask *m) {
+    search_config cfg = *cfg0;
+    cfg.start_layers = 0;
+    search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+    search_state *st;
+    char err[512];
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
+    mask_init(m, L, H, 16, 0, ATTN_FULL);
+    for (int l = 0; l < L; l++) {
+        search_layer_info li;
+        search_layer_stats(st, l, &li);
+        for (int c = 0; c < li.n_swa; c++) {
+            int best = -1;
+            for (int h = 0; h < H; h++)
+                if (mask_get(m, l, h) == ATTN_FULL && (best < 0 || weight(l * H + h) > weight(l * H + best)))
+                    best = h;
+            mask_set(m, l, best, ATTN_SWA);
+        }
+    }
+    search_free(st);
+}
+
+/* BOSCH and every head-level variant start stage 3 from the start mask: the first mask of each group
+ * has the start's row in every layer of the group (the start has each layer's stage-2 count); with a
+ * refinement the start mask (at the target: the counts add up to it) is one of the starts scored;
+ * the final mask has the target count. */
+static void test_start_seeds_bosch(void **state) {
+    (void)state;
+    int opt_checked = 0; /* variants of the optimizer's stage 3 whose start was seen */
+    for (int i = 0; search_variant_name(i); i++) {
+        search_config cfg;
+        config(&cfg, search_variant_name(i), 0.5);
+        if (cfg.method != SEARCH_METHOD_BOSCH || cfg.granularity != SEARCH_GRANULARITY_HEAD) continue;
+        cfg.n_pins = 0;
+        attn_mask start;
+        dear_start_for(&cfg, &start);
+        char err[512];
+        assert_int_equal(search_start_set(&cfg, &start, err, sizeof err), 0);
+        search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+        static start_check c;
+        memset(&c, 0, sizeof c);
+        c.start = &start;
+        c.enumerates = !cfg.stage1_singles;
+        c.budget = cfg.stage3_budget_per_group;
+        search_state *st;
+        assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, on_start_event, &c, err, sizeof err), 0);
+        c.st = st;
+        assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
+        const char *name = search_variant_name(i);
+        if (c.enumerates && c.groups_checked == 0) { /* every group enumerated: nothing to see */
+            search_free(st);
+            mask_free(&start);
+            continue;
+        }
+        opt_checked += c.enumerates;
+        if (c.rows_bad)
+            fail_msg("%s: %d rows of a group's first mask were not the start's", name, c.rows_bad);
+        if (c.groups_checked == 0 || c.rows_from_start == 0)
+            fail_msg("%s: no layer started from the start mask", name);
+        if (cfg.refine_budget > 0 && !c.start_scored)
+            fail_msg("%s: the start mask was not a refinement start", name);
+        assert_int_equal(mask_count_swa(search_result_mask(st)), lround(0.5 * L * H));
+        const search_plan *p = search_get_plan(st);
+        for (int k = 0; k < p->n_phases; k++)
+            if (p->phase[k].kind == SEARCH_PHASE_GROUPS)
+                assert_non_null(strstr(p->phase[k].text, "starts from the start mask"));
+        search_free(st);
+        mask_free(&start);
+    }
+    assert_true(opt_checked > 0);
+}
+
+/* A layer-granularity start: bosch_layer's first stage-3 mask has the start's whole SWA layers. */
+static void test_start_layers(void **state) {
+    (void)state;
+    attn_mask start;
+    mask_init(&start, L, H, 16, 0, ATTN_FULL);
+    for (int h = 0; h < H; h++)
+        mask_set(&start, 1, h, ATTN_SWA), mask_set(&start, 4, h, ATTN_SWA), mask_set(&start, 5, h, ATTN_SWA);
+    search_config cfg;
+    config(&cfg, "bosch_layer", 0.5);
+    cfg.n_pins = 0;
+    char err[512];
+    assert_int_equal(search_start_set(&cfg, &start, err, sizeof err), 0);
+    search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+    static start_check c;
+    memset(&c, 0, sizeof c);
+    c.start = &start;
+    search_state *st;
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, on_start_event, &c, err, sizeof err), 0);
+    c.st = st;
+    /* run to the first stage-3 evaluation: its mask is the start (3 whole layers, as stage 2 makes) */
+    const attn_mask *first = NULL;
+    while (search_step(st, err, sizeof err) == 0) {
+        const search_plan *p = search_get_plan(st);
+        if (p->phase[p->cur].kind == SEARCH_PHASE_GROUPS && p->phase[p->cur].evals_done == 1) {
+            first = search_last_mask(st);
+            break;
+        }
+    }
+    assert_non_null(first);
+    assert_memory_equal(first->z, start.z, L * H);
+    search_free(st);
+    mask_free(&start);
+}
+
+static void test_start_refusals_and_resume(void **state) {
+    (void)state;
+    attn_mask start, small;
+    dear_start(&start);
+    mask_init(&small, L - 1, H, 16, 0, ATTN_FULL);
+    search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+    search_state *a, *b;
+    char err[512];
+    search_config cfg;
+    /* a baseline cannot use one */
+    config(&cfg, "fisher", 0.5);
+    assert_int_equal(search_start_set(&cfg, &start, err, sizeof err), 0);
+    assert_false(search_start_usable(&cfg));
+    assert_int_equal(search_create(&a, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
+    assert_string_equal(err,
+                        "search: fisher cannot start from a mask: a static ranking's mask comes from its "
+                        "ranking alone (BOSCH and its variants can)");
+    config(&cfg, "bme", 0.5);
+    assert_int_equal(search_start_set(&cfg, &start, err, sizeof err), 0);
+    assert_int_equal(search_create(&a, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "a layer heuristic's mask comes from its pattern alone"));
+    /* another shape */
+    config(&cfg, "bosch", 0.5);
+    assert_int_equal(search_start_set(&cfg, &small, err, sizeof err), 0);
+    assert_int_equal(search_create(&a, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
+    assert_string_equal(err, "search: the start mask has 5 layers x 3 KV heads, the model 6 x 3");
+    /* saved in the state (with the pins), resumed to the uninterrupted run's mask */
+    assert_int_equal(search_start_set(&cfg, &start, err, sizeof err), 0);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/test_search_start.%d.state", (int)getpid());
+    assert_int_equal(search_create(&a, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_run(a, NULL, err, sizeof err), 1);
+    assert_int_equal(search_create(&b, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    for (int i = 0; i < 45; i++) assert_true(search_step(b, err, sizeof err) >= 0);
+    assert_int_equal(search_save(b, path, err, sizeof err), 0);
+    search_free(b);
+    search_config back;
+    assert_int_equal(search_load_config(path, &back, err, sizeof err), 0);
+    assert_int_equal(back.start_layers, L);
+    assert_int_equal(back.start_heads, H);
+    assert_memory_equal(back.start_swa, cfg.start_swa, sizeof cfg.start_swa);
+    assert_true(search_pins_equal(&back, &cfg));
+    assert_int_equal(search_load(&b, path, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_run(b, NULL, err, sizeof err), 1);
+    assert_memory_equal(search_result_mask(a)->z, search_result_mask(b)->z, L * H);
+    search_free(a);
+    search_free(b);
+    unlink(path);
+    mask_free(&start);
+    mask_free(&small);
+}
+
 static int setup(void **state) {
     (void)state;
     mkmodel_shape s = {.n_layer = L,
@@ -348,9 +579,15 @@ static int teardown(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse),       cmocka_unit_test(test_cut_by_hand),
-        cmocka_unit_test(test_pins_matter), cmocka_unit_test(test_every_method_keeps_pins),
-        cmocka_unit_test(test_refusals),    cmocka_unit_test(test_save_resume),
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_cut_by_hand),
+        cmocka_unit_test(test_pins_matter),
+        cmocka_unit_test(test_every_method_keeps_pins),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_save_resume),
+        cmocka_unit_test(test_start_seeds_bosch),
+        cmocka_unit_test(test_start_layers),
+        cmocka_unit_test(test_start_refusals_and_resume),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -91,6 +91,8 @@ for _ in $(seq 1 32); do
     for _ in $(seq 1 100); do [[ "$(field)" != "$cur" ]] && break; sleep 0.1; done
 done
 wait_for $S 'pinned \(F\): 1 full, 1 SWA' 10 && pass "the form says what is pinned" || fail "form pins line"
+screen $S | grep -Eq 'start from +< nothing \(a baseline cannot use a mask\) >' &&
+    pass "the form's start-from field says a baseline cannot use the working mask" || fail "start-from field"
 T send-keys -t $S Enter
 wait_for $S '\[done\]' 300 && pass "locality ran with the pins" || fail "locality did not finish"
 wait_for $S 'ρ 0.500: 45/90 KV heads SWA' 30 && pass "the final mask has 45 of 90 SWA heads" || fail "ratio line"

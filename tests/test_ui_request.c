@@ -281,7 +281,13 @@ static void test_search_control(void **st) {
     key(u, KEY_RIGHT);
     key(u, KEY_LEFT);
     assert_int_equal(u->form_granularity, 1);
-    key(u, '\t'); /* back to the ratio: five fields */
+    key(u, '\t'); /* start from: nothing, then the working mask (BOSCH can use it) */
+    assert_int_equal(u->form_field, 5);
+    assert_int_equal(u->form_start, 0);
+    key(u, KEY_RIGHT);
+    assert_int_equal(u->form_start, 1);
+    assert_true(ui_form_start_usable(u));
+    key(u, '\t'); /* back to the ratio: six fields */
     assert_int_equal(u->form_field, 0);
     c = key(u, KEY_ENTER);
     assert_int_equal(u->mode, UI_NORMAL);
@@ -300,6 +306,24 @@ static void test_search_control(void **st) {
     assert_int_equal(cfg.method, SEARCH_METHOD_BOSCH);
     assert_int_equal(cfg.granularity, SEARCH_GRANULARITY_LAYER);
     assert_int_equal(cfg.stage1_independent, 1);
+    /* the working mask is the start: L29 kv0, toggled above, SWA, the rest full (--start) */
+    assert_true(c.req.opts.given & SOPT_BIT(SOPT_START));
+    assert_int_equal(cfg.start_layers, L);
+    assert_int_equal(cfg.start_heads, H);
+    assert_int_equal(search_start_swa(&cfg, L - 1, 0), 1);
+    assert_int_equal(search_start_swa(&cfg, L - 1, 1), 0);
+    assert_int_equal(search_start_swa(&cfg, 0, 0), 0);
+    /* a static ranking cannot use it: the form greys the field and sends no start */
+    const int method_i = u->form_method_i;
+    while (strcmp(ui_form_method(u), "fisher")) u->form_method_i++;
+    assert_false(ui_form_start_usable(u));
+    u->mode = UI_START;
+    u->form_granularity = 0; /* whole layers are BOSCH's */
+    ui_cmd fc = key(u, KEY_ENTER);
+    assert_int_equal(fc.kind, UI_CMD_START_SEARCH);
+    assert_false(fc.req.opts.given & SOPT_BIT(SOPT_START));
+    assert_int_equal(fc.req.opts.start_layers, 0);
+    u->form_method_i = method_i, u->form_granularity = 1;
     int undo_before = u->undo_n;
     ui_cmd_done(u, &c, 0);
     assert_int_equal(u->follow, 1);

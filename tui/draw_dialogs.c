@@ -159,30 +159,47 @@ static void draw_start(ui_state *u) {
     else
         snprintf(win, sizeof win, "%d tokens (yours; %s's: %d)", u->form_window, ui_presets[u->form_preset_i],
                  preset_w);
-    const char *vals[5] = {ratio, ui_presets[u->form_preset_i], win, ui_form_method(u),
-                           u->form_granularity ? "whole layers" : "KV heads"};
-    const char *names[5] = {"ratio (SWA share)", "preset (budget)", "window W", "method", "granularity"};
-    for (int f = 0; f < 5; f++) {
+    const int usable = ui_form_start_usable(u);
+    const char *vals[6] = {ratio,
+                           ui_presets[u->form_preset_i],
+                           win,
+                           ui_form_method(u),
+                           u->form_granularity ? "whole layers" : "KV heads",
+                           !usable         ? "nothing (a baseline cannot use a mask)"
+                           : u->form_start ? "the working mask"
+                                           : "nothing"};
+    const char *names[6] = {"ratio (SWA share)", "preset (budget)", "window W", "method",
+                            "granularity",       "start from"};
+    for (int f = 0; f < 6; f++) {
         int sel = f == u->form_field;
-        draw_text(r.y + 2 + f, x, 20, sel ? A_BOLD : A_NORMAL, "%s %s", sel ? ">" : " ", names[f]);
-        draw_text(r.y + 2 + f, x + 21, w - 21, sel ? (A_REVERSE | A_BOLD) : A_NORMAL, " < %s > ", vals[f]);
+        const int grey = f == 5 && !usable; /* a static ranking or layer heuristic: no start */
+        draw_text(r.y + 2 + f, x, 20,
+                  grey  ? ui_attr(u, PAIR_DIM, A_DIM)
+                  : sel ? (int)A_BOLD
+                        : (int)A_NORMAL,
+                  "%s %s", sel ? ">" : " ", names[f]);
+        draw_text(r.y + 2 + f, x + 21, w - 21,
+                  grey  ? ui_attr(u, PAIR_DIM, A_DIM) | (sel ? A_REVERSE : 0)
+                  : sel ? (A_REVERSE | A_BOLD)
+                        : A_NORMAL,
+                  " < %s > ", vals[f]);
     }
     static const char *const preset_help[] = {
         "tiny: 4 calibration probes x 512 tokens",
         "default: 8 calibration probes x 1024 tokens",
         "paper: 64 calibration probes at the full context; meant for a GPU",
     };
-    draw_text(r.y + 7, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "%s", preset_help[u->form_preset_i]);
+    draw_text(r.y + 8, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "%s", preset_help[u->form_preset_i]);
     search_plan plan;
     search_config cfg;
     const int H = u->snap.hp.n_head_kv, LH = u->snap.hp.n_layer * H;
     if (ui_form_plan(u, &plan, &cfg) != 0) {
-        draw_text(r.y + 8, x, w, ui_attr(u, PAIR_BAD, A_BOLD),
+        draw_text(r.y + 9, x, w, ui_attr(u, PAIR_BAD, A_BOLD),
                   u->n_pin ? "A field is out of range or the pins (F) cannot be kept (Enter says why)."
                            : "A field is out of range (Enter says which).");
     } else {
         if (u->form_granularity && H > 0)
-            draw_text(r.y + 8, x, w, A_NORMAL, "%ld of %d layers (all their KV heads) will become SWA.",
+            draw_text(r.y + 9, x, w, A_NORMAL, "%ld of %d layers (all their KV heads) will become SWA.",
                       plan.target_swa / H, u->snap.hp.n_layer);
         else if (cfg.n_pins > 0) {
             char f[64], s[64];
@@ -190,24 +207,24 @@ static void draw_start(ui_state *u) {
             for (int i = 0; i < cfg.n_pins; i++) cfg.pins[i].swa ? ns++ : nf++;
             snprintf(f, sizeof f, "%d full", nf);
             snprintf(s, sizeof s, "%d SWA", ns);
-            draw_text(r.y + 8, x, w, A_NORMAL, "%ld of %d KV heads will become SWA; pinned (F): %s, %s.",
+            draw_text(r.y + 9, x, w, A_NORMAL, "%ld of %d KV heads will become SWA; pinned (F): %s, %s.",
                       plan.target_swa, LH, f, s);
         } else
-            draw_text(r.y + 8, x, w, A_NORMAL, "%ld of %d KV heads will become SWA.", plan.target_swa, LH);
+            draw_text(r.y + 9, x, w, A_NORMAL, "%ld of %d KV heads will become SWA.", plan.target_swa, LH);
         const double sec = ui_form_seconds(u, &plan, &cfg);
         char t[32];
         progress_fmt_duration(sec, t, sizeof t);
         if (isfinite(sec))
-            draw_text(r.y + 9, x, w, A_NORMAL,
+            draw_text(r.y + 10, x, w, A_NORMAL,
                       "%d phases, at most %ld evaluations: about %s (%.2f s/eval measured)", plan.n_phases,
                       plan.evals_planned, t, progress_sec_per_eval(&u->snap.progress));
         else
-            draw_text(r.y + 9, x, w, A_NORMAL,
+            draw_text(r.y + 10, x, w, A_NORMAL,
                       "%d phases, at most %ld evaluations (time: measured once one runs)", plan.n_phases,
                       plan.evals_planned);
     }
     if (ui_search_unsaved(u))
-        draw_text(r.y + 10, x, w, ui_attr(u, PAIR_BAD, A_BOLD),
+        draw_text(r.y + 11, x, w, ui_attr(u, PAIR_BAD, A_BOLD),
                   "Replaces the current search (%ld evals, not exported).", u->snap.n_evals);
     draw_text(r.y + r.h - 2, x, w, A_BOLD, "Enter start   Esc cancel   Up/Down field   Left/Right value");
 }

@@ -67,7 +67,7 @@
     R(QUERY_VIEW,        "view",          0,              ui_act_query_view,    NONE)    \
     R(STAT_VIEW,         "stat_view",     0,              ui_act_query_view,    NONE)    \
     R(HEAT,              "heat",          0,              ui_act_heat,          NONE)    \
-    R(PIN,               "pin",           0,              ui_act_pin,           NONE)    \
+    R(PIN_HEAD,          "pin_head",      0,              ui_act_pin_head,      NONE)    \
     R(CONTEXT,           "context",       0,              ui_act_context,       NONE)    \
     R(COMPARE_OPEN,      "compare",       0,              ui_act_prompt,        NONE)    \
     R(COMPARE_DIFF,      "diff",          0,              ui_act_compare_diff,  NONE)    \
@@ -141,11 +141,11 @@
     K('/',         JUMP,             N, "/",      NULL, NULL)                                         \
     K(KEY_F(3),    JUMP,             N, "F3",     NULL, NULL) /* htop's F3 is its search */           \
     K(':',         COMMAND,          N, ":",      NULL, NULL)                                         \
-    K('g',         QUERY_VIEW,       N, "g",      "query heads / KV ctx / w r bars / heat by score / pin", "g:view") \
+    K('g',         QUERY_VIEW,       N, "g",      "query heads / KV ctx / w r bars / heat map / pin head", "g:view") \
     K('c',         CONTEXT,          N, "c",      NULL, "c:ctx")                                      \
     K('b',         STAT_VIEW,        N, "b",      NULL, NULL)                                         \
     K('H',         HEAT,             N, "H",      NULL, NULL)                                         \
-    K('F',         PIN,              N, "F",      NULL, NULL)                                         \
+    K('F',         PIN_HEAD,         N, "F",      NULL, NULL)                                         \
     K('C',         COMPARE_OPEN,     N, "C",      "compare folder / diff on-off / pinned vs working", NULL) \
     K('D',         COMPARE_DIFF,     N, "D",      NULL, NULL)                                         \
     K('=',         PIN_VIEW,         N, "=",      NULL, NULL)                                         \

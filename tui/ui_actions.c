@@ -244,7 +244,7 @@ ui_cmd ui_act_heat(ui_state *u, ui_request req, int ch) {
 /* F: the cursor's head pinned full, then SWA, then free (a constraint of every later search, the
  * start form passes it as --force-full / --force-swa). Pinning puts the head so in the working
  * mask too (an edit: u undoes the mask, not the pin), so the grid and the pin agree. */
-ui_cmd ui_act_pin(ui_state *u, ui_request req, int ch) {
+ui_cmd ui_act_pin_head(ui_state *u, ui_request req, int ch) {
     (void)req, (void)ch;
     const int i = u->cur_layer * u->mask.n_head_kv + u->cur_head;
     const uint8_t next = (uint8_t)((u->pin[i] + 1) % 3);

@@ -9,6 +9,7 @@
 
 #include "probes.h"
 #include "search.h"
+#include "search_methods.h"
 #include "search_options.h"
 #include "ui_internal.h"
 
@@ -17,7 +18,8 @@ const int ui_n_ratios = 4;
 const char *const ui_presets[] = {"tiny", "default", "paper"};
 const int ui_n_presets = 3;
 
-#define FORM_FIELDS 5                          /* ratio, preset, window, method, granularity */
+#define FORM_FIELDS 6 /* ratio, preset, window, method, granularity, start from */
+#define FORM_OPTS 5   /* the fields that are options of the table (the start is the working mask) */
 #define FORM_MAX_WINDOW SEARCH_OPTS_MAX_TOKENS /* typing stops there; the table checks the range */
 
 static int n_methods(void) {
@@ -29,6 +31,11 @@ static int n_methods(void) {
 const char *ui_form_method(const ui_state *u) {
     const char *m = search_variant_name(u->form_method_i);
     return m ? m : "bosch";
+}
+
+int ui_form_start_usable(const ui_state *u) {
+    const search_method_info *m = search_method_row(search_method_find(ui_form_method(u)));
+    return m && m->kind == SEARCH_KIND_SEARCH;
 }
 
 int ui_form_preset_window(const ui_state *u, int preset_i) {
@@ -73,24 +80,35 @@ static void form_step(ui_state *u, int d) {
     }
     if (u->form_field == 3) u->form_method_i = (u->form_method_i + d + n_methods()) % n_methods();
     if (u->form_field == 4) u->form_granularity = !u->form_granularity; /* two values: heads, layers */
+    if (u->form_field == 5) u->form_start = !u->form_start;             /* nothing, the working mask */
 }
 
 /* The form's fields as `bosch search` options into *o, parsed by the same table
  * (search_options.h); 0, or -1 with the field's message in err. */
 static int form_opts(const ui_state *u, search_opts *o, char *err, size_t errlen) {
-    char text[FORM_FIELDS][32], e[256];
-    const search_opt_id ids[FORM_FIELDS] = {SOPT_RATIO, SOPT_PRESET, SOPT_WINDOW, SOPT_METHOD,
-                                            SOPT_GRANULARITY};
+    char text[FORM_OPTS][32], e[256];
+    const search_opt_id ids[FORM_OPTS] = {SOPT_RATIO, SOPT_PRESET, SOPT_WINDOW, SOPT_METHOD,
+                                          SOPT_GRANULARITY};
     snprintf(text[0], sizeof text[0], "%.17g", u->form_ratio);
     snprintf(text[1], sizeof text[1], "%s", ui_presets[u->form_preset_i]);
     snprintf(text[2], sizeof text[2], "%d", u->form_window);
     snprintf(text[3], sizeof text[3], "%s", ui_form_method(u));
     snprintf(text[4], sizeof text[4], "%s", u->form_granularity ? "layer" : "head");
-    for (int i = 0; i < FORM_FIELDS; i++)
+    for (int i = 0; i < FORM_OPTS; i++)
         if (search_opts_set(o, ids[i], text[i], e, sizeof e)) {
             snprintf(err, errlen, "%s: %s", search_opts_name(ids[i]), e);
             return -1;
         }
+    /* the working mask as the start (--start), for a method that can use one */
+    if (u->form_start && ui_form_start_usable(u) &&
+        (long)u->mask.n_layer * u->mask.n_head_kv <= SEARCH_START_MAX) {
+        const int n = u->mask.n_layer * u->mask.n_head_kv;
+        memset(o->start_swa, 0, sizeof o->start_swa);
+        o->start_layers = u->mask.n_layer, o->start_heads = u->mask.n_head_kv;
+        for (int i = 0; i < n; i++)
+            if (u->mask.z[i] == ATTN_SWA) o->start_swa[i / 8] |= (uint8_t)(1u << (i % 8));
+        o->given |= SOPT_BIT(SOPT_START);
+    }
     /* the pinned heads (F), as --force-full / --force-swa would give them */
     const int H = u->mask.n_head_kv;
     for (int i = 0; i < u->mask.n_layer * H && o->n_pins < SEARCH_PINS_MAX; i++)

@@ -55,6 +55,9 @@ void ui_form_open(ui_state *u);
 ui_cmd ui_form_apply(ui_state *u, ui_request req, int ch);
 /* The method of the form (search_variant_name(u->form_method_i)). */
 const char *ui_form_method(const ui_state *u);
+/* 1 when the form's method can start from the working mask (BOSCH and its variants; a baseline's
+ * mask comes from its pattern or ranking alone: the form greys the field). */
+int ui_form_start_usable(const ui_state *u);
 /* The window preset i gives the model (the probes' default when it cannot be applied), tokens. */
 int ui_form_preset_window(const ui_state *u, int preset_i);
 /* The plan the form's search would publish (search_plan_make on the configuration `bosch search`

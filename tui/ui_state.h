@@ -74,9 +74,10 @@ typedef struct {
     int form_field, form_preset_i, form_window; /* UI_START */
     double form_ratio;                          /* UI_START: the ratio (ui_ratios, or :ratio's) */
     int form_granularity;                       /* UI_START: 0 heads, 1 whole layers */
-    int form_window_set;                        /* UI_START: the window is the user's, not the preset's
-                                                   (a preset change keeps it) */
-    int help_page;                              /* UI_HELP: 0 keys and colours, 1 the : commands */
+    int form_start;      /* UI_START: 1 start from the working mask (search.h search_config.start_*) */
+    int form_window_set; /* UI_START: the window is the user's, not the preset's
+                            (a preset change keeps it) */
+    int help_page;       /* UI_HELP: 0 keys and colours, 1 the : commands */
     prompt_kind prompt;
     char input[256];
     int input_len;
