@@ -1005,6 +1005,15 @@ static void test_issue28_defects(void **st) {
     assert_int_equal(u->pin_making, 0);
     assert_string_equal(u->cmp_name, "bme");
     assert_int_equal(ex_mask_count_swa(&u->cmp_mask), 45);
+    /* a compare folder's method pinned (C, Enter) while a baseline is made: that one is dropped */
+    key(u, ':');
+    type_line(u, "pin fisher");
+    assert_int_equal(u->pin_making, 1);
+    u->cmp_mask = u->mask, u->have_cmp = 1;
+    c = ui_pin_refresh(u);
+    assert_int_equal(c.kind, UI_CMD_PIN);
+    ui_cmd_done(u, &c, 0);
+    assert_int_equal(u->pin_making, 0);
     /* a file: read by the worker, then pinned under its name */
     key(u, ':');
     c = type_line(u, "pin runs/a mask.csv");
