@@ -24,6 +24,9 @@ command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 77; 
 S=pin
 T new-session -d -s $S -x 80 -y 24 "cd '$WORK' && env TERM=$TT '$BIN' '$MODEL' --ctx 512; echo EXIT=\$?; sleep 600"
 wait_for $S '\[ready\]' 180 || { echo "FAIL: the model never loaded"; exit 1; }
+# the tiny preset's window (the working mask starts with the form's, the demo preset's W 32)
+T send-keys -t $S ':' && T send-keys -t $S 'window 64' Enter
+wait_for $S 'W 64' 10 || fail ":window 64"
 
 # The working mask: layer 29 (the cursor's) all SWA; exported for bosch eval.
 T send-keys -t $S T
