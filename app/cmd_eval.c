@@ -28,6 +28,7 @@
 #include "kv_cache.h"
 #include "mask.h"
 #include "model.h"
+#include "parse.h"
 #include "probe_score.h"
 #include "probes.h"
 #include "results.h"
@@ -62,8 +63,8 @@ static void eval_usage(FILE *f) {
             "  --window W         SWA window, tokens (default: the mask file's, else %d)\n"
             "  --sinks S          sink tokens visible to SWA heads (default: the mask file's, else %d)\n"
             "  --keys K           needles of niah_multikey (default: 4)\n"
-            "  --split NAME       heldout (default) or calibration\n"
-            "  --seed N           probe seed (default: %u held-out, %u calibration)\n"
+            "  --split NAME       heldout (default), calibration or validation\n"
+            "  --seed N           probe seed (default: %u held-out, %u calibration, %u validation)\n"
             "  --no-chat          plain prompts instead of the chat template\n"
             "  --method NAME      method column of the CSV (default: full, all_swa or the mask file)\n"
             "  --out FILE         results CSV (default: eval_results.csv; '-' for none)\n"
@@ -83,7 +84,8 @@ static void eval_usage(FILE *f) {
             "  (task, length) cell's samples are cut into N ranges, one per rank (the same results)\n",
             probe_task_name(PROBE_DEFAULT_TASK), haystack_kind_name(PROBE_DEFAULT_HAYSTACK),
             PROBE_DEFAULT_LENGTH, PROBE_DEFAULT_SAMPLES, PROBE_DEFAULT_WINDOW, PROBE_DEFAULT_SINKS,
-            PROBE_DEFAULT_HELDOUT_SEED, PROBE_DEFAULT_CALIB_SEED, cli_dist_usage_timeout);
+            PROBE_DEFAULT_HELDOUT_SEED, PROBE_DEFAULT_CALIB_SEED, PROBE_DEFAULT_VALID_SEED,
+            cli_dist_usage_timeout);
 }
 
 /* Upper limits of the numeric options (the messages quote the same constants). */
@@ -155,10 +157,19 @@ static int eval_option(cmd_env *e, void *opts, const char *a, const char *v) {
             rc = -1;
         }
     } else if (!strcmp(a, "--split")) {
-        int calib = 0;
-        rc = !strcmp(v, "calib") ? (calib = 1, 0)
-                                 : cli_parse_choice("eval", a, v, "heldout", "calibration", &calib);
-        o->split = calib ? PROBE_SPLIT_CALIBRATION : PROBE_SPLIT_HELDOUT;
+        /* validation: the split options and presets are chosen on (compare's, docs/search.md) */
+        static const char *const names[] = {"heldout", "calibration", "validation"};
+        static const probe_split splits[] = {PROBE_SPLIT_HELDOUT, PROBE_SPLIT_CALIBRATION,
+                                             PROBE_SPLIT_VALIDATION};
+        char why[256];
+        int idx = 0;
+        if (!strcmp(v, "calib"))
+            idx = 1;
+        else if (base_parse_choice(v, names, 3, &idx, why, sizeof why)) {
+            fprintf(stderr, "bosch eval: %s: %s\n", a, why);
+            rc = -1;
+        }
+        o->split = splits[idx];
     } else { /* --seed */
         unsigned long long seed = 0;
         rc = cli_parse_seed("eval", a, v, &seed);
@@ -263,7 +274,9 @@ static int eval_check(cmd_env *e, void *opts) {
         return 2;
     }
     if (!o->seed_set)
-        o->seed = o->split == PROBE_SPLIT_HELDOUT ? PROBE_DEFAULT_HELDOUT_SEED : PROBE_DEFAULT_CALIB_SEED;
+        o->seed = o->split == PROBE_SPLIT_HELDOUT      ? PROBE_DEFAULT_HELDOUT_SEED
+                  : o->split == PROBE_SPLIT_VALIDATION ? PROBE_DEFAULT_VALID_SEED
+                                                       : PROBE_DEFAULT_CALIB_SEED;
     char err[512];
     if (strcmp(o->out_path, "-") && write_results(o->out_path, NULL, 0, err, sizeof err)) {
         fprintf(stderr, "bosch eval: %s\n", err);

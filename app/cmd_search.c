@@ -1,6 +1,6 @@
 /* cmd_search.c — `bosch search`: run a BOSCH search (or a baseline) headless.
  *
- *   bosch search [MODEL] --ratio R --out DIR [--preset tiny|default|paper] [--method M]
+ *   bosch search [MODEL] --ratio R --out DIR [--preset tiny|demo|default|paper] [--method M]
  *                [--window W] [--sinks S] [--seed N] [--budget1 B] [--budget3 B] [--restarts K]
  *                [--buckets N] [--samples N] [--length T] [--delta cumulative|marginal]
  *                [--stage1-k capped|spec] [--stage2 proportional|ranks]

@@ -102,7 +102,7 @@ typedef struct {
 typedef struct {
     search_method method;
     double ratio;                 /* target ratio rho of SWA KV heads, in [0,1] */
-    char preset[16];              /* "tiny", "default", "paper" (informational once applied) */
+    char preset[16];              /* a search_preset_name (informational once applied) */
     int window;                   /* SWA window, tokens (>= 1) */
     int sinks;                    /* SWA sinks, tokens (>= 0) */
     uint64_t seed;                /* PRNG seed of the search (the calibration split has its own seed,
@@ -228,14 +228,31 @@ void search_config_set_granularity(search_config *cfg, search_granularity g);
  * static head rankings, those without evaluations first (locality, echo, ablation, fisher); NULL
  * for i < 0 or past the last. */
 const char *search_variant_name(int i);
-/* Apply a preset's window, budgets and calibration size (ratio, method, seed, sinks untouched):
- *   tiny:    4 samples x 512 tokens, window 64, stage-1 budget 3/layer, stage-3 budget 16/group,
- *            1 restart — a rho=0.5 search on SmolLM2-135M fits in ~10 min on 2 CPU cores.
- *   default: 8 samples x 1024 tokens, window 128, 3/layer, 60/group, 2 restarts.
- *   paper:   64 samples x n_ctx_train tokens, window = n_ctx/32, 6/layer, 200/group, 4 restarts.
- * n_ctx_train is the model's training context (0 = unknown: 8192 is used). 0, or -1 with a message
- * naming the unknown preset. */
+/* Apply a preset's window, budgets and calibration split (ratio, method, seed, sinks untouched):
+ *   tiny:    4 samples x 512 tokens, niah_single, window 64, stage-1 budget 3/layer, stage-3 budget
+ *            16/group, 1 restart (the CI's smallest search).
+ *   demo:    12 samples x 256 tokens, the three tasks mixed (calib_mix 1), window 32, 3/layer,
+ *            16/group, 1 restart: the explorer's default, chosen on the validation split so that a
+ *            rho = 0.5 search on SmolLM2-135M shows stage-1 drops above their paired noise in about
+ *            10 min on 2 CPU cores (docs/search.md "The demo preset").
+ *   default: 8 samples x 1024 tokens, niah_single, window 128, 3/layer, 60/group, 2 restarts.
+ *   paper:   64 samples x n_ctx_train tokens, niah_single, window = n_ctx/32, 6/layer, 200/group,
+ *            4 restarts.
+ * Every preset sets calib_mix and calib_tokens2 (0: one length). n_ctx_train is the model's training
+ * context (0 = unknown: 8192 is used). 0, or -1 with a message naming the unknown preset and listing
+ * the valid ones (err may be NULL). */
 int search_preset_apply(search_config *cfg, const char *preset, int n_ctx_train, char *err, size_t errlen);
+/* Name i of the presets, smallest first (tiny, demo, default, paper); NULL for i < 0 or past the
+ * last. Every list of presets (option help, messages, the explorer's form) reads this table. */
+const char *search_preset_name(int i);
+/* Index of preset `name` (case-sensitive), or -1. */
+int search_preset_find(const char *name);
+/* The preset names into buf, separated by ", " and by `last` before the last one (" or ", ", "):
+ * "tiny, demo, default or paper". Returns buf (truncated to len). */
+const char *search_preset_names(char *buf, size_t len, const char *last);
+/* One line for preset i, from its values (the explorer's start form): "demo: 12 probes x 256 tokens,
+ * 3 tasks, W 32; NOTE" (n_ctx_train as search_preset_apply). Returns buf ("" for no preset i). */
+const char *search_preset_describe(int i, int n_ctx_train, char *buf, size_t len);
 /* Check ranges (ratio in [0,1], window >= 1, sinks >= 0, budgets >= 1, n_buckets >= 2). */
 int search_config_check(const search_config *cfg, char *err, size_t errlen);
 

@@ -17,19 +17,13 @@ typedef struct {
     const char *name, *arg;
     opt_kind kind;
     long min, max;
-    const char *choices[3]; /* K_CHOICE, K_NAME (preset): the values accepted, in index order */
+    const char *choices[3]; /* K_CHOICE: the values accepted, in index order */
     const char *help;
 } opt_spec;
 
 static const opt_spec specs[SOPT_COUNT] = {
     [SOPT_RATIO] = {"--ratio", "R", K_REAL, 0, 1, {0}, "target ratio rho of SWA KV heads, in [0, 1]"},
-    [SOPT_PRESET] = {"--preset",
-                     "P",
-                     K_NAME,
-                     0,
-                     0,
-                     {"tiny", "default", "paper"},
-                     "tiny, default or paper: window, budgets, calibration size (docs/search.md)"},
+    [SOPT_PRESET] = {"--preset", "P", K_NAME, 0, 0, {0}, NULL /* the preset table's names (preset_help) */},
     [SOPT_METHOD] =
         {"--method", "M", K_NAME, 0, 0, {0}, NULL /* the method registry's names (method_help) */},
     [SOPT_WINDOW] =
@@ -189,8 +183,11 @@ int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, 
         search_config c;
         search_config_default(&c);
         char why[512];
-        if (id == SOPT_PRESET) {
-            rc = base_parse_choice(v, s->choices, n_choices(s), &idx, err, errlen);
+        if (id == SOPT_PRESET) { /* the preset table's names (search_preset_name) */
+            const char *names[16];
+            int n = 0;
+            while (n < 16 && search_preset_name(n)) names[n] = search_preset_name(n), n++;
+            rc = base_parse_choice(v, names, n, &idx, err, errlen);
         } else if (!v || strlen(v) >= sizeof o->name[id] || search_variant_apply(&c, v, why, sizeof why)) {
             base_seterr(err, errlen, "bad value '%s' (%s)", v ? v : "", v ? why : "need a method name");
             rc = -1;
@@ -301,6 +298,14 @@ static const char *method_help(char *buf, size_t len) {
     return buf;
 }
 
+/* --preset's help: the preset table's names (search_preset_names). */
+static const char *preset_help(char *buf, size_t len) {
+    char names[128];
+    snprintf(buf, len, "%s: window, budgets, calibration split (docs/search.md)",
+             search_preset_names(names, sizeof names, " or "));
+    return buf;
+}
+
 void search_opts_usage(FILE *f, unsigned which) {
     char methods[1024];
     for (int i = 0; i < SOPT_COUNT; i++) {
@@ -308,7 +313,9 @@ void search_opts_usage(FILE *f, unsigned which) {
         char head[32];
         snprintf(head, sizeof head, "%s %s", specs[i].name, specs[i].arg);
         fprintf(f, "  %-16s ", head);
-        const char *help = specs[i].help ? specs[i].help : method_help(methods, sizeof methods);
+        const char *help = specs[i].help      ? specs[i].help
+                           : i == SOPT_PRESET ? preset_help(methods, sizeof methods)
+                                              : method_help(methods, sizeof methods);
         for (const char *p = help; *p; p++) {
             fputc(*p, f);
             if (*p == '\n') fprintf(f, "  %-16s ", "");

@@ -84,14 +84,13 @@ const char *search_opts_name(search_opt_id id);
 
 /* Parse value v of option id into o (and mark it given). Ranges: --ratio [0, 1]; --window [1, 2^24];
  * --sinks [0, 2^24]; --seed any 64-bit unsigned; --budget1, --budget3, --samples >= 1; --restarts >= 0;
- * --buckets >= 2; --length a token count in [PROBE_MIN_LENGTH, 2^24]; --preset tiny, default or paper;
- * --method a search_variant_apply name; --calib single|mix; --delta cumulative|marginal; --stage1-k
- * capped|spec; --stage2 proportional|ranks; --stage1 cascade|independent; --granularity head|layer;
- * --race off|on|check; --accept-k a real in [0, 100]; --length2 0 or a token count in
- * [PROBE_MIN_LENGTH, 2^24]; --force-full and --force-swa a list of heads L.H,L.H (added to the
- * pins; repeated options add up); --pins a pin file (search_pins_read); --start a mask CSV file
- * (formats/csvio.h, its own shape: the search checks it against the model's).
- * 0, or -1 with
+ * --buckets >= 2; --length a token count in [PROBE_MIN_LENGTH, 2^24]; --preset a search_preset_name
+ * (tiny, demo, default or paper); --method a search_variant_apply name; --calib single|mix; --delta
+ * cumulative|marginal; --stage1-k capped|spec; --stage2 proportional|ranks; --stage1 cascade|independent;
+ * --granularity head|layer; --race off|on|check; --accept-k a real in [0, 100]; --length2 0 or a
+ * token count in [PROBE_MIN_LENGTH, 2^24]; --force-full and --force-swa a list of heads L.H,L.H
+ * (added to the pins; repeated options add up); --pins a pin file (search_pins_read); --start a mask
+ * CSV file (formats/csvio.h, its own shape: the search checks it against the model's). 0, or -1 with
  * "bad value 'V' (need ...)" in err (the caller prefixes the option's name). */
 int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, size_t errlen);
 

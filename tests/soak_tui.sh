@@ -32,7 +32,7 @@ wait_for soak '\[ready\]' 180 || { echo "FAIL: the model never loaded"; exit 1; 
 PID=$(pgrep -P "$(T display-message -p -t soak '#{pane_pid}')" | head -1)
 T send-keys -t soak s
 sleep 0.3
-T send-keys -t soak Enter
+T send-keys -t soak Down Left Enter # the tiny preset (the form's default is demo)
 wait_for soak '\[(preparing|searching)\]' 60 || { echo "FAIL: the search did not start"; exit 1; }
 
 # The key alphabet (tmux key names). Letters other than q / Q, digits, punctuation the keys use

@@ -2,7 +2,8 @@
 # test_cli.sh — input handling of the headless commands, through the built program:
 #  1. `bosch eval` takes MODEL anywhere among its options (first, middle, last), like the others;
 #  2. every numeric option of eval is refused just outside the range its message quotes and
-#     accepted at both ends of it (the message is the rule: no other hidden limit);
+#     accepted at both ends of it (the message is the rule: no other hidden limit); --split takes
+#     heldout, calibration or validation, and validation scores other samples than held-out;
 #  3. every comma-separated list option (eval, bench, compare) refuses an empty item ("X,", ",X",
 #     "X,,Y") and an empty list, naming the option and the text, and accepts a good list; and
 #     search / compare / eval refuse --ratio nan, inf or out of [0, 1], an empty --out / --resume /
@@ -85,6 +86,20 @@ expect 2 "--seed: bad value '-1' (need an integer in [0, 18446744073709551615])"
 run eval --seed 16777217 --samples 1 --lengths 256 --device cpu --quiet --out - "$MODEL"
 [[ $rc -eq 0 ]] && grep -q 'seed 16777217 ' "$WORK/out" && pass "eval runs with seed 2^24+1" ||
     fail "eval --seed 16777217 -> $rc"
+# --split: heldout, calibration or validation (the split options and presets are chosen on, seed 9012
+# as `bosch compare`'s validation cells); the held-out split's samples are others
+expect 2 "--split: bad value 'valid' (need heldout, calibration or validation)" eval "$NOMODEL" --split valid
+expect 1 "$NOMODEL" eval "$NOMODEL" --out - --split validation
+run eval --split validation --samples 2 --lengths 256 --device cpu --quiet --out - "$MODEL"
+cp "$WORK/out" "$WORK/valid.out"
+run eval --split heldout --samples 2 --lengths 256 --device cpu --quiet --out - "$MODEL"
+if grep -q 'split validation  seed 9012 ' "$WORK/valid.out" && grep -q 'split heldout  seed 5678 ' "$WORK/out" &&
+    [[ "$(awk '$1 == "niah_single" { print $4 }' "$WORK/valid.out")" != \
+        "$(awk '$1 == "niah_single" { print $4 }' "$WORK/out")" ]]; then # the score column
+    pass "eval --split validation scores the validation split (seed 9012), not the held-out one"
+else
+    fail "eval --split validation: $(head -2 "$WORK/valid.out")"
+fi
 # --lengths: token counts in [128, 2^24]
 expect 2 "--lengths: bad list '127' (item '127' is not a token count in [128, 16777216]" eval "$NOMODEL" --lengths 127
 expect 1 "$NOMODEL" eval "$NOMODEL" --out - --lengths 128,16384k

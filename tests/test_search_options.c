@@ -5,8 +5,10 @@
  *  2. search_opts_config builds the same configuration as the sequence of search.h calls the
  *     documentation gives (defaults, paper structure, preset, ratio, sizes, variant, structure
  *     options), written out here by hand as the reference;
- *  3. the --window / --sinks check against the calibration length, and the comparison's subset.
+ *  3. the --window / --sinks check against the calibration length, and the comparison's subset;
+ *  4. the presets (tiny, demo, default, paper): their values, names and help.
  */
+#define _GNU_SOURCE /* fmemopen */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -77,7 +79,7 @@ static void test_ranges(void **state) {
     assert_int_equal(set(&o, "--calib", "Mix", err, sizeof err), -1);
     assert_string_equal(err, "bad value 'Mix' (need single or mix)");
     assert_int_equal(set(&o, "--preset", "huge", err, sizeof err), -1);
-    assert_string_equal(err, "bad value 'huge' (need tiny, default or paper)");
+    assert_string_equal(err, "bad value 'huge' (need tiny, demo, default or paper)");
     assert_int_equal(set(&o, "--method", "nope", err, sizeof err), -1);
     assert_non_null(strstr(err, "bad value 'nope' ("));
     assert_int_equal(set(&o, "--method", "Fisher", err, sizeof err), 0); /* names parse case-insensitively */
@@ -218,6 +220,73 @@ static void test_race_and_length2(void **state) {
     assert_non_null(strstr(err, "--length2 8: bad value (need 0 or at least"));
 }
 
+/* Issue 28 item 2: the demo preset (docs/search.md "The demo preset") is a preset like the others:
+ * `--preset demo` parses, its values (written out here by hand from the doc's table) reach the
+ * configuration, options given after it win, every list of presets names it, and a preset applied
+ * after it leaves nothing of its calibration split. */
+static void test_presets(void **state) {
+    (void)state;
+    char err[512];
+    search_config cfg;
+    search_opts o = {0};
+    assert_int_equal(set(&o, "--preset", "demo", err, sizeof err), 0);
+    assert_int_equal(set(&o, "--ratio", "0.5", err, sizeof err), 0);
+    assert_int_equal(search_opts_config(&o, 8192, &cfg, err, sizeof err), 0);
+    assert_string_equal(cfg.preset, "demo");
+    assert_int_equal(cfg.calib_samples, 12);
+    assert_int_equal(cfg.calib_tokens, 256);
+    assert_int_equal(cfg.calib_mix, 1); /* niah_single, niah_multikey and passkey */
+    assert_int_equal(cfg.calib_tokens2, 0);
+    assert_int_equal(cfg.window, 32);
+    assert_int_equal(cfg.stage1_budget_per_layer, 3);
+    assert_int_equal(cfg.stage3_budget_per_group, 8); /* 16 per group, half to the refinement */
+    assert_int_equal(cfg.refine_budget, 8);
+    assert_int_equal(cfg.restarts, 1);
+    assert_int_equal(cfg.race, 1);
+    assert_int_equal(cfg.method, SEARCH_METHOD_BOSCH);
+    /* options after the preset win */
+    assert_int_equal(set(&o, "--calib", "single", err, sizeof err), 0);
+    assert_int_equal(set(&o, "--window", "64", err, sizeof err), 0);
+    assert_int_equal(search_opts_config(&o, 8192, &cfg, err, sizeof err), 0);
+    assert_int_equal(cfg.calib_mix, 0);
+    assert_int_equal(cfg.window, 64);
+    /* tiny after demo: tiny's split, single task (every preset sets calib_mix and calib_tokens2) */
+    search_config c;
+    search_config_default(&c);
+    assert_int_equal(search_preset_apply(&c, "demo", 8192, err, sizeof err), 0);
+    c.calib_tokens2 = 1024;
+    assert_int_equal(search_preset_apply(&c, "tiny", 8192, err, sizeof err), 0);
+    assert_int_equal(c.calib_samples, 4);
+    assert_int_equal(c.calib_mix, 0);
+    assert_int_equal(c.calib_tokens2, 0);
+    assert_int_equal(c.window, 64);
+    /* the lists: the table's order, in the option help, the refusals and the form's line */
+    const char *want[] = {"tiny", "demo", "default", "paper", NULL};
+    for (int i = 0; i < 5; i++) {
+        if (want[i]) {
+            assert_string_equal(search_preset_name(i), want[i]);
+            assert_int_equal(search_preset_find(want[i]), i);
+        } else {
+            assert_null(search_preset_name(i));
+        }
+    }
+    assert_int_equal(search_preset_find("Demo"), -1);
+    assert_int_equal(search_preset_apply(&c, "huge", 8192, err, sizeof err), -1);
+    assert_string_equal(err, "unknown preset 'huge' (valid: tiny, demo, default, paper)");
+    char buf[4096] = "";
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    assert_non_null(f);
+    search_opts_usage(f, SOPT_BIT(SOPT_PRESET));
+    fclose(f);
+    assert_non_null(strstr(buf, "--preset P       tiny, demo, default or paper: "));
+    char line[160];
+    assert_string_equal(search_preset_describe(1, 8192, line, sizeof line),
+                        "demo: 12 probes x 256 tokens, 3 tasks, W 32; drops above noise");
+    assert_string_equal(search_preset_describe(3, 8192, line, sizeof line),
+                        "paper: 64 probes x 8192 tokens, W 256; meant for a GPU");
+    assert_string_equal(search_preset_describe(4, 8192, line, sizeof line), "");
+}
+
 static void test_base_parsers(void **state) {
     (void)state;
     long x = 7;
@@ -246,6 +315,7 @@ int main(void) {
         cmocka_unit_test(test_ranges),       cmocka_unit_test(test_config_order),
         cmocka_unit_test(test_granularity),  cmocka_unit_test(test_length_checks),
         cmocka_unit_test(test_base_parsers), cmocka_unit_test(test_race_and_length2),
+        cmocka_unit_test(test_presets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -125,9 +125,14 @@ wait_for $S 'working mask = bosch' 5 && wait_for $S '6/90 KV heads SWA' 5 && pas
 T send-keys -t $S u
 wait_for $S '1/90 KV heads SWA' 5 && pass "u undoes the load" || fail "undo after load"
 
-# 5. Search: start (defaults: ratio 0.5, tiny preset), let it evaluate, pause, check the counter.
+# 5. Search: start (ratio 0.5, the tiny preset: one step left of the form's default, demo), let it
+#    evaluate, pause, check the counter.
 T send-keys -t $S s
 wait_for $S 'Start a search' 5 || fail "start form"
+wait_for $S 'preset \(budget\) +< demo >' 5 && pass "the start form defaults to the demo preset" ||
+    fail "start form: default preset"
+T send-keys -t $S Down Left Up # the preset field: tiny; back to the ratio
+wait_for $S 'preset \(budget\) +< tiny >' 5 || fail "start form: tiny"
 T send-keys -t $S Tab Tab Tab Tab Right # the granularity: whole layers, round(0.5 x 30) = 15 of them
 wait_for $S 'granularity +< whole layers >' 5 && wait_for $S '15 of 30 layers \(all their KV heads\) will become SWA' 5 &&
     pass "the start form offers whole layers" || fail "start form: granularity"
@@ -292,6 +297,7 @@ start layers 100 40 TERM=$TT
 if wait_for layers '\[ready\]' 180; then
     T send-keys -t layers s
     wait_for layers 'Start a search' 5 || fail "layers: start form"
+    T send-keys -t layers Down Left Up # the tiny preset (the form's default is demo)
     T send-keys -t layers Tab Tab Tab Tab Right Enter # the fifth field: granularity
     wait_for layers 'search: bosch by layers' 120 && pass "the explorer starts a layer-granularity search" ||
         fail "layers: no layer search in the log"

@@ -132,7 +132,7 @@ wait_for $S 'EXIT=0' 20 || fail "ascii quit"
 S=form
 start $S 80 24 "TERM=$TT"
 wait_for $S '\[ready\]' 180
-T send-keys -t $S s Down Down Down
+T send-keys -t $S s Down Left Down Down # the tiny preset (the form's default is demo), the method
 wait_for $S 'method +< bosch >' 5 || fail "form method field: bosch first"
 # Left from bosch walks the method registry backwards (the static rankings last): step to locality,
 # wherever a build's added rows put it
@@ -196,7 +196,7 @@ wait_for $S 'ρ 0.011: 1/90 KV heads SWA' 5 && pass "the undo history is back" |
 T send-keys -t $S u
 wait_for $S 'ρ 0.000: 0/90 KV heads SWA' 5 || fail "second undo"
 # a BOSCH search, paused, saved, reopened
-T send-keys -t $S s Enter
+T send-keys -t $S s Down Left Enter # the tiny preset
 wait_for $S '\[searching\]' 120 || fail "search start"
 poll_for evals_of $S '^([4-9]|[1-9][0-9]+)$' 300 || fail "no evaluations"
 T send-keys -t $S p

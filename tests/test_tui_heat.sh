@@ -81,7 +81,7 @@ screen $S | grep -Eq '^ *11  F█' && pass "the grid shows L11 kv0 pinned full (
 screen $S | grep -Eq '^ *14 \[S░\]' && pass "the grid shows L14 kv0 pinned SWA (S░)" ||
     fail "L14 row: $(screen $S | grep -E '^ *14 ')"
 screen $S | grep -q 'F S pinned' && pass "the legend names the pins" || fail "no pin legend"
-T send-keys -t $S s Down Down Down
+T send-keys -t $S s Down Left Down Down # the tiny preset (the form's default is demo), the method
 wait_for $S 'method +< bosch >' 10 || fail "form method field: bosch first"
 field() { screen $S | grep -Eo 'method +< [a-z_]+ >'; }
 for _ in $(seq 1 32); do

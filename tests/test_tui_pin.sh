@@ -10,7 +10,9 @@
 #   - held-out accuracy (hits of 8), its 95 % Wilson interval, the McNemar p against `bosch eval`
 #     of the two masks on the same held-out samples (8 x 512 tokens, the split `v` scores);
 #   - calibration S-hat against `bosch eval --split calibration` (4 x 512 tokens, the tiny
-#     preset's calibration split) of the mask, all full and all SWA (W 64).
+#     preset's calibration split) of the mask, all full and all SWA (W 64);
+#   - `:pin locality 0.25` after `:pin locality 0.5`: cut from the ranking made for 0.5, without an
+#     evaluation, and the mask `bosch search --method locality --ratio 0.25 --preset tiny` makes.
 # bosch eval prints no per-sample results, so the McNemar check needs one mask at 0 or 8 of 8
 # (then the discordant pairs follow from the two accuracies); the test says so if that premise
 # fails rather than passing without checking.
@@ -22,6 +24,9 @@ command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 77; 
 S=pin
 T new-session -d -s $S -x 80 -y 24 "cd '$WORK' && env TERM=$TT '$BIN' '$MODEL' --ctx 512; echo EXIT=\$?; sleep 600"
 wait_for $S '\[ready\]' 180 || { echo "FAIL: the model never loaded"; exit 1; }
+# the tiny preset's window (the working mask starts with the form's, the demo preset's W 32)
+T send-keys -t $S ':' && T send-keys -t $S 'window 64' Enter
+wait_for $S 'W 64' 10 || fail ":window 64"
 
 # The working mask: layer 29 (the cursor's) all SWA; exported for bosch eval.
 T send-keys -t $S T
@@ -140,6 +145,25 @@ T send-keys -t $S u ':' && T send-keys -t $S 'pin' Enter
 wait_for $S 'Pinned pinned vs working' 10 >/dev/null
 wait_for $S 'right only +0 +0' 300 && pass ":pin: a snapshot equal to the working mask, no discordant pair" ||
     fail "re-pin"
+# Another ratio of a baseline whose ranking was made is a cut of it, without an evaluation, and it
+# is the mask bosch search makes at that ratio.
+T send-keys -t $S T # the working mask: layer 29 SWA again
+T send-keys -t $S ':' && T send-keys -t $S 'pin locality 0.5' Enter
+wait_for $S 'vs locality: [0-9]+ differ' 600 >/dev/null || fail "the locality mask was never made"
+T send-keys -t $S ':' && T send-keys -t $S 'pin locality 0.25' Enter
+T send-keys -t $S '=' # the panel hidden: the log shows how the mask was made
+wait_for $S 'locality mask at rho 0.250 cut' 60 &&
+    pass ":pin locality 0.25 after 0.5: cut from the ranking, no evaluation" || fail "no cut from the ranking"
+(cd "$WORK" && "$BIN" search "$MODEL" --method locality --ratio 0.25 --preset tiny --out loc >loc.log 2>&1) ||
+    fail "bosch search --method locality: $(tail -3 "$WORK/loc.log")"
+ndiff=$(python3 - "$WORK/loc/mask.csv" "$WORK/working.csv" <<'EOF'
+import csv, sys
+m = [{(r["layer"], r["kv_head"]): r["attention"] for r in csv.DictReader(open(p))} for p in sys.argv[1:]]
+print(sum(m[0][k] != m[1][k] for k in m[0]))
+EOF
+)
+screen $S | grep -q "vs locality: $ndiff differ" && pass "the cut is bosch search's locality mask ($ndiff heads differ)" ||
+    fail "locality at 0.25: want $ndiff heads differing"
 T send-keys -t $S q
 wait_for $S 'EXIT=0' 60 && pass "exit status 0" || fail "exit status"
 if ((fails > 0)); then

@@ -73,7 +73,7 @@ fi
 if start search; then
     T send-keys -t search s
     wait_for search 'Start a search|ratio' 10 >/dev/null
-    T send-keys -t search Enter
+    T send-keys -t search Down Left Enter # the tiny preset (the form's default is demo)
     wait_for search '\[searching\]' 60 >/dev/null
     sleep 1.5
     T send-keys -t search q

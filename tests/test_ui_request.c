@@ -32,7 +32,7 @@ static ui_state *new_state(void) {
     u->undo = calloc(UI_UNDO, sizeof *u->undo);
     u->follow = 1;
     u->saved_evals = -1;
-    u->form_ratio = 0.5;
+    ui_form_init(u); /* as the explorer does: ratio 0.5, the demo preset */
     u->snap.phase = EX_READY;
     u->snap.hp.n_layer = L;
     u->snap.hp.n_head_kv = H;
@@ -251,6 +251,8 @@ static void test_search_control(void **st) {
     key(u, 's');
     assert_int_equal(u->mode, UI_START);
     assert_true(u->form_window > 0);
+    assert_string_equal(ui_form_preset(u), "demo"); /* the form's default (issue 28 item 2) */
+    assert_int_equal(u->form_window, 32);           /* demo's window */
     key(u, KEY_DOWN);
     assert_int_equal(u->form_field, 1);
     key(u, KEY_UP);
@@ -293,16 +295,18 @@ static void test_search_control(void **st) {
     assert_int_equal(u->mode, UI_NORMAL);
     assert_int_equal(c.kind, UI_CMD_START_SEARCH);
     assert_true(c.req.opts.ratio == 0.5);
-    assert_string_equal(c.req.opts.name[SOPT_PRESET], "tiny");
+    assert_string_equal(c.req.opts.name[SOPT_PRESET], "demo");
     assert_int_equal(c.req.opts.num[SOPT_WINDOW], 128);
     assert_int_equal(c.req.opts.num[SOPT_GRANULARITY], 1);
-    /* what the worker runs: bosch search --ratio 0.5 --preset tiny --window 128 --granularity layer */
+    /* what the worker runs: bosch search --ratio 0.5 --preset demo --window 128 --granularity layer */
     search_config cfg;
     char err[256];
     assert_int_equal(search_opts_config(&c.req.opts, 8192, &cfg, err, sizeof err), 0);
     assert_true(cfg.ratio == 0.5);
     assert_int_equal(cfg.window, 128);
-    assert_int_equal(cfg.calib_tokens, 512); /* tiny's */
+    assert_int_equal(cfg.calib_samples, 12); /* demo's: 12 x 256 tokens, the three tasks */
+    assert_int_equal(cfg.calib_tokens, 256);
+    assert_int_equal(cfg.calib_mix, 1);
     assert_int_equal(cfg.method, SEARCH_METHOD_BOSCH);
     assert_int_equal(cfg.granularity, SEARCH_GRANULARITY_LAYER);
     assert_int_equal(cfg.stage1_independent, 1);
@@ -329,7 +333,7 @@ static void test_search_control(void **st) {
     assert_int_equal(u->follow, 1);
     assert_int_equal(u->edited, 0);
     assert_int_equal(u->undo_n, undo_before + 1);
-    assert_string_equal(u->msg, "starting bosch: ratio 0.500, preset tiny, window 128");
+    assert_string_equal(u->msg, "starting bosch: ratio 0.500, preset demo, window 128");
     u->snap.have_search = 1;
     u->snap.phase = EX_RUNNING;
     c = key(u, 'p');
@@ -559,8 +563,8 @@ static void test_command_line(void **st) {
     assert_int_equal(u->form_window, 32);
     assert_int_equal(u->undo_n, undo_before + 1);
     key(u, 'u');
-    assert_int_equal(u->mask.window,
-                     ui_form_preset_window(u, 0)); /* the working mask starts at the form's W */
+    assert_int_equal(u->mask.window, ui_form_preset_window(
+                                         u, u->form_preset_i)); /* the working mask starts at the form's W */
 
     key(u, ':');
     c = type_line(u, "load /tmp/a mask.csv");
@@ -864,10 +868,11 @@ static void test_issue28_defects(void **st) {
     assert_int_equal(plan.target_swa, 68);
     assert_true(plan.evals_planned > 2 && plan.n_phases == 7);
     assert_true(isnan(ui_form_seconds(u, &plan, &cfg))); /* nothing measured: no time claimed */
-    /* measured 2 s/eval on a search of 4 x 512 tokens: the tiny plan takes 2 s x its evaluations */
+    /* measured 2 s/eval on a search of 4 x 512 tokens: the demo plan (12 x 256 tokens) takes
+       1.5 x 2 s x its evaluations */
     u->snap.progress.live_s = 20, u->snap.progress.live_n = 10;
     u->snap.calib_samples = 4, u->snap.calib_tokens = 512;
-    assert_true(fabs(ui_form_seconds(u, &plan, &cfg) - 2.0 * (double)plan.evals_planned) < 1e-9);
+    assert_true(fabs(ui_form_seconds(u, &plan, &cfg) - 3.0 * (double)plan.evals_planned) < 1e-9);
     /* a baseline plans far fewer evaluations than bosch: its time is its own */
     search_plan plan_loc;
     u->form_method_i = 0;
@@ -879,15 +884,17 @@ static void test_issue28_defects(void **st) {
     u->form_method_i = 0;
 
     /* the window: the grid's W is the form's; a typed window survives a preset change */
-    assert_int_equal(u->mask.window, ui_form_preset_window(u, 0));
-    assert_int_equal(u->form_window, ui_form_preset_window(u, 0));
-    u->form_field = 1; /* the preset: default, then back to tiny, resets an untouched window */
+    const int p0 = u->form_preset_i; /* demo */
+    assert_int_equal(u->mask.window, ui_form_preset_window(u, p0));
+    assert_int_equal(u->form_window, ui_form_preset_window(u, p0));
+    u->form_field = 1; /* the preset: default, then back to demo, resets an untouched window */
     key(u, KEY_RIGHT);
-    assert_int_equal(u->form_window, ui_form_preset_window(u, 1));
+    assert_string_equal(ui_form_preset(u), "default");
+    assert_int_equal(u->form_window, ui_form_preset_window(u, p0 + 1));
     key(u, KEY_LEFT);
     u->form_field = 2; /* the window: doubled by hand */
     key(u, KEY_RIGHT);
-    const int mine = 2 * ui_form_preset_window(u, 0);
+    const int mine = 2 * ui_form_preset_window(u, p0);
     assert_int_equal(u->form_window, mine);
     u->form_field = 1;
     key(u, KEY_RIGHT);
@@ -998,6 +1005,15 @@ static void test_issue28_defects(void **st) {
     assert_int_equal(u->pin_making, 0);
     assert_string_equal(u->cmp_name, "bme");
     assert_int_equal(ex_mask_count_swa(&u->cmp_mask), 45);
+    /* a compare folder's method pinned (C, Enter) while a baseline is made: that one is dropped */
+    key(u, ':');
+    type_line(u, "pin fisher");
+    assert_int_equal(u->pin_making, 1);
+    u->cmp_mask = u->mask, u->have_cmp = 1;
+    c = ui_pin_refresh(u);
+    assert_int_equal(c.kind, UI_CMD_PIN);
+    ui_cmd_done(u, &c, 0);
+    assert_int_equal(u->pin_making, 0);
     /* a file: read by the worker, then pinned under its name */
     key(u, ':');
     c = type_line(u, "pin runs/a mask.csv");

@@ -37,7 +37,7 @@ static const command commands[] = {
     {"load", NULL, CMDLINE_LOAD, {"load FILE", "load a mask CSV"}},
     {"export", NULL, CMDLINE_EXPORT, {"export NAME [FILE]", "NAME: mask trace layers duo hf trtllm scores"}},
     {"layer", NULL, CMDLINE_LAYER, {"layer N, N", "move to layer N (also / N)"}},
-    {"pin", NULL, CMDLINE_PIN, {"pin [full|swa|M|F]", "compare: snapshot, full, swa, baseline M [R], file"}},
+    {"pin", NULL, CMDLINE_PIN, {"pin [WHAT]", "compare: snapshot, full, swa, method M [R], FILE"}},
     {"all", NULL, CMDLINE_ALL, {"all full, all swa", "the working mask all full / all SWA (u undoes)"}},
     {"quit", "q", CMDLINE_QUIT, {"q, quit, q!", "quit (q!: without asking about an unsaved search)"}},
     {"help", "h", CMDLINE_HELP, {"help", "this list"}},

@@ -155,13 +155,12 @@ static void draw_start(ui_state *u) {
     snprintf(ratio, sizeof ratio, "%.3f", u->form_ratio);
     const int preset_w = ui_form_preset_window(u, u->form_preset_i);
     if (u->form_window == preset_w)
-        snprintf(win, sizeof win, "%d tokens (%s's)", u->form_window, ui_presets[u->form_preset_i]);
+        snprintf(win, sizeof win, "%d tokens (%s's)", u->form_window, ui_form_preset(u));
     else
-        snprintf(win, sizeof win, "%d tokens (yours; %s's: %d)", u->form_window, ui_presets[u->form_preset_i],
-                 preset_w);
+        snprintf(win, sizeof win, "%d tokens (yours; %s's: %d)", u->form_window, ui_form_preset(u), preset_w);
     const int usable = ui_form_start_usable(u);
     const char *vals[6] = {ratio,
-                           ui_presets[u->form_preset_i],
+                           ui_form_preset(u),
                            win,
                            ui_form_method(u),
                            u->form_granularity ? "whole layers" : "KV heads",
@@ -184,12 +183,9 @@ static void draw_start(ui_state *u) {
                         : A_NORMAL,
                   " < %s > ", vals[f]);
     }
-    static const char *const preset_help[] = {
-        "tiny: 4 calibration probes x 512 tokens",
-        "default: 8 calibration probes x 1024 tokens",
-        "paper: 64 calibration probes at the full context; meant for a GPU",
-    };
-    draw_text(r.y + 8, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "%s", preset_help[u->form_preset_i]);
+    char preset_help[160]; /* from the preset's values (search_preset_describe) */
+    search_preset_describe(u->form_preset_i, u->snap.hp.n_ctx_train, preset_help, sizeof preset_help);
+    draw_text(r.y + 8, x, w, ui_attr(u, PAIR_DIM, A_NORMAL), "%s", preset_help);
     search_plan plan;
     search_config cfg;
     const int H = u->snap.hp.n_head_kv, LH = u->snap.hp.n_layer * H;

@@ -189,7 +189,7 @@ static ui_state *ui_create(const explorer_opts *opts) {
     u->saved_evals = -1;
     u->ctx_tokens = opts->ctx_tokens;
     u->kv_elem = attn_kv_elem_bytes((attn_kv_type)opts->kv_type);
-    u->form_ratio = 0.5;
+    ui_form_init(u); /* ratio 0.5, the demo preset */
     if (opts->export_dir && opts->export_dir[0] == '/' && strlen(opts->export_dir) < sizeof u->export_dir)
         snprintf(u->export_dir, sizeof u->export_dir, "%s", opts->export_dir);
     return u;

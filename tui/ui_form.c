@@ -15,8 +15,23 @@
 
 const double ui_ratios[] = {0.25, 0.5, 0.75, 0.875};
 const int ui_n_ratios = 4;
-const char *const ui_presets[] = {"tiny", "default", "paper"};
-const int ui_n_presets = 3;
+
+static int n_presets(void) {
+    int n = 0;
+    while (search_preset_name(n)) n++;
+    return n;
+}
+
+const char *ui_form_preset(const ui_state *u) {
+    const char *p = search_preset_name(u->form_preset_i);
+    return p ? p : UI_FORM_PRESET;
+}
+
+void ui_form_init(ui_state *u) {
+    u->form_ratio = 0.5;
+    const int i = search_preset_find(UI_FORM_PRESET);
+    u->form_preset_i = i >= 0 ? i : 0;
+}
 
 #define FORM_FIELDS 6 /* ratio, preset, window, method, granularity, start from */
 #define FORM_OPTS 5   /* the fields that are options of the table (the start is the working mask) */
@@ -42,7 +57,8 @@ int ui_form_preset_window(const ui_state *u, int preset_i) {
     search_config c;
     search_config_default(&c);
     char err[256];
-    if (search_preset_apply(&c, ui_presets[preset_i], u->snap.hp.n_ctx_train, err, sizeof err) != 0)
+    if (!search_preset_name(preset_i) ||
+        search_preset_apply(&c, search_preset_name(preset_i), u->snap.hp.n_ctx_train, err, sizeof err) != 0)
         return PROBE_DEFAULT_WINDOW;
     return c.window;
 }
@@ -70,7 +86,7 @@ static double ratio_step(double r, int d) {
 static void form_step(ui_state *u, int d) {
     if (u->form_field == 0) u->form_ratio = ratio_step(u->form_ratio, d);
     if (u->form_field == 1) { /* a window the user chose stays (the form says it is theirs) */
-        u->form_preset_i = (u->form_preset_i + d + ui_n_presets) % ui_n_presets;
+        u->form_preset_i = (u->form_preset_i + d + n_presets()) % n_presets();
         if (!u->form_window_set) u->form_window = ui_form_preset_window(u, u->form_preset_i);
     }
     if (u->form_field == 2) {
@@ -90,7 +106,7 @@ static int form_opts(const ui_state *u, search_opts *o, char *err, size_t errlen
     const search_opt_id ids[FORM_OPTS] = {SOPT_RATIO, SOPT_PRESET, SOPT_WINDOW, SOPT_METHOD,
                                           SOPT_GRANULARITY};
     snprintf(text[0], sizeof text[0], "%.17g", u->form_ratio);
-    snprintf(text[1], sizeof text[1], "%s", ui_presets[u->form_preset_i]);
+    snprintf(text[1], sizeof text[1], "%s", ui_form_preset(u));
     snprintf(text[2], sizeof text[2], "%d", u->form_window);
     snprintf(text[3], sizeof text[3], "%s", ui_form_method(u));
     snprintf(text[4], sizeof text[4], "%s", u->form_granularity ? "layer" : "head");

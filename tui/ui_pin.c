@@ -37,12 +37,12 @@ double ui_pin_default_ratio(const ui_state *u) {
     return units > 0 && n_swa > 0 ? (double)n_swa / units : u->form_ratio;
 }
 
-/* The pinned mask is m, named name: the grid diffs against it and the panel opens. */
-static void pin_mask(ui_state *u, const ex_mask *m, const char *name) {
+/* The pinned mask is m, named name: the grid diffs against it (and the panel opens when `open`). */
+static void pin_mask(ui_state *u, const ex_mask *m, const char *name, int open) {
     u->cmp_mask = *m;
     u->have_cmp = 1;
     u->pin_making = 0;
-    u->pin_view = 1;
+    if (open) u->pin_view = 1;
     snprintf(u->cmp_name, sizeof u->cmp_name, "%.31s", name);
 }
 
@@ -57,7 +57,8 @@ ui_cmd ui_pin_command(ui_state *u, const cmdline_cmd *c) {
         pin_mask(u, &m,
                  c->pin == CMDLINE_PIN_WORKING ? "pinned"
                  : c->pin == CMDLINE_PIN_FULL  ? "all full"
-                                               : "all SWA");
+                                               : "all SWA",
+                 1);
         ui_message(
             u, "pinned %s: = shows it beside the working mask, the grid marks the heads that differ (D: off)",
             c->pin == CMDLINE_PIN_WORKING ? "the working mask" : u->cmp_name);
@@ -82,8 +83,8 @@ ui_cmd ui_pin_command(ui_state *u, const cmdline_cmd *c) {
 void ui_queued_pin(ui_state *u, const ui_cmd *c) {
     if (c->pin_method)
         ui_message(u, "pin: making the %s mask at rho %.3f on the calibration split...", c->path, c->ratio);
-    else
-        u->pin_sent = ui_pin_key(c->mask, c->pinned);
+    else /* the worker drops a baseline still being made for this pair (a compare folder's mask) */
+        u->pin_sent = ui_pin_key(c->mask, c->pinned), u->pin_making = 0;
 }
 
 ui_cmd ui_act_pin_view(ui_state *u, ui_request req, int ch) {
@@ -112,7 +113,7 @@ void ui_pin_on_snapshot(ui_state *u) {
     if (p->mask_seq <= u->pin_mask_seen) return;
     u->pin_mask_seen = p->mask_seq;
     if (!u->pin_making || p->pinned.n_layer != u->mask.n_layer) return; /* pinned something else since */
-    pin_mask(u, &p->pinned, p->name);
+    pin_mask(u, &p->pinned, p->name, 0); /* the panel opened with :pin; = may have hidden it since */
     ui_message(u, "pinned %s at rho %.3f: %d of %d KV heads SWA, %d differ from the working mask", p->name,
                p->ratio, ex_mask_count_swa(&p->pinned), p->pinned.n_layer * p->pinned.n_head_kv,
                ui_compare_n_diff(u));
@@ -124,7 +125,7 @@ void ui_pin_on_file(ui_state *u, const ex_io *r) {
         return;
     }
     const char *base = strrchr(r->path, '/');
-    pin_mask(u, &r->mask, base && base[1] ? base + 1 : r->path);
+    pin_mask(u, &r->mask, base && base[1] ? base + 1 : r->path, 1);
     ui_message(u, "pinned %s: %d of %d KV heads SWA, W %d; %d differ from the working mask", u->cmp_name,
                ex_mask_count_swa(&r->mask), r->mask.n_layer * r->mask.n_head_kv, r->mask.window,
                ui_compare_n_diff(u));

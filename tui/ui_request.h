@@ -47,8 +47,13 @@ int ui_compare_n_diff(const ui_state *u);
  * search. */
 extern const double ui_ratios[];
 extern const int ui_n_ratios;
-extern const char *const ui_presets[];
-extern const int ui_n_presets;
+/* The preset the form starts with: the demo preset, whose stage-1 drops stand above their noise on
+ * the default model (docs/search.md "The demo preset"). */
+#define UI_FORM_PRESET "demo"
+/* The form's defaults on a new state: ratio 0.5, preset UI_FORM_PRESET. */
+void ui_form_init(ui_state *u);
+/* The form's preset (search_preset_name(u->form_preset_i)). */
+const char *ui_form_preset(const ui_state *u);
 /* Open the form (UI_START) on its first field. */
 void ui_form_open(ui_state *u);
 /* A request of the form: field / value changes; REQ_FORM_ACCEPT returns UI_CMD_START_SEARCH. */

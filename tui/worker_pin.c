@@ -333,7 +333,9 @@ void worker_job_pin(worker *w, const wcmd *c) {
         publish(w, P, NULL);
         return;
     }
+    /* the plain baseline, as `bosch search --method M` makes it: without the search's pinned heads */
     search_config bc = cfg;
+    bc.n_pins = 0;
     P->have_pinned = 0;
     snprintf(P->out.name, sizeof P->out.name, "%.31s", c->path);
     P->out.ratio = c->ratio;
