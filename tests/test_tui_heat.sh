@@ -83,6 +83,7 @@ screen $S | grep -Eq '^ *14 \[S░\]' && pass "the grid shows L14 kv0 pinned SWA
 screen $S | grep -q 'F S pinned' && pass "the legend names the pins" || fail "no pin legend"
 T send-keys -t $S s Down Left Down Down # the tiny preset (the form's default is demo), the method
 wait_for $S 'method +< bosch >' 10 || fail "form method field: bosch first"
+screen $S | grep -Eq "window W +< 64 tokens \(tiny's\) >" || fail "tiny's window (the CLI's --preset tiny)"
 field() { screen $S | grep -Eo 'method +< [a-z_]+ >'; }
 for _ in $(seq 1 32); do
     cur=$(field)
