@@ -493,9 +493,13 @@ static void stage_event(search_state *st, search_event_kind kind, int stage) {
 static int phase_start(search_state *st) {
     search_event ev = search_event_new(st, SEARCH_EV_SEARCH_START, 0);
     char msg[160];
-    snprintf(msg, sizeof msg, "%s search%s, ratio %.4g, window %d, sinks %d, seed %llu",
-             search_method_name(st->cfg.method), layer_mode(&st->cfg) ? " over whole layers" : "",
-             st->cfg.ratio, st->cfg.window, st->cfg.sinks, (unsigned long long)st->cfg.seed);
+    int n = snprintf(msg, sizeof msg, "%s search%s, ratio %.4g, window %d, sinks %d, seed %llu",
+                     search_method_name(st->cfg.method), layer_mode(&st->cfg) ? " over whole layers" : "",
+                     st->cfg.ratio, st->cfg.window, st->cfg.sinks, (unsigned long long)st->cfg.seed);
+    if (st->pin && n > 0 && (size_t)n < sizeof msg) /* the constraints it runs under */
+        n += snprintf(msg + n, sizeof msg - (size_t)n, ", %d pinned heads", st->cfg.n_pins);
+    if (st->start && n > 0 && (size_t)n < sizeof msg)
+        snprintf(msg + n, sizeof msg - (size_t)n, ", from a start mask");
     ev.message = msg;
     ev.mask = &st->result;
     ev.eval_budget = search_eval_budget(st);

@@ -75,11 +75,14 @@ static int keeps_pins(const attn_mask *m) {
 typedef struct {
     int evals_chosen, broken; /* EVALs of the choosing phases, those that broke a pin */
     char last[512];           /* the DONE message */
+    char first[512];          /* the SEARCH_START message */
 } pin_check;
 
 static void on_event(const search_event *ev, void *user) {
     pin_check *c = user;
     if (ev->kind == SEARCH_EV_DONE) snprintf(c->last, sizeof c->last, "%s", ev->message ? ev->message : "");
+    if (ev->kind == SEARCH_EV_SEARCH_START)
+        snprintf(c->first, sizeof c->first, "%s", ev->message ? ev->message : "");
     if (ev->kind != SEARCH_EV_EVAL || !ev->plan || ev->phase < 0 || !ev->mask) return;
     const search_phase_kind k = ev->plan->phase[ev->phase].kind;
     if (k != SEARCH_PHASE_GROUPS && k != SEARCH_PHASE_REFINE_STARTS && k != SEARCH_PHASE_REFINE &&
@@ -126,6 +129,7 @@ static void test_every_method_keeps_pins(void **state) {
             if (c.broken)
                 fail_msg("%s at %g: %d of %d chosen masks broke a pin", name, ratios[r], c.broken,
                          c.evals_chosen);
+            if (!strstr(c.first, ", 2 pinned heads")) fail_msg("%s: start message '%s'", name, c.first);
             const search_method_info *row0 = search_method_row(cfg.method);
             if (row0->kind == SEARCH_KIND_SEARCH && c.evals_chosen == 0)
                 fail_msg("%s at %g: no stage-3 or refinement evaluation was checked", name, ratios[r]);

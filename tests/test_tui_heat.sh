@@ -11,6 +11,11 @@
 #     `locality`; the grid shows the pins (F / S in the cell, "F S pinned" in the legend) and the
 #     final mask keeps them with 45 of 90 SWA heads; its export equals
 #     `bosch search --method locality --force-full 11.0 --force-swa 14.0`'s mask.
+#  4. The search's scores are reused, never measured twice: after a default `bosch` search (on a tiny
+#     random model from `bosch mkmodel`, a second), H's ablation and fisher are the search's, and the
+#     attention view's four rankings are all taken from the search (its head scores give ablation
+#     and fisher, its refinement locality and echo): "the fisher ranking is the search's (no
+#     evaluation)", none computed again.
 # Env: BOSCH_BIN, BOSCH_MODEL (skip with 77 when absent). Needs tmux.
 set -u
 source "$(dirname "$0")/tui_lib.sh" test_tui_heat
@@ -83,6 +88,7 @@ screen $S | grep -Eq '^ *14 \[S░\]' && pass "the grid shows L14 kv0 pinned SWA
 screen $S | grep -q 'F S pinned' && pass "the legend names the pins" || fail "no pin legend"
 T send-keys -t $S s Down Left Down Down # the tiny preset (the form's default is demo), the method
 wait_for $S 'method +< bosch >' 10 || fail "form method field: bosch first"
+screen $S | grep -Eq "window W +< 64 tokens \(tiny's\) >" || fail "tiny's window (the CLI's --preset tiny)"
 field() { screen $S | grep -Eo 'method +< [a-z_]+ >'; }
 for _ in $(seq 1 32); do
     cur=$(field)
@@ -108,6 +114,32 @@ row() { awk -F, -v l="$2" -v h="$3" '$7 == l && $8 == h {print $NF}' "$1"; }
 [[ -s $WORK/loc/mask.csv && "$(tail -n +2 "$WORK/pins.csv" | awk -F, '{print $NF}')" == \
     "$(tail -n +2 "$WORK/loc/mask.csv" | awk -F, '{print $NF}')" ]] &&
     pass "the explorer's pinned mask = bosch search --force-full 11.0 --force-swa 14.0's" || fail "masks differ"
+T send-keys -t $S q
+wait_for $S 'Quit\?|EXIT=' 10
+T send-keys -t $S y
+wait_for $S 'EXIT=0' 30 && pass "quit, exit 0" || fail "exit status"
+
+# ---- 4. the search's scores are reused (no second pass) -----------------------------------------
+"$BIN" mkmodel "$WORK/tiny.gguf" --shape tiny >"$WORK/mk.out" 2>&1 || fail "mkmodel: $(tail -1 "$WORK/mk.out")"
+S=reuse
+T new-session -d -s $S -x 120 -y 40 "cd '$WORK' && env TERM=$TT '$BIN' '$WORK/tiny.gguf'; echo EXIT=\$?; sleep 600"
+wait_for $S '\[ready\]' 120 || fail "the tiny model never loaded"
+T send-keys -t $S s Down Left # the tiny preset
+wait_for $S 'preset \(budget\) +< tiny >' 10 || fail "tiny preset"
+T send-keys -t $S Enter
+wait_for $S '\[done\]' 120 && pass "a default bosch search ran on the tiny model" || fail "search not done"
+T send-keys -t $S H
+wait_for $S "heat: ablation, the search's scores" 30 && pass "H: ablation is the search's" || fail "ablation source"
+T send-keys -t $S H
+wait_for $S "heat: fisher, the search's scores" 30 && pass "H: fisher is the search's" || fail "fisher source"
+T send-keys -t $S A
+wait_for $S 'with the mask' 60 || fail "no attention view"
+T send-keys -t $S Escape
+for r in locality echo ablation fisher; do
+    wait_for $S "the $r ranking is the search's \(no evaluation\)" 60 &&
+        pass "attention view: $r taken from the search" || fail "$r not from the search"
+done
+screen $S | grep -q 'ranking is ready' && fail "a ranking was computed again" || pass "no ranking computed again"
 T send-keys -t $S q
 wait_for $S 'Quit\?|EXIT=' 10
 T send-keys -t $S y
