@@ -34,41 +34,20 @@
 
 #include <cmocka.h>
 
-#include "gguf_write.h"
 #include "model.h"
 #include "progress.h"
 #include "search.h"
 #include "search_methods.h"
+#include "synth_search.h"
 
-#define L 6
-#define H 3
-#define NS 3 /* samples */
+#define L SYNTH_L
+#define H SYNTH_H
+#define NS SYNTH_NS
 
-static model *mdl;
-static char model_path[256];
-static int32_t toks[NS][96];
-static eval_sample samples[NS];
+static synth_fixture fx; /* the model and samples (tests/support/synth_search.h) */
 
-/* ---- the synthetic objective: S = exp(-sum over SWA heads of w[u]) ----------------------------- */
-
-static double weight(int u) {
-    return 0.06 * (1 + u / H / 2) + 0.05 * ((u * 7 + 3) % 5);
-}
-
-static double synth_nll[NS];
-
-static int synth_score(void *ctx, const attn_mask *m, int make_base, search_eval *out, char *err,
-                       size_t errlen) {
-    (void)ctx, (void)make_base, (void)err, (void)errlen;
-    double cost = 0;
-    for (int u = 0; u < m->n_layer * m->n_head_kv; u++)
-        if (m->z[u] == ATTN_SWA) cost += weight(u);
-    for (int s = 0; s < NS; s++) synth_nll[s] = 0.5 + cost * (1 + 0.2 * s);
-    /* seconds vary, so the mean seconds per evaluation is not a constant that any formula gets */
-    const double secs = 0.01 + 0.001 * (mask_count_swa(m) % 7);
-    *out = (search_eval){exp(-cost), cost < 1.5, 0.5 + 1.2 * cost, secs, NS, synth_nll};
-    return 0;
-}
+/* every evaluation takes other seconds, so their mean is no constant a formula would get */
+static const synth_options objective = {.vary_seconds = 1};
 
 /* ---- the listener ------------------------------------------------------------------------------ */
 
@@ -245,11 +224,12 @@ static void run_method(const char *name, double ratio, check *c) {
     assert_int_equal(search_preset_apply(&cfg, "tiny", 0, err, sizeof err), 0);
     cfg.ratio = ratio, cfg.window = 16, cfg.stage3_budget_per_group = 8;
     assert_int_equal(search_variant_apply(&cfg, name, err, sizeof err), 0);
-    search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+    search_objective obj = {
+        .score = synth_score, .ctx = (void *)&objective, .samples = fx.samples, .n_samples = NS};
     memset(c, 0, sizeof *c);
     c->method = name;
     search_state *st;
-    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, on_event, c, err, sizeof err), 0);
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, fx.m, on_event, c, err, sizeof err), 0);
     assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
     if (c->failures) fail_msg("%s at %g: %s", name, ratio, c->why);
     /* done: the count, the whole bar, no marks, no counter */
@@ -326,37 +306,12 @@ static void test_duration(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    mkmodel_shape tiny;
-    assert_int_equal(mkmodel_preset("tiny", &tiny), 0);
-    mkmodel_shape s = {.n_layer = L,
-                       .n_embd = 96,
-                       .n_head = 6,
-                       .n_head_kv = H,
-                       .n_ff = 64,
-                       .n_vocab = 300,
-                       .n_ctx = 256,
-                       .rope_base = 10000,
-                       .rms_eps = 1e-5f,
-                       .std = 0.02f,
-                       .seed = 3,
-                       .wtype = tiny.wtype};
-    snprintf(model_path, sizeof model_path, "/tmp/test_progress.%d.gguf", (int)getpid());
-    char err[512];
-    if (mkmodel_write(model_path, &s, err, sizeof err) || model_load(&mdl, model_path, err, sizeof err)) {
-        fprintf(stderr, "%s\n", err);
-        return -1;
-    }
-    for (int k = 0; k < NS; k++) {
-        for (int t = 0; t < 96; t++) toks[k][t] = 3 + (t * 37 + k * 11) % 250;
-        samples[k] = (eval_sample){toks[k], 96, 90, 6};
-    }
-    return 0;
+    return synth_fixture_open(&fx, "test_progress");
 }
 
 static int teardown(void **state) {
     (void)state;
-    model_free(mdl);
-    unlink(model_path);
+    synth_fixture_close(&fx);
     return 0;
 }
 

@@ -27,20 +27,17 @@
 
 #include <cmocka.h>
 
-#include "gguf_write.h"
 #include "model.h"
 #include "search.h"
 #include "search_methods.h"
+#include "synth_search.h"
 #include "search_plan.h"
 
-#define L 6
-#define H 3
-#define NS 3
+#define L SYNTH_L
+#define H SYNTH_H
+#define NS SYNTH_NS
 
-static model *mdl;
-static char model_path[256];
-static int32_t toks[NS][96];
-static eval_sample samples[NS];
+static synth_fixture fx; /* the model and samples (tests/support/synth_search.h) */
 
 /* The cost of making head u SWA: S = exp(-sum over SWA heads). Head 1 (0.1) is the cheapest of
  * all, head 14 (layer 4 kv 2) the most expensive. */
@@ -48,18 +45,7 @@ static double weight(int u) {
     return u == 1 ? 0.01 : u == 14 ? 0.9 : 0.05 + 0.03 * ((u * 7 + 3) % 5) + 0.02 * (u / H);
 }
 
-static double synth_nll[NS];
-
-static int synth_score(void *ctx, const attn_mask *m, int make_base, search_eval *out, char *err,
-                       size_t errlen) {
-    (void)ctx, (void)make_base, (void)err, (void)errlen;
-    double cost = 0;
-    for (int u = 0; u < m->n_layer * m->n_head_kv; u++)
-        if (m->z[u] == ATTN_SWA) cost += weight(u);
-    for (int s = 0; s < NS; s++) synth_nll[s] = 0.5 + cost * (1 + 0.2 * s);
-    *out = (search_eval){exp(-cost), cost < 1.5, 0.5 + 1.2 * cost, 0.001, NS, synth_nll};
-    return 0;
-}
+static const synth_options objective = {.weight = weight};
 
 /* The pins of these tests: 0.1 (the cheapest head) full, 4.2 (the dearest) SWA. */
 static const search_pin want_pins[] = {{0, 1, 0}, {4, 2, 1}};
@@ -111,12 +97,13 @@ static void test_every_method_keeps_pins(void **state) {
             const char *name = search_variant_name(i);
             search_config cfg;
             config(&cfg, name, ratios[r]);
-            search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+            search_objective obj = {
+                .score = synth_score, .ctx = (void *)&objective, .samples = fx.samples, .n_samples = NS};
             search_state *st;
             char err[512];
             static pin_check c;
             memset(&c, 0, sizeof c);
-            const int rc = search_create(&st, &cfg, L, H, &obj, mdl, on_event, &c, err, sizeof err);
+            const int rc = search_create(&st, &cfg, L, H, &obj, fx.m, on_event, &c, err, sizeof err);
             if (cfg.method == SEARCH_METHOD_BOSCH && cfg.granularity == SEARCH_GRANULARITY_LAYER) {
                 assert_int_equal(rc, -1); /* bosch_layer says why it cannot */
                 assert_non_null(strstr(err, "bosch_layer"));
@@ -164,10 +151,11 @@ static void test_pins_matter(void **state) {
     search_config cfg;
     config(&cfg, "bosch", 0.5);
     cfg.n_pins = 0;
-    search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+    search_objective obj = {
+        .score = synth_score, .ctx = (void *)&objective, .samples = fx.samples, .n_samples = NS};
     search_state *st;
     char err[512];
-    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
     assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
     assert_int_equal(mask_get(search_result_mask(st), 0, 1), ATTN_SWA);
     assert_int_equal(mask_get(search_result_mask(st), 4, 2), ATTN_FULL);
@@ -246,7 +234,8 @@ static void test_cut_by_hand(void **state) {
 
 static void test_refusals(void **state) {
     (void)state;
-    search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+    search_objective obj = {
+        .score = synth_score, .ctx = (void *)&objective, .samples = fx.samples, .n_samples = NS};
     search_state *st = NULL;
     char err[512];
     search_config cfg;
@@ -255,12 +244,12 @@ static void test_refusals(void **state) {
     cfg.n_pins = 0;
     for (int h = 0; h < 3; h++) cfg.pins[cfg.n_pins++] = (search_pin){2, (int16_t)h, 1};
     cfg.pins[cfg.n_pins++] = (search_pin){3, 0, 1};
-    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), -1);
     assert_string_equal(err,
                         "search: ratio 0.15 makes 3 SWA KV heads of 18, fewer than the 4 heads pinned SWA: "
                         "pin fewer heads or choose a ratio that makes between 4 and 18 SWA heads");
     cfg.ratio = 0.2;
-    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
     assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
     assert_int_equal(mask_count_swa(search_result_mask(st)), 4); /* only the pinned ones */
     search_free(st);
@@ -268,19 +257,19 @@ static void test_refusals(void **state) {
     config(&cfg, "fisher", 0.9);
     cfg.n_pins = 0;
     for (int h = 0; h < 3; h++) cfg.pins[cfg.n_pins++] = (search_pin){0, (int16_t)h, 0};
-    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "more than the heads not pinned full"));
     /* a head outside the model */
     config(&cfg, "bosch", 0.5);
     cfg.pins[0] = (search_pin){6, 0, 0};
-    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), -1);
     assert_string_equal(err, "search: pinned head 6.0 is outside the model's 6 layers x 3 KV heads");
     /* every head pinned */
     config(&cfg, "locality", 0.5);
     cfg.n_pins = 0;
     for (int u = 0; u < L * H; u++)
         cfg.pins[cfg.n_pins++] = (search_pin){(int16_t)(u / H), (int16_t)(u % H), u < 9};
-    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "nothing is left to choose"));
 }
 
@@ -290,13 +279,14 @@ static void test_save_resume(void **state) {
     (void)state;
     search_config cfg;
     config(&cfg, "bosch", 0.5);
-    search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+    search_objective obj = {
+        .score = synth_score, .ctx = (void *)&objective, .samples = fx.samples, .n_samples = NS};
     search_state *a, *b;
     char err[512], path[64];
     snprintf(path, sizeof path, "/tmp/test_search_pins.%d.state", (int)getpid());
-    assert_int_equal(search_create(&a, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_create(&a, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
     assert_int_equal(search_run(a, NULL, err, sizeof err), 1);
-    assert_int_equal(search_create(&b, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_create(&b, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
     for (int i = 0; i < 40; i++) assert_true(search_step(b, err, sizeof err) >= 0);
     assert_int_equal(search_save(b, path, err, sizeof err), 0);
     search_free(b);
@@ -306,7 +296,7 @@ static void test_save_resume(void **state) {
     char list[64];
     assert_string_equal(search_pins_format(&back, 0, list, sizeof list), "0.1");
     assert_string_equal(search_pins_format(&back, 1, list, sizeof list), "4.2");
-    assert_int_equal(search_load(&b, path, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_load(&b, path, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
     assert_int_equal(search_run(b, NULL, err, sizeof err), 1);
     assert_memory_equal(search_result_mask(a)->z, search_result_mask(b)->z, L * H);
     assert_int_equal(search_n_evals(a), search_n_evals(b));
@@ -389,10 +379,11 @@ static void dear_start(attn_mask *m) {
 static void dear_start_for(const search_config *cfg0, attn_mask *m) {
     search_config cfg = *cfg0;
     cfg.start_layers = 0;
-    search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+    search_objective obj = {
+        .score = synth_score, .ctx = (void *)&objective, .samples = fx.samples, .n_samples = NS};
     search_state *st;
     char err[512];
-    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
     assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
     mask_init(m, L, H, 16, 0, ATTN_FULL);
     for (int l = 0; l < L; l++) {
@@ -425,14 +416,15 @@ static void test_start_seeds_bosch(void **state) {
         dear_start_for(&cfg, &start);
         char err[512];
         assert_int_equal(search_start_set(&cfg, &start, err, sizeof err), 0);
-        search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+        search_objective obj = {
+            .score = synth_score, .ctx = (void *)&objective, .samples = fx.samples, .n_samples = NS};
         static start_check c;
         memset(&c, 0, sizeof c);
         c.start = &start;
         c.enumerates = !cfg.stage1_singles;
         c.budget = cfg.stage3_budget_per_group;
         search_state *st;
-        assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, on_start_event, &c, err, sizeof err), 0);
+        assert_int_equal(search_create(&st, &cfg, L, H, &obj, fx.m, on_start_event, &c, err, sizeof err), 0);
         c.st = st;
         assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
         const char *name = search_variant_name(i);
@@ -471,12 +463,13 @@ static void test_start_layers(void **state) {
     cfg.n_pins = 0;
     char err[512];
     assert_int_equal(search_start_set(&cfg, &start, err, sizeof err), 0);
-    search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+    search_objective obj = {
+        .score = synth_score, .ctx = (void *)&objective, .samples = fx.samples, .n_samples = NS};
     static start_check c;
     memset(&c, 0, sizeof c);
     c.start = &start;
     search_state *st;
-    assert_int_equal(search_create(&st, &cfg, L, H, &obj, mdl, on_start_event, &c, err, sizeof err), 0);
+    assert_int_equal(search_create(&st, &cfg, L, H, &obj, fx.m, on_start_event, &c, err, sizeof err), 0);
     c.st = st;
     /* run to the first stage-3 evaluation: its mask is the start (3 whole layers, as stage 2 makes) */
     const attn_mask *first = NULL;
@@ -498,7 +491,8 @@ static void test_start_refusals_and_resume(void **state) {
     attn_mask start, small;
     dear_start(&start);
     mask_init(&small, L - 1, H, 16, 0, ATTN_FULL);
-    search_objective obj = {.score = synth_score, .samples = samples, .n_samples = NS};
+    search_objective obj = {
+        .score = synth_score, .ctx = (void *)&objective, .samples = fx.samples, .n_samples = NS};
     search_state *a, *b;
     char err[512];
     search_config cfg;
@@ -506,26 +500,26 @@ static void test_start_refusals_and_resume(void **state) {
     config(&cfg, "fisher", 0.5);
     assert_int_equal(search_start_set(&cfg, &start, err, sizeof err), 0);
     assert_false(search_start_usable(&cfg));
-    assert_int_equal(search_create(&a, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
+    assert_int_equal(search_create(&a, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), -1);
     assert_string_equal(err,
                         "search: fisher cannot start from a mask: a static ranking's mask comes from its "
                         "ranking alone (BOSCH and its variants can)");
     config(&cfg, "bme", 0.5);
     assert_int_equal(search_start_set(&cfg, &start, err, sizeof err), 0);
-    assert_int_equal(search_create(&a, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
+    assert_int_equal(search_create(&a, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "a layer heuristic's mask comes from its pattern alone"));
     /* another shape */
     config(&cfg, "bosch", 0.5);
     assert_int_equal(search_start_set(&cfg, &small, err, sizeof err), 0);
-    assert_int_equal(search_create(&a, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), -1);
+    assert_int_equal(search_create(&a, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), -1);
     assert_string_equal(err, "search: the start mask has 5 layers x 3 KV heads, the model 6 x 3");
     /* saved in the state (with the pins), resumed to the uninterrupted run's mask */
     assert_int_equal(search_start_set(&cfg, &start, err, sizeof err), 0);
     char path[64];
     snprintf(path, sizeof path, "/tmp/test_search_start.%d.state", (int)getpid());
-    assert_int_equal(search_create(&a, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_create(&a, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
     assert_int_equal(search_run(a, NULL, err, sizeof err), 1);
-    assert_int_equal(search_create(&b, &cfg, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_create(&b, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
     for (int i = 0; i < 45; i++) assert_true(search_step(b, err, sizeof err) >= 0);
     assert_int_equal(search_save(b, path, err, sizeof err), 0);
     search_free(b);
@@ -535,7 +529,7 @@ static void test_start_refusals_and_resume(void **state) {
     assert_int_equal(back.start_heads, H);
     assert_memory_equal(back.start_swa, cfg.start_swa, sizeof cfg.start_swa);
     assert_true(search_pins_equal(&back, &cfg));
-    assert_int_equal(search_load(&b, path, L, H, &obj, mdl, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_load(&b, path, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
     assert_int_equal(search_run(b, NULL, err, sizeof err), 1);
     assert_memory_equal(search_result_mask(a)->z, search_result_mask(b)->z, L * H);
     search_free(a);
@@ -547,37 +541,12 @@ static void test_start_refusals_and_resume(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    mkmodel_shape s = {.n_layer = L,
-                       .n_embd = 96,
-                       .n_head = 6,
-                       .n_head_kv = H,
-                       .n_ff = 64,
-                       .n_vocab = 300,
-                       .n_ctx = 256,
-                       .rope_base = 10000,
-                       .rms_eps = 1e-5f,
-                       .std = 0.02f,
-                       .seed = 3};
-    mkmodel_shape tiny;
-    mkmodel_preset("tiny", &tiny);
-    s.wtype = tiny.wtype;
-    snprintf(model_path, sizeof model_path, "/tmp/test_search_pins.%d.gguf", (int)getpid());
-    char err[512];
-    if (mkmodel_write(model_path, &s, err, sizeof err) || model_load(&mdl, model_path, err, sizeof err)) {
-        fprintf(stderr, "%s\n", err);
-        return -1;
-    }
-    for (int k = 0; k < NS; k++) {
-        for (int t = 0; t < 96; t++) toks[k][t] = 3 + (t * 37 + k * 11) % 250;
-        samples[k] = (eval_sample){toks[k], 96, 90, 6};
-    }
-    return 0;
+    return synth_fixture_open(&fx, "test_search_pins");
 }
 
 static int teardown(void **state) {
     (void)state;
-    model_free(mdl);
-    unlink(model_path);
+    synth_fixture_close(&fx);
     return 0;
 }
 
