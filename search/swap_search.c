@@ -94,7 +94,7 @@ static int build_moves(swap_search *s) {
                         s->prio ? s->prio[a] - s->prio[b] : (double)(rng_next(&s->rng) >> 11) * 0x1.0p-53;
                     k++;
                 }
-    qsort(s->moves, (size_t)k, sizeof *s->moves, move_cmp);
+    if (k > 1) qsort(s->moves, (size_t)k, sizeof *s->moves, move_cmp); /* no moves: moves may be NULL */
     s->n_moves = k, s->pos = 0;
     return 0;
 }
