@@ -121,9 +121,29 @@ static void test_peek_is_the_next_asks(void **state) {
     }
 }
 
+/* No move at all (the one SWA unit and the one full unit in different blocks, as when pins leave
+ * no free pair): the init is asked and scored, then the search is over, and the best is the init.
+ * Under UBSan this failed before 93d043e (qsort of the empty, NULL move list). */
+static void test_no_moves(void **state) {
+    (void)state;
+    const int block[2] = {0, 1};
+    const uint8_t init[2] = {1, 0};
+    uint8_t sol[2];
+    swap_search *s = swap_create(2, block, init, NULL, 5, 1);
+    assert_non_null(s);
+    assert_int_equal(swap_ask(s, sol), 1);
+    assert_memory_equal(sol, init, 2);
+    swap_tell_accept(s, 1.0, 1);
+    assert_int_equal(swap_ask(s, sol), 0);
+    assert_memory_equal(swap_best(s), init, 2);
+    assert_int_equal(swap_n_evals(s), 1);
+    swap_free(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_separable_optimum),
                                        cmocka_unit_test(test_deterministic),
-                                       cmocka_unit_test(test_peek_is_the_next_asks)};
+                                       cmocka_unit_test(test_peek_is_the_next_asks),
+                                       cmocka_unit_test(test_no_moves)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
