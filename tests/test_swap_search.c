@@ -141,9 +141,8 @@ static void test_no_moves(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_separable_optimum),
-                                       cmocka_unit_test(test_deterministic),
-                                       cmocka_unit_test(test_peek_is_the_next_asks),
-                                       cmocka_unit_test(test_no_moves)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_separable_optimum), cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_peek_is_the_next_asks), cmocka_unit_test(test_no_moves)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
