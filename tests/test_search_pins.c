@@ -273,6 +273,32 @@ static void test_refusals(void **state) {
     assert_non_null(strstr(err, "nothing is left to choose"));
 }
 
+/* Runs cfg to the end (*full), and a second search for `steps` steps, saved to path and freed:
+ * what a resume test starts from. */
+static void full_and_stopped(const search_config *cfg, const search_objective *obj, int steps, const char *path,
+                             search_state **full) {
+    char err[512];
+    search_state *b;
+    assert_int_equal(search_create(full, cfg, L, H, obj, fx.m, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_run(*full, NULL, err, sizeof err), 1);
+    assert_int_equal(search_create(&b, cfg, L, H, obj, fx.m, NULL, NULL, err, sizeof err), 0);
+    for (int i = 0; i < steps; i++) assert_true(search_step(b, err, sizeof err) >= 0);
+    assert_int_equal(search_save(b, path, err, sizeof err), 0);
+    search_free(b);
+}
+
+/* Resumes path to its end: the uninterrupted run's mask and evaluation count. Removes path. */
+static void resume_equals(const search_state *full, const search_objective *obj, const char *path) {
+    char err[512];
+    search_state *b;
+    assert_int_equal(search_load(&b, path, L, H, obj, fx.m, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(search_run(b, NULL, err, sizeof err), 1);
+    assert_memory_equal(search_result_mask(full)->z, search_result_mask(b)->z, L * H);
+    assert_int_equal(search_n_evals(full), search_n_evals(b));
+    search_free(b);
+    unlink(path);
+}
+
 /* The pins are in the state: a stopped search resumed from its file keeps them and ends with the
  * uninterrupted run's mask; the file's config has them. */
 static void test_save_resume(void **state) {
@@ -281,28 +307,18 @@ static void test_save_resume(void **state) {
     config(&cfg, "bosch", 0.5);
     search_objective obj = {
         .score = synth_score, .ctx = (void *)&objective, .samples = fx.samples, .n_samples = NS};
-    search_state *a, *b;
+    search_state *a;
     char err[512], path[64];
     snprintf(path, sizeof path, "/tmp/test_search_pins.%d.state", (int)getpid());
-    assert_int_equal(search_create(&a, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
-    assert_int_equal(search_run(a, NULL, err, sizeof err), 1);
-    assert_int_equal(search_create(&b, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
-    for (int i = 0; i < 40; i++) assert_true(search_step(b, err, sizeof err) >= 0);
-    assert_int_equal(search_save(b, path, err, sizeof err), 0);
-    search_free(b);
+    full_and_stopped(&cfg, &obj, 40, path, &a);
     search_config back;
     assert_int_equal(search_load_config(path, &back, err, sizeof err), 0);
     assert_true(search_pins_equal(&back, &cfg));
     char list[64];
     assert_string_equal(search_pins_format(&back, 0, list, sizeof list), "0.1");
     assert_string_equal(search_pins_format(&back, 1, list, sizeof list), "4.2");
-    assert_int_equal(search_load(&b, path, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
-    assert_int_equal(search_run(b, NULL, err, sizeof err), 1);
-    assert_memory_equal(search_result_mask(a)->z, search_result_mask(b)->z, L * H);
-    assert_int_equal(search_n_evals(a), search_n_evals(b));
+    resume_equals(a, &obj, path);
     search_free(a);
-    search_free(b);
-    unlink(path);
 }
 
 /* ---- the start mask (search.h search_config.start_*; docs/search.md "Starting from a mask") ---- */
@@ -493,7 +509,7 @@ static void test_start_refusals_and_resume(void **state) {
     mask_init(&small, L - 1, H, 16, 0, ATTN_FULL);
     search_objective obj = {
         .score = synth_score, .ctx = (void *)&objective, .samples = fx.samples, .n_samples = NS};
-    search_state *a, *b;
+    search_state *a;
     char err[512];
     search_config cfg;
     /* a baseline cannot use one */
@@ -517,24 +533,15 @@ static void test_start_refusals_and_resume(void **state) {
     assert_int_equal(search_start_set(&cfg, &start, err, sizeof err), 0);
     char path[64];
     snprintf(path, sizeof path, "/tmp/test_search_start.%d.state", (int)getpid());
-    assert_int_equal(search_create(&a, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
-    assert_int_equal(search_run(a, NULL, err, sizeof err), 1);
-    assert_int_equal(search_create(&b, &cfg, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
-    for (int i = 0; i < 45; i++) assert_true(search_step(b, err, sizeof err) >= 0);
-    assert_int_equal(search_save(b, path, err, sizeof err), 0);
-    search_free(b);
+    full_and_stopped(&cfg, &obj, 45, path, &a);
     search_config back;
     assert_int_equal(search_load_config(path, &back, err, sizeof err), 0);
     assert_int_equal(back.start_layers, L);
     assert_int_equal(back.start_heads, H);
     assert_memory_equal(back.start_swa, cfg.start_swa, sizeof cfg.start_swa);
     assert_true(search_pins_equal(&back, &cfg));
-    assert_int_equal(search_load(&b, path, L, H, &obj, fx.m, NULL, NULL, err, sizeof err), 0);
-    assert_int_equal(search_run(b, NULL, err, sizeof err), 1);
-    assert_memory_equal(search_result_mask(a)->z, search_result_mask(b)->z, L * H);
+    resume_equals(a, &obj, path);
     search_free(a);
-    search_free(b);
-    unlink(path);
     mask_free(&start);
     mask_free(&small);
 }

@@ -134,15 +134,8 @@ start $S 80 24 "TERM=$TT"
 wait_for $S '\[ready\]' 180
 T send-keys -t $S s Down Left Down Down # the tiny preset (the form's default is demo), the method
 wait_for $S 'method +< bosch >' 5 || fail "form method field: bosch first"
-# Left from bosch walks the method registry backwards (the static rankings last): step to locality,
-# wherever a build's added rows put it
-field() { screen $S | grep -Eo 'method +< [a-z_]+ >'; }
-for _ in $(seq 1 32); do
-  cur=$(field)
-  [[ $cur =~ '< locality >' ]] && break
-  T send-keys -t $S Left
-  for _ in $(seq 1 100); do [[ "$(field)" != "$cur" ]] && break; sleep 0.1; done
-done
+# Left from bosch walks the method registry backwards (the static rankings last)
+form_method $S locality
 wait_for $S 'method +< locality >' 5 && pass "the form offers the baselines" || fail "form method field"
 screen $S | grep -Eq "window W +< 64 tokens \(tiny's\) >" || fail "tiny's window"
 T send-keys -t $S Enter

@@ -89,13 +89,7 @@ screen $S | grep -q 'F S pinned' && pass "the legend names the pins" || fail "no
 T send-keys -t $S s Down Left Down Down # the tiny preset (the form's default is demo), the method
 wait_for $S 'method +< bosch >' 10 || fail "form method field: bosch first"
 screen $S | grep -Eq "window W +< 64 tokens \(tiny's\) >" || fail "tiny's window (the CLI's --preset tiny)"
-field() { screen $S | grep -Eo 'method +< [a-z_]+ >'; }
-for _ in $(seq 1 32); do
-    cur=$(field)
-    [[ $cur =~ '< locality >' ]] && break
-    T send-keys -t $S Left
-    for _ in $(seq 1 100); do [[ "$(field)" != "$cur" ]] && break; sleep 0.1; done
-done
+form_method $S locality
 wait_for $S 'pinned \(F\): 1 full, 1 SWA' 10 && pass "the form says what is pinned" || fail "form pins line"
 screen $S | grep -Eq 'start from +< nothing \(a baseline cannot use a mask\) >' &&
     pass "the form's start-from field says a baseline cannot use the working mask" || fail "start-from field"
