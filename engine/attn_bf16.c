@@ -24,6 +24,7 @@
 
 #include "attention.h"
 #include "attn_bf16.h"
+#include "simd_target.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -140,8 +141,7 @@ static void ab_tile_reset(ab_tile *w, const ab_args *A, int g, int i0, int nq) {
 #undef AB_SUFFIX
 
 #if defined(__x86_64__)
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+SIMD_TARGET_BEGIN("avx2,fma")
 #define AB_SUFFIX _avx2
 #define AB_VL 8
 #define AB_MAX(a, b) ((VF)_mm256_max_ps((__m256)(a), (__m256)(b))) /* maxps: a > b ? a : b */
@@ -151,10 +151,9 @@ static void ab_tile_reset(ab_tile *w, const ab_args *A, int g, int i0, int nq) {
 #undef AB_MAX
 #undef AB_VL
 #undef AB_SUFFIX
-#pragma GCC pop_options
+SIMD_TARGET_END
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,avx512f,avx512bw,avx512vl,avx512bf16")
+SIMD_TARGET_BEGIN("avx2,fma,avx512f,avx512bw,avx512vl,avx512bf16")
 #define AB_SUFFIX _avx512
 #define AB_VL 16
 #define AB_MAX(a, b) ((VF)_mm512_max_ps((__m512)(a), (__m512)(b))) /* maxps: a > b ? a : b */
@@ -164,7 +163,7 @@ static void ab_tile_reset(ab_tile *w, const ab_args *A, int g, int i0, int nq) {
 #undef AB_MAX
 #undef AB_VL
 #undef AB_SUFFIX
-#pragma GCC pop_options
+SIMD_TARGET_END
 #endif
 
 /* ---- run-time choice ---- */

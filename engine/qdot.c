@@ -8,6 +8,7 @@
 
 #include "qdot_internal.h"
 #include "quant.h"
+#include "simd_target.h"
 
 static inline uint16_t rd16(const uint8_t *p) {
     return (uint16_t)(p[0] | (p[1] << 8));
@@ -194,10 +195,10 @@ qdot_level qdot_level_best(void) {
         __builtin_cpu_init();
         if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
-            __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma"))
+            cpu_has_f16c() && __builtin_cpu_supports("fma"))
             level = QDOT_AVX512;
         else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                 __builtin_cpu_supports("f16c"))
+                 cpu_has_f16c())
             level = QDOT_AVX2;
         else
 #endif

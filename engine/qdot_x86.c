@@ -5,12 +5,12 @@
 
 #include "qdot_internal.h"
 #include "quant.h"
+#include "simd_target.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,f16c")
+SIMD_TARGET_BEGIN("avx2,fma,f16c")
 static inline __m256i dot_u8s8_avx2(__m256i u, __m256i s) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
 }
@@ -19,10 +19,9 @@ static inline __m256i dot_u8s8_avx2(__m256i u, __m256i s) {
 #include "qdot_x86_body.h"
 #undef QD_DOT
 #undef QD_SUFFIX
-#pragma GCC pop_options
+SIMD_TARGET_END
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
+SIMD_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")
 static inline __m256i dot_u8s8_avx512(__m256i u, __m256i s) {
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
 }
@@ -31,7 +30,7 @@ static inline __m256i dot_u8s8_avx512(__m256i u, __m256i s) {
 #include "qdot_x86_body.h"
 #undef QD_DOT
 #undef QD_SUFFIX
-#pragma GCC pop_options
+SIMD_TARGET_END
 
 qdot_row_fn qdot_x86_fn(qdot_level level, uint32_t type) {
     if (level >= QDOT_AVX512) return table_avx512(type);
