@@ -194,11 +194,10 @@ qdot_level qdot_level_best(void) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_cpu_init();
         if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
-            cpu_has_f16c() && __builtin_cpu_supports("fma"))
+            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") && cpu_has_f16c() &&
+            __builtin_cpu_supports("fma"))
             level = QDOT_AVX512;
-        else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                 cpu_has_f16c())
+        else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c())
             level = QDOT_AVX2;
         else
 #endif

@@ -15,7 +15,8 @@
 
 #define SIMD_PRAGMA(x) _Pragma(#x)
 #if defined(__clang__)
-#define SIMD_TARGET_BEGIN(t) SIMD_PRAGMA(clang attribute push(__attribute__((target(t))), apply_to = function))
+#define SIMD_TARGET_BEGIN(t)                                                                                 \
+    SIMD_PRAGMA(clang attribute push(__attribute__((target(t))), apply_to = function))
 #define SIMD_TARGET_END _Pragma("clang attribute pop")
 #else
 #define SIMD_TARGET_BEGIN(t) _Pragma("GCC push_options") SIMD_PRAGMA(GCC target(t))

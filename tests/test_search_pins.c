@@ -275,8 +275,8 @@ static void test_refusals(void **state) {
 
 /* Runs cfg to the end (*full), and a second search for `steps` steps, saved to path and freed:
  * what a resume test starts from. */
-static void full_and_stopped(const search_config *cfg, const search_objective *obj, int steps, const char *path,
-                             search_state **full) {
+static void full_and_stopped(const search_config *cfg, const search_objective *obj, int steps,
+                             const char *path, search_state **full) {
     char err[512];
     search_state *b;
     assert_int_equal(search_create(full, cfg, L, H, obj, fx.m, NULL, NULL, err, sizeof err), 0);
