@@ -1,10 +1,10 @@
 /* qdot_x86_body.h — the x86 SIMD dot-product kernels, written once and compiled twice by qdot_x86.c:
  * for AVX2 (QD_SUFFIX _avx2, the u8 x s8 product by vpmaddubsw + vpmaddwd) and for AVX-512 VNNI
  * (QD_SUFFIX _avx512, the product by vpdpbusd on 256-bit registers). The file that includes it
- * sets the target with SIMD_TARGET_BEGIN (simd_target.h) and defines QD_SUFFIX and QD_DOT(u8 codes, s8 codes),
- * which returns 8 int32 lanes, lane i = sum of the products of bytes 4i..4i+3. Both products are
- * exact for the ranges used here (codes <= 128 times activations <= 127), so both levels produce
- * the same integer block sums as the portable kernels in qdot.c. */
+ * sets the target with SIMD_TARGET_BEGIN (simd_target.h) and defines QD_SUFFIX and
+ * QD_DOT(u8 codes, s8 codes), which returns 8 int32 lanes, lane i = sum of the products of bytes
+ * 4i..4i+3. Both products are exact for the ranges used here (codes <= 128 times activations
+ * <= 127), so both levels produce the same integer block sums as the portable kernels in qdot.c. */
 
 #define QD_CAT2(a, b) a##b
 #define QD_CAT(a, b) QD_CAT2(a, b)

@@ -67,13 +67,14 @@ maybe_for() {
 # form_method SESSION NAME: on the explorer's start form with the method field selected, press Left
 # (the method registry backwards) until the field reads NAME, waiting for each step to show; at
 # most 32 steps, wherever a build's added registry rows put NAME.
+method_field() { screen "$1" | grep -Eo 'method +< [a-z_]+ >'; } # SESSION: the form's method field
 form_method() {
     local s=$1 want=$2 cur
     for _ in $(seq 1 32); do
-        cur=$(screen "$s" | grep -Eo 'method +< [a-z_]+ >')
+        cur=$(method_field "$s")
         [[ $cur =~ "< $want >" ]] && return 0
         T send-keys -t "$s" Left
-        for _ in $(seq 1 100); do [[ "$(screen "$s" | grep -Eo 'method +< [a-z_]+ >')" != "$cur" ]] && break; sleep 0.1; done
+        for _ in $(seq 1 100); do [[ "$(method_field "$s")" != "$cur" ]] && break; sleep 0.1; done
     done
 }
 wait_file() {
