@@ -1,6 +1,7 @@
-/* crash_trace.c — see crash_trace.h. The handler uses async-signal-safe calls only: write(2),
- * backtrace_symbols_fd (which writes without malloc) and backtrace, whose first call (it loads
- * libgcc's unwinder, which may allocate) is made at install time. Frames of this program are named
+/* crash_trace.c — see crash_trace.h. The handler calls write(2), backtrace_symbols_fd (which
+ * writes without malloc) and backtrace; backtrace is not async-signal-safe on its first call only
+ * (it loads libgcc's unwinder, which may allocate), so that call is made at install time. This is
+ * the use glibc's manual describes for a fatal-signal trace. Frames of this program are named
  * when the executable exports its symbols (app/CMakeLists.txt: ENABLE_EXPORTS); static functions
  * appear as bosch(+OFFSET), which `addr2line -f -e build/bosch OFFSET` resolves on the same build. */
 #include "crash_trace.h"
