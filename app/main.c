@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli_dist.h"
+#include "crash_trace.h"
 #include "gguf.h"
 #include "commands.h"
 
@@ -68,6 +69,7 @@ static void catch_bus_error(void) {
 
 int main(int argc, char **argv) {
     passive_openmp(argv);
+    crash_trace_install();
     catch_bus_error();
     if (cli_dist_init(&argc, &argv)) return 1;
     return cli_dist_end(dispatch(argc, argv));

@@ -39,7 +39,8 @@ kill -INT $pid
 wait $pid
 rc=$?
 n1=$(($(wc -l <"$D/cache.tsv") - 1))
-[[ $rc -eq 130 && $n1 -gt 0 ]] && ok "stopped: exit 130, $n1 evaluations kept" || bad "stop: exit $rc, $n1 cached"
+[[ $rc -eq 130 && $n1 -gt 0 ]] && ok "stopped: exit 130, $n1 evaluations kept" ||
+  { bad "stop: exit $rc, $n1 cached"; tail -40 "$WORK/e1"; }
 
 "$BIN" compare "$MODEL" --preset ci --out "$D" >"$WORK/o2" 2>"$WORK/e2"
 rc=$?

@@ -1,0 +1,12 @@
+/* crash_trace.h — a stack trace on stderr when the program dies of SIGABRT (glibc's heap checks,
+ * a failed assertion in a library), SIGSEGV, SIGILL or SIGFPE, so a crash on a machine nobody can
+ * log into (CI) names where it happened. The signal then ends the process as before (same exit
+ * status, core dump where enabled). */
+#ifndef BOSCH_CRASH_TRACE_H
+#define BOSCH_CRASH_TRACE_H
+
+/* Install the handlers (once, at the start of main). Under AddressSanitizer only SIGABRT is taken,
+ * so ASan keeps reporting the others itself. */
+void crash_trace_install(void);
+
+#endif
