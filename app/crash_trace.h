@@ -6,7 +6,8 @@
 #define BOSCH_CRASH_TRACE_H
 
 /* Install the handlers (once, at the start of main). Under AddressSanitizer only SIGABRT is taken,
- * so ASan keeps reporting the others itself. */
+ * so ASan keeps reporting the others itself. The explorer replaces them with its own while it runs
+ * (tui/explorer.c: the terminal is put back first, then the signal re-raised; no trace there). */
 void crash_trace_install(void);
 
 #endif
