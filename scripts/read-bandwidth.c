@@ -15,6 +15,10 @@ static double now(void) {
 int main(void) {
     size_t n = (size_t)1 << 28; /* 256 Mi floats = 1 GiB */
     float *a = aligned_alloc(64, n * sizeof(float));
+    if (!a) {
+        fprintf(stderr, "read-bandwidth: cannot allocate the 1 GiB buffer\n");
+        return 1;
+    }
 #pragma omp parallel for
     for (size_t i = 0; i < n; i++) a[i] = (float)(i & 7);
     double best = 1e9, total = 0;
