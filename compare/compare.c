@@ -234,6 +234,9 @@ static void on_event(const search_event *ev, void *user) {
             ev->eval_index);
     else if (ev->kind == SEARCH_EV_DONE)
         say(lc->progress, lc->user, "%s: %s", lc->label, ev->message ? ev->message : "done");
+    else if (ev->kind == SEARCH_EV_GROUP_END && ev->message && ev->plan && ev->phase >= 0 &&
+             ev->plan->phase[ev->phase].kind == SEARCH_PHASE_CONFIRM) /* which finalist, and why */
+        say(lc->progress, lc->user, "%s: %s", lc->label, ev->message);
 }
 
 /* Run one search to the end, batch masks at a time (search_set_batch); *out owns the state. 0, 1

@@ -177,8 +177,9 @@ typedef struct {
      * (SEARCH_CONFIRM_SEED) and shared out between calib_tokens and confirm_tokens2 (the first gets
      * the remainder), and the best of them there is the result: the finalists were all chosen on the
      * calibration samples, so the one that fits those samples best is biased upwards (a winner's
-     * curse); an independent split scores each of them without that bias. The search builds that
-     * objective from the model (on the CPU); without a model and without search_set_confirm the
+     * curse); an independent split scores each of them without that bias. A finalist replaces the
+     * refined mask only when its paired gain there exceeds SEARCH_CONFIRM_K standard errors. The search
+     * builds that objective from the model (on the CPU); without a model and without search_set_confirm the
      * phase is skipped. Saved in the state when N > 0. */
     int confirm_samples;
     int confirm_tokens2; /* the confirmation split's second length, tokens (0: calib_tokens only) */
@@ -397,6 +398,11 @@ int search_calib_generate(calib_set **out, const model *m, const search_config *
 /* The seed of the confirmation split (search_config.confirm_samples): not the calibration's
  * (PROBE_DEFAULT_CALIB_SEED), the validation's or the held-out's, so its samples are none of theirs. */
 #define SEARCH_CONFIRM_SEED 4321u
+/* A finalist replaces the refined mask only when its paired gain on the confirmation split exceeds
+ * this many standard errors (search_confirm.c): with pure noise (a mean difference of 0) a switch
+ * then happens with probability ~2.3 % under a normal approximation, against ~50 % for "any higher
+ * score" (which lost on the validation split: docs/search.md "Confirming the finalists"). */
+#define SEARCH_CONFIRM_K 2.0
 
 /* The confirmation split a config asks for (search_config.confirm_samples > 0): confirm_samples
  * samples from SEARCH_CONFIRM_SEED, shared out between calib_tokens and confirm_tokens2 (when > 0)

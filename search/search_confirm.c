@@ -69,12 +69,18 @@ static void confirm_event(search_state *st, search_event_kind kind, const char *
     search_emit(st, &ev);
 }
 
-/* The kept finalist: the highest confirmation score, the earlier on a tie. */
+/* The kept finalist: the one with the highest confirmation score (the earlier on a tie), when its
+ * paired gain over the refined mask (finalist 0) on the confirmation samples exceeds
+ * SEARCH_CONFIRM_K standard errors (stats_paired_diff of the per-sample answer probabilities; a
+ * strictly higher score when they are not known); else the refined mask. */
 static int confirm_pick(const search_state *st) {
     int best = 0;
     for (int i = 1; i < st->n_fin; i++)
         if (st->fin_score[i] > st->fin_score[best]) best = i;
-    return best;
+    if (best == 0 || !st->fin_p[best] || !st->fin_p[0] || st->fin_n_p[best] != st->fin_n_p[0]) return best;
+    double gain, se;
+    stats_paired_diff(st->fin_p[best], st->fin_p[0], st->fin_n_p[0], &gain, &se);
+    return gain > SEARCH_CONFIRM_K * se ? best : 0;
 }
 
 /* The per-sample answer probabilities of evaluation e into st->fin_p[i]. 0, or -1 (OOM). */
@@ -104,7 +110,16 @@ static void confirm_finish(search_state *st, int k) {
     double gain = NAN, se = NAN;
     if (k > 0 && st->fin_p[k] && st->fin_p[0] && st->fin_n_p[k] == st->fin_n_p[0])
         stats_paired_diff(st->fin_p[k], st->fin_p[0], st->fin_n_p[k], &gain, &se);
-    if (k == 0 && strcmp(st->fin_what[0], "refined"))
+    int top = 0; /* the highest score, kept or not */
+    for (int i = 1; i < st->n_fin; i++)
+        if (st->fin_score[i] > st->fin_score[top]) top = i;
+    if (k == 0 && top > 0 && st->fin_p[top] && st->fin_p[0] && st->fin_n_p[top] == st->fin_n_p[0]) {
+        stats_paired_diff(st->fin_p[top], st->fin_p[0], st->fin_n_p[0], &gain, &se);
+        snprintf(msg, sizeof msg,
+                 "confirm: kept the refined mask, S %.4f on the confirmation split: the %s mask's %.4f is "
+                 "within the noise (paired gain %+.4f, se %.4f, below %g se)",
+                 st->fin_score[0], st->fin_what[top], st->fin_score[top], gain, se, SEARCH_CONFIRM_K);
+    } else if (k == 0 && strcmp(st->fin_what[0], "refined"))
         snprintf(
             msg, sizeof msg,
             "confirm: kept the refined mask (the %s start, which the refinement did not move), S %.4f on "
