@@ -175,8 +175,8 @@ typedef struct {
      * stage-3 mask and every start cut it scored) are scored again on N samples of a confirmation
      * split, made like the calibration split (its tasks, calib_mix) but from its own seed
      * (SEARCH_CONFIRM_SEED) and shared out between calib_tokens and confirm_tokens2 (the first gets
-     * the remainder), and the best of them there is the result: the finalists were all chosen on the
-     * calibration samples, so the one that fits those samples best is biased upwards (a winner's
+     * the remainder), and the best of them there can replace the refined mask: the finalists were all chosen
+     * on the calibration samples, so the one that fits those samples best is biased upwards (a winner's
      * curse); an independent split scores each of them without that bias. A finalist replaces the
      * refined mask only when its paired gain there exceeds SEARCH_CONFIRM_K standard errors. The search
      * builds that objective from the model (on the CPU); without a model and without search_set_confirm the

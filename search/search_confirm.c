@@ -1,7 +1,8 @@
 /* search_confirm.c — the confirmation phase (search.h search_config.confirm_samples; docs/search.md
  * "Confirming the finalists"): after the refinement, each of its finalists (the refined mask, the
  * stage-3 mask and every start cut it scored) is scored once on a confirmation split the search never
- * chose anything on, and the best there becomes the result.
+ * chose anything on, and the best there becomes the result when it beats the refined mask there by
+ * more than SEARCH_CONFIRM_K paired standard errors.
  *
  * Why: the refinement keeps whichever start and swaps score highest on the calibration samples, so
  * the mask it ends with is, among ~200 masks compared on the same few samples, the one those samples
@@ -152,10 +153,12 @@ int search_confirm_step(search_state *st, char *err, size_t errlen) {
             (st->replay_pos >= st->n_replay && !search_confirm_objective(st, &failed, err, errlen))) {
             if (failed) return -1;
             st->fin_kept = 0;
-            search_plan_cap(st, st->plan.cur, 0, 0);
+            if (st->plan.cur >= 0 && st->plan.phase[st->plan.cur].kind == SEARCH_PHASE_CONFIRM)
+                search_plan_cap(st, st->plan.cur, 0, 0);
             return 1;
         }
-        search_plan_cap(st, st->plan.cur, st->n_fin, st->n_fin + 1);
+        if (st->plan.cur >= 0 && st->plan.phase[st->plan.cur].kind == SEARCH_PHASE_CONFIRM)
+            search_plan_cap(st, st->plan.cur, st->n_fin, st->n_fin + 1);
         char msg[160];
         snprintf(msg, sizeof msg, "confirm: %d finalists on %d new samples", st->n_fin,
                  st->cfg.confirm_samples);
