@@ -68,6 +68,11 @@ static void on_event(const search_event *ev, void *user) {
     double t = base_now_s() - c->t0;
     switch (ev->kind) {
     case SEARCH_EV_EVAL:
+        if (ev->confirm) { /* a finalist on the confirmation split: its S there, no calibration score */
+            fprintf(stderr, "%sconfirm: finalist %d of %d  S %.4f on the confirmation split  %.0fs\n",
+                    c->tty ? "\r\033[K" : "", ev->unit + 1, ev->n_units, ev->raw_score, t);
+            break;
+        }
         if (c->tty)
             fprintf(stderr, "\r\033[K[stage %d%s%.0d] eval %ld/~%ld  score %.4f  acc %.2f  best %.4f  %.0fs",
                     ev->stage, ev->layer >= 0 ? " layer " : "", ev->layer >= 0 ? ev->layer : 0,
@@ -92,6 +97,12 @@ static void on_event(const search_event *ev, void *user) {
                     ev->plan && ev->phase >= 0 ? ev->plan->phase[ev->phase].label : "refinement");
         break;
     case SEARCH_EV_GROUP_END:
+        if (ev->plan && ev->phase >= 0 && ev->plan->phase[ev->phase].kind == SEARCH_PHASE_CONFIRM &&
+            ev->message) {
+            fprintf(stderr, "%s%s, calibration score %.4f  %.0fs\n", c->tty ? "\r\033[K" : "", ev->message,
+                    ev->score, t);
+            break;
+        }
         fprintf(stderr, "%s%s%s done, score %.4f  %.0fs\n", c->tty ? "\r\033[K" : "",
                 ev->plan && ev->phase >= 0 ? ev->plan->phase[ev->phase].label : "stage 3",
                 ev->group >= 0 ? ": group" : "", ev->score, t);

@@ -147,6 +147,80 @@ static int memo_lookup(void *ctx, const attn_mask *mask, search_eval *out) {
 
 /* ---- the methods' masks ----------------------------------------------------------------------- */
 
+/* ---- the memoized confirmation objectives ----------------------------------------------------- */
+
+/* A confirmation split's objective (search.h search_config.confirm_samples; built at its first
+ * miss, on the comparison's backend) behind the cache: its records are "C" lines under the mask
+ * hash mixed with the split's size and lengths, so a comparison resumed or rerun asks none again. */
+struct confirm_memo {
+    compare_cache *cache;
+    volatile int *stop;
+    const model *m;
+    const backend *be;
+    search_config cfg; /* the calibration split's, with the confirmation's size */
+    calib_set *cs;
+    search_objective obj; /* the inner objective, once built */
+    int built;
+    search_objective memo_obj; /* what the searches get (search_set_confirm) */
+};
+
+static uint64_t confirm_key(const struct confirm_memo *c, const attn_mask *mask) {
+    uint64_t h = mask_hash(mask) ^ 0x636f6e6669726d21ull; /* "confirm!" */
+    h = (h ^ (uint64_t)c->cfg.confirm_samples) * 0x100000001b3ull;
+    return (h ^ (uint64_t)c->cfg.confirm_tokens2) * 0x100000001b3ull;
+}
+
+static int confirm_memo_score(void *ctx, const attn_mask *mask, int make_base, search_eval *out, char *err,
+                              size_t errlen) {
+    (void)make_base;
+    struct confirm_memo *c = ctx;
+    const uint64_t key = confirm_key(c, mask);
+    memo mo = {NULL, c->cache, c->stop, 0};
+    const int got = memo_cached(&mo, key, out, err, errlen);
+    if (got != 1) return got;
+    if (!c->built) {
+        if (search_confirm_generate(&c->cs, c->m, &c->cfg, err, errlen) ||
+            search_objective_calib_on(&c->obj, c->m, c->be, c->cs, err, errlen)) {
+            calib_set_free(c->cs);
+            c->cs = NULL;
+            return -1;
+        }
+        c->built = 1;
+    }
+    if (c->obj.score(c->obj.ctx, mask, 0, out, err, errlen)) return -1;
+    c->cache->calib_misses++;
+    return cache_put_calib(c->cache, key, out, err, errlen);
+}
+
+/* The memoized confirmation objective for cfg's confirmation split (made on first use), or NULL
+ * (out of memory, or more splits than the result holds: the search then builds its own). */
+static const search_objective *confirm_memo_for(compare_result *r, const search_config *cfg, const model *m,
+                                                volatile int *stop) {
+    for (int i = 0; i < r->n_confirm_memo; i++) {
+        struct confirm_memo *c = r->confirm_memo[i];
+        if (c->cfg.confirm_samples == cfg->confirm_samples && c->cfg.confirm_tokens2 == cfg->confirm_tokens2)
+            return &c->memo_obj;
+    }
+    if (r->n_confirm_memo == 4) return NULL;
+    struct confirm_memo *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    *c = (struct confirm_memo){.cache = &r->cache, .stop = stop, .m = m, .be = r->be, .cfg = r->plan.cfg};
+    c->cfg.confirm_samples = cfg->confirm_samples, c->cfg.confirm_tokens2 = cfg->confirm_tokens2;
+    c->memo_obj = (search_objective){.score = confirm_memo_score, .ctx = c};
+    r->confirm_memo[r->n_confirm_memo++] = c;
+    return &c->memo_obj;
+}
+
+static void confirm_memo_free(compare_result *r) {
+    for (int i = 0; i < r->n_confirm_memo; i++) {
+        struct confirm_memo *c = r->confirm_memo[i];
+        if (c->built) search_objective_free(&c->obj);
+        calib_set_free(c->cs);
+        free(c);
+    }
+    r->n_confirm_memo = 0;
+}
+
 typedef struct {
     compare_progress progress;
     void *user;
@@ -160,17 +234,25 @@ static void on_event(const search_event *ev, void *user) {
             ev->eval_index);
     else if (ev->kind == SEARCH_EV_DONE)
         say(lc->progress, lc->user, "%s: %s", lc->label, ev->message ? ev->message : "done");
+    else if (ev->kind == SEARCH_EV_GROUP_END && ev->message && ev->plan && ev->phase >= 0 &&
+             ev->plan->phase[ev->phase].kind == SEARCH_PHASE_CONFIRM) /* which finalist, and why */
+        say(lc->progress, lc->user, "%s: %s", lc->label, ev->message);
 }
 
 /* Run one search to the end, batch masks at a time (search_set_batch); *out owns the state. 0, 1
  * stopped, -1 error. */
-static int run_search(const search_config *cfg, const model *m, const search_objective *obj, int batch,
-                      listen_ctx *lc, volatile int *stop, search_state **out, char *err, size_t errlen) {
+static int run_search(compare_result *r, const search_config *cfg, const model *m,
+                      const search_objective *obj, int batch, listen_ctx *lc, volatile int *stop,
+                      search_state **out, char *err, size_t errlen) {
     if (search_create(out, cfg, m->hp.n_layer, m->hp.n_head_kv, obj, m, on_event, lc, err, errlen)) return -1;
+    if (cfg->confirm_samples > 0) { /* the confirmation through the cache (NULL: the search's own) */
+        const search_objective *co = confirm_memo_for(r, cfg, m, stop);
+        if (co) search_set_confirm(*out, co);
+    }
     if (batch > 1 && search_set_batch(*out, batch))
         return snprintf(err, errlen, "compare: out of memory"), -1;
-    int r = search_run(*out, NULL, err, errlen);
-    if (r == 1) return 0;
+    const int rc = search_run(*out, NULL, err, errlen);
+    if (rc == 1) return 0;
     return stop && *stop ? 1 : -1;
 }
 
@@ -209,7 +291,7 @@ static int method_masks(compare_result *r, int mi, const model *m, const search_
         search_config c = base;
         c.ratio = p->ratios[0];
         snprintf(label, sizeof label, "%s", p->methods[mi]);
-        int rc = run_search(&c, m, obj, batch, &lc, stop, &st, err, errlen);
+        int rc = run_search(r, &c, m, obj, batch, &lc, stop, &st, err, errlen);
         if (rc) {
             search_free(st);
             return rc;
@@ -235,7 +317,7 @@ static int method_masks(compare_result *r, int mi, const model *m, const search_
         search_config c = base;
         c.ratio = p->ratios[ri];
         snprintf(label, sizeof label, "%s@%.3g", p->methods[mi], p->ratios[ri]);
-        int rc = run_search(&c, m, obj, batch, &lc, stop, &st, err, errlen);
+        int rc = run_search(r, &c, m, obj, batch, &lc, stop, &st, err, errlen);
         if (rc) {
             search_free(st);
             return rc;
@@ -243,6 +325,7 @@ static int method_masks(compare_result *r, int mi, const model *m, const search_
         memcpy(r->masks[mi * nr + ri].z, search_result_mask(st)->z, (size_t)L * H);
         r->evals[mi * nr + ri] = search_n_evals(st);
         search_get_race_stats(st, &r->race[mi * nr + ri]);
+        search_get_confirm_stats(st, &r->confirm[mi * nr + ri]);
         search_free(st);
         st = NULL;
     }
@@ -319,6 +402,7 @@ static int check_plan(const compare_plan *p, const model *m, char *err, size_t e
 
 void compare_result_free(compare_result *r) {
     if (!r) return;
+    confirm_memo_free(r);
     if (r->cache_open) cache_close(&r->cache);
     for (int i = 0; i < r->n_masks; i++) mask_free(&r->masks[i]);
     for (int i = 0; i < r->n_aprime; i++) mask_free(&r->aprime[i].mask);
@@ -534,6 +618,7 @@ int compare_run(const compare_plan *p, const model *m, const backend *be, const 
     }
     /* kv_bytes count the elements of the cache the evaluator runs: the CPU's (--kv), CUDA's fp32 */
     r->kv_elem = be && be->device != BACKEND_CPU ? 4 : attn_kv_elem_bytes(m->kv_type);
+    r->be = be;
     calib_set *cs = NULL;
     search_objective calib = {0};
     int rc = -1;

@@ -23,7 +23,9 @@
  *                 split among those scored there), discordant counts and the exact McNemar p-value;
  *   (results.csv, references.csv, tests.csv and table.md have split "transfer" rows when the plan
  *                 has a transfer split)
- *   calibration.csv  every final mask's normalized calibration score S^ and evaluations spent;
+ *   calibration.csv  every final mask's normalized calibration score S^ and evaluations spent, its
+ *                 search's racing and confirmation (finalists scored, the one kept: refined, or the
+ *                 start it came from: stage3, drop, fisher, locality, echo, start);
  *   turnover.csv  per method and adjacent ratios: T (SWA heads at the lower ratio that are full at
  *                 the higher one) and T~ = T / sqrt(|SWA_lo| * |FULL_hi|) (docs/search.md);
  *   aprime.csv    the A' experiment (docs/search.md): BOSCH's mask at the higher ratio with a random

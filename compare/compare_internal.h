@@ -40,7 +40,9 @@ struct compare_result {
     long evals[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS];        /* calibration evaluations of the search */
     double calib_norm[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS]; /* S^ of the final mask */
     search_race_stats race[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS]; /* BOSCH searches' racing; zero else */
-    double s_full, s_swa; /* raw calibration scores of the normalizers */
+    search_confirm_stats
+        confirm[COMPARE_MAX_METHODS * COMPARE_MAX_RATIOS]; /* their confirmation; zero else */
+    double s_full, s_swa;                                  /* raw calibration scores of the normalizers */
     aprime_mask aprime[COMPARE_MAX_RATIOS * 8];
     int n_aprime;
     attn_mask ref[N_REFS]; /* all full, all SWA (the plan's window and sinks) */
@@ -51,6 +53,11 @@ struct compare_result {
     double seconds;
     compare_cache cache; /* the scores above point into it; closed by compare_result_free */
     int cache_open;
+    /* the searches' confirmation objectives (search.h search_config.confirm_samples), one per
+     * confirmation split, memoized in the cache like the calibration's (compare.c confirm_memo) */
+    struct confirm_memo *confirm_memo[4];
+    int n_confirm_memo;
+    const backend *be; /* the evaluators' (compare_run's), borrowed */
 };
 
 /* The cell's key in the cache and the files: "heldout:niah_single:noise:512:16". */

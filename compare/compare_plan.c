@@ -35,6 +35,9 @@ int compare_plan_preset(compare_plan *p, const char *preset, const model *m, cha
         p->cfg.stage1_budget_per_layer = 3;
         p->cfg.stage3_budget_per_group = 16;
         p->cfg.restarts = 1;
+        /* the confirmation of the refinement's finalists (docs/search.md "Confirming the finalists"):
+         * 36 samples, 18 x 256 and 18 x 1024 tokens; chosen on the validation split (issue 31) */
+        search_config_confirm_options(&p->cfg);
         const int lengths[] = {256, 512};
         set_cells(p->heldout, &p->n_heldout, tasks3, hay3, 3, lengths, 2, 16);
         set_cells(p->valid, &p->n_valid, tasks3, hay3, 3, lengths, 1, 16);

@@ -235,8 +235,10 @@ static int write_calibration(const compare_result *r, const char *dir, char *err
                          "dropped_sure",
                          "wrong_drops",
                          "accepted",
-                         "noise_rejected"};
-    csv_out *w = csv_out_open(path, hdr, 13, err, errlen);
+                         "noise_rejected",
+                         "confirm_finalists",
+                         "confirm_kept"};
+    csv_out *w = csv_out_open(path, hdr, 15, err, errlen);
     if (!w) return -1;
     for (int k = 0; k < r->n_masks; k++) {
         /* racing (search.h search_race_stats): candidates of the swap searches raced against their
@@ -246,11 +248,18 @@ static int write_calibration(const compare_result *r, const char *dir, char *err
         if (rs->raced > 0) snprintf(spc, sizeof spc, "%.3f", (double)rs->samples / rs->raced);
         if (rs->checked > 0 || (rs->raced > 0 && r->plan.cfg.race == 2))
             snprintf(wrong, sizeof wrong, "%ld", rs->wrong);
+        /* the confirmation (search.h search_confirm_stats): finalists scored, the one kept */
+        const search_confirm_stats *cs = &r->confirm[k];
+        char nfin[16] = "";
+        if (cs->n_finalists > 0) snprintf(nfin, sizeof nfin, "%d", cs->n_finalists);
+        const char *kept =
+            cs->n_finalists > 0 && cs->kept >= 0 ? (cs->kept == 0 ? "refined" : cs->what[cs->kept]) : "";
         csv_out_rowf(w,
-                     "%s\x1f%.4f\x1f%d\x1f%.6f\x1f%ld\x1f%ld\x1f%s\x1f%d\x1f%ld\x1f%ld\x1f%s\x1f%ld\x1f%ld",
+                     "%s\x1f%.4f\x1f%d\x1f%.6f\x1f%ld\x1f%ld\x1f%s\x1f%d\x1f%ld\x1f%ld\x1f%s\x1f%ld\x1f%"
+                     "ld\x1f%s\x1f%s",
                      p->methods[k / p->n_ratios], p->ratios[k % p->n_ratios], mask_count_swa(&r->masks[k]),
                      r->calib_norm[k], r->evals[k], rs->raced, spc, rs->n_calib, rs->dropped,
-                     rs->dropped_sure, wrong, rs->accepted, rs->noise);
+                     rs->dropped_sure, wrong, rs->accepted, rs->noise, nfin, kept);
     }
     return csv_out_commit(w, err, errlen);
 }

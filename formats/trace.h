@@ -18,6 +18,9 @@
  *              of the per-sample answer-probability differences, in score units (divided by
  *              S_full - S_allSWA), 6 decimals; empty when it was compared with none
  *   gain_se    the gain's standard error (search/stats.h stats_paired_diff, same units), 6 decimals
+ * A row of the confirmation phase (search.h search_config.confirm_samples: a finalist scored on the
+ * confirmation split, stage 3, group -1) has empty score and accuracy and samples 0: its numbers are
+ * another split's (`bosch search` prints them, calibration.csv of `bosch compare` says which was kept).
  * A number that is not finite is written as an empty cell.
  */
 #ifndef BOSCH_TRACE_H

@@ -29,6 +29,11 @@ void search_config_refine_share(search_config *cfg) {
     cfg->refine_budget = b3 / 2;
 }
 
+void search_config_confirm_options(search_config *cfg) {
+    cfg->confirm_samples = 4 * (cfg->calib_samples > 0 ? cfg->calib_samples : 8);
+    cfg->confirm_tokens2 = cfg->calib_tokens > 0 ? 4 * cfg->calib_tokens : 0;
+}
+
 void search_config_paper_options(search_config *cfg) {
     cfg->stage1_independent = 0;
     cfg->delta_marginal = 0;

@@ -89,6 +89,10 @@ typedef struct {
      * sample_nll; `samples` above is how many the race scored). */
     int n_samples;
     const double *sample_nll; /* [n_samples]; valid during the callback only */
+    /* SEARCH_EV_EVAL of the confirmation phase (search_config.confirm_samples): 1, and raw_score is
+     * the mask's score on the confirmation split (score, accuracy NAN, no samples: not the
+     * calibration split's); 0 otherwise. */
+    int confirm;
 } search_event;
 
 typedef void (*search_listener)(const search_event *ev, void *user);

@@ -54,6 +54,10 @@ static void bosch_plus(search_config *c) {
     c->stage1_singles = 1;
     search_config_refine_share(c);
 }
+static void bosch_confirm(search_config *c) {
+    search_config_project_options(c);
+    search_config_confirm_options(c);
+}
 static void bosch_layer(search_config *c) {
     search_config_project_options(c);
     search_config_set_granularity(c, SEARCH_GRANULARITY_LAYER);
@@ -141,6 +145,9 @@ const search_method_info search_method_table[] = {
      .in_compare = 1,
      .help = "echo and induction attention on repeated tokens (from the model, no evaluation)",
      .rank = search_rank_echo},
+    SEARCH_ROW("bosch_confirm", SEARCH_LEVEL_HEAD, 0,
+               "the default options plus the finalists confirmed on new samples at 1x and 4x the length",
+               bosch_confirm),
     /* new rows above this line */
 };
 

@@ -200,3 +200,17 @@ int search_calib_generate(calib_set **out, const model *m, const search_config *
     if (n2 > 0) k += length_configs(cfg, cfg->calib_tokens2, n2, mix + k);
     return probe_calib_generate_mix(out, m->tok, mix, k, PROBE_DEFAULT_CALIB_SEED, err, errlen);
 }
+
+int search_confirm_generate(calib_set **out, const model *m, const search_config *cfg, char *err,
+                            size_t errlen) {
+    const int n = cfg->confirm_samples;
+    if (n < 1) {
+        snprintf(err, errlen, "search: confirm_samples %d: no confirmation split to make", n);
+        return -1;
+    }
+    probe_config mix[6]; /* the calibration split's tasks (calib_mix) */
+    const int n2 = cfg->confirm_tokens2 > 0 ? n / 2 : 0;
+    int k = length_configs(cfg, cfg->calib_tokens, n - n2, mix);
+    if (n2 > 0) k += length_configs(cfg, cfg->confirm_tokens2, n2, mix + k);
+    return probe_calib_generate_mix(out, m->tok, mix, k, SEARCH_CONFIRM_SEED, err, errlen);
+}

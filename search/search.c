@@ -54,6 +54,7 @@ int search_create(search_state **out, const search_config *cfg, int n_layer, int
     if (search_plan_make(&st->plan, cfg, n_layer, n_head_kv, m != NULL, obj->samples && obj->n_samples > 0))
         goto oom;
     st->plan_unit = -1;
+    st->fin_kept = -1; /* the confirmation has not started (search_confirm.c) */
     st->sw_span = 1;
     size_t L = (size_t)n_layer;
     if (mask_init(&st->result, n_layer, n_head_kv, cfg->window, cfg->sinks, ATTN_FULL) ||
@@ -141,6 +142,7 @@ void search_free(search_state *st) {
     search_log_free(st->log, st->n_log);
     search_log_free(st->replay, st->n_replay);
     search_batch_free(st);
+    search_confirm_free(st);
     free(st);
 }
 
@@ -580,6 +582,10 @@ static int phase_refine(search_state *st, char *err, size_t errlen) {
     if (r != 1) return r;
     st->final_known = 1;
     st->final_raw = search_heads_swap_commit(st);
+    if (search_confirm_add(st, st->result.z, "refined")) {
+        snprintf(err, errlen, "search: out of memory");
+        return -1;
+    }
     search_plan_unit(st, -1);
     search_event ev = search_event_new(st, SEARCH_EV_GROUP_END, 3);
     ev.group = -1;
@@ -587,6 +593,19 @@ static int phase_refine(search_state *st, char *err, size_t errlen) {
     ev.score = search_normalize(st, st->final_raw);
     ev.mask = &st->result;
     search_emit(st, &ev);
+    if (st->cfg.confirm_samples > 0) {
+        st->phase = PH_CONFIRM;
+        return PHASE_AGAIN;
+    }
+    stage_event(st, SEARCH_EV_STAGE_END, 3);
+    st->phase = PH_FINAL;
+    return PHASE_AGAIN;
+}
+
+/* One step of the confirmation (search_confirm.c); at its end the kept finalist is the result. */
+static int phase_confirm(search_state *st, char *err, size_t errlen) {
+    int r = search_confirm_step(st, err, errlen);
+    if (r != 1) return r;
     stage_event(st, SEARCH_EV_STAGE_END, 3);
     st->phase = PH_FINAL;
     return PHASE_AGAIN;
@@ -675,6 +694,8 @@ static int phase_run(search_state *st, char *err, size_t errlen) {
         return r;
     case PH_REFINE:
         return phase_refine(st, err, errlen);
+    case PH_CONFIRM:
+        return phase_confirm(st, err, errlen);
     case PH_BL_BEGIN:
     case PH_BL_EVAL:
     case PH_BL_END:

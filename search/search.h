@@ -170,6 +170,19 @@ typedef struct {
      * replaces the current one, is taken only when its paired gain exceeds accept_k standard
      * errors; 0 = any strict improvement (the search before this option). */
     double accept_k;
+    /* The confirmation (docs/search.md "Confirming the finalists"; search_confirm.c): 0 none (the
+     * paper, and `bosch` before it); N > 0, with a refinement: its finalists (the refined mask, the
+     * stage-3 mask and every start cut it scored) are scored again on N samples of a confirmation
+     * split, made like the calibration split (its tasks, calib_mix) but from its own seed
+     * (SEARCH_CONFIRM_SEED) and shared out between calib_tokens and confirm_tokens2 (the first gets
+     * the remainder), and the best of them there can replace the refined mask: the finalists were all chosen
+     * on the calibration samples, so the one that fits those samples best is biased upwards (a winner's
+     * curse); an independent split scores each of them without that bias. A finalist replaces the
+     * refined mask only when its paired gain there exceeds SEARCH_CONFIRM_K standard errors. The search
+     * builds that objective from the model (on the CPU); without a model and without search_set_confirm the
+     * phase is skipped. Saved in the state when N > 0. */
+    int confirm_samples;
+    int confirm_tokens2; /* the confirmation split's second length, tokens (0: calib_tokens only) */
     /* Pinned KV heads (docs/search.md "Pinned heads"): pins[0 .. n_pins), each head at most once.
      * Every method keeps them in its final mask and in every candidate it chooses among (stage 3,
      * the refinement and its starts, a ranking's cut, a heuristic's layers); the measurements
@@ -202,8 +215,13 @@ void search_config_default(search_config *cfg);
 void search_config_project_options(search_config *cfg);
 /* The paper's structure as docs/design.md §6 describes it (the method `bosch_paper` of `bosch compare`):
  * cascaded stage 1, cumulative drop, proportional stage 2, per-layer stage 3, no head scores, no
- * refinement. Changes only those options of cfg. */
+ * refinement (and so no confirmation, whatever confirm_samples says). Changes only those options of cfg. */
 void search_config_paper_options(search_config *cfg);
+/* The confirmation of `bosch_confirm` (search_config.confirm_samples): 4 x calib_samples samples
+ * (32 when 0), half at calib_tokens and half at 4 x calib_tokens (one length when calib_tokens is 0,
+ * the model's context). Set after the calibration size; `--confirm` and `--confirm-length` override
+ * it afterwards. Changes only those two fields. */
+void search_config_confirm_options(search_config *cfg);
 /* Split the stage-3 budget: half of each group's budget goes to the refinement (refine_budget is
  * per group), so stage 3 plus the refinement plan as many evaluations as stage 3 alone did. */
 void search_config_refine_share(search_config *cfg);
@@ -377,6 +395,22 @@ void search_objective_set_cancel(search_objective *obj, const atomic_int *cancel
 int search_calib_generate(calib_set **out, const model *m, const search_config *cfg, char *err,
                           size_t errlen);
 
+/* The seed of the confirmation split (search_config.confirm_samples): not the calibration's
+ * (PROBE_DEFAULT_CALIB_SEED), the validation's or the held-out's, so its samples are none of theirs. */
+#define SEARCH_CONFIRM_SEED 4321u
+/* A finalist replaces the refined mask only when its paired gain on the confirmation split exceeds
+ * this many standard errors (search_confirm.c): with pure noise (a mean difference of 0) a switch
+ * then happens with probability ~2.3 % under a normal approximation, against ~50 % for "any higher
+ * score" (which lost on the validation split: docs/search.md "Confirming the finalists"). */
+#define SEARCH_CONFIRM_K 2.0
+
+/* The confirmation split a config asks for (search_config.confirm_samples > 0): confirm_samples
+ * samples from SEARCH_CONFIRM_SEED, shared out between calib_tokens and confirm_tokens2 (when > 0)
+ * and within each length between the calibration split's tasks as search_calib_generate does.
+ * 0, or -1 with a message (also when confirm_samples < 1). Free with calib_set_free. */
+int search_confirm_generate(calib_set **out, const model *m, const search_config *cfg, char *err,
+                            size_t errlen);
+
 /* The plan a search with this configuration makes (search_plan.h), before any search exists: for
  * front ends (the explorer's start form) and the registry's planned evaluations. have_model: the
  * search gets the model (the refinement's locality and echo starts need it); have_tokens: its
@@ -437,6 +471,26 @@ typedef struct {
 } search_race_stats;
 
 void search_get_race_stats(const search_state *st, search_race_stats *out);
+
+/* The objective of the confirmation phase (search_config.confirm_samples; docs/search.md
+ * "Confirming the finalists"), in place of the one the search builds from the model: obj is borrowed
+ * (must outlive the state; NULL: back to building it). Set it before the search reaches that phase;
+ * a search without a model and without one skips the phase. Used by tests (a synthetic objective)
+ * and by callers that memoize. */
+void search_set_confirm(search_state *st, const search_objective *obj);
+
+/* What the confirmation phase did (search_config.confirm_samples): n_finalists scored on the
+ * confirmation split (0: none yet, or no phase), the index of the one kept (0 = the refined mask;
+ * -1 before the phase ended), what each finalist is ("refined", "stage3", "drop", "fisher",
+ * "locality", "echo", "start") and its confirmation score (raw S). */
+#define SEARCH_FINALISTS_MAX 8
+typedef struct {
+    int n_finalists, kept;
+    const char *what[SEARCH_FINALISTS_MAX];
+    double score[SEARCH_FINALISTS_MAX];
+} search_confirm_stats;
+
+void search_get_confirm_stats(const search_state *st, search_confirm_stats *out);
 
 /* Tell listeners the driver paused (1) or resumed (0): emits SEARCH_EV_PAUSED/RESUMED. */
 void search_notify_paused(search_state *st, int paused);

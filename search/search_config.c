@@ -155,6 +155,8 @@ int search_config_check(const search_config *cfg, char *err, size_t errlen) {
         what = "race (must be 0 off, 1 on or 2 check)";
     else if (!(cfg->accept_k >= 0 && cfg->accept_k <= 100))
         what = "accept_k (must be in [0, 100])";
+    else if (cfg->confirm_samples < 0 || cfg->confirm_tokens2 < 0)
+        what = "confirm_samples / confirm_tokens2 (must be >= 0)";
     if (!what) return 0;
     snprintf(err, errlen,
              "search config: bad %s (ratio %g, window %d, sinks %d, budgets %ld/%ld, "

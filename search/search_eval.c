@@ -73,9 +73,11 @@ void search_log_free(search_log_entry *log, long n) {
 
 int search_eval_cand(search_state *st, int make_base, int stage, int group, int layer, search_eval *out,
                      char *err, size_t errlen) {
+    const int confirm = (make_base & SEARCH_EVAL_CONFIRM) != 0;
     uint64_t h = mask_hash(&st->cand);
+    if (confirm) h = search_confirm_hash(h); /* its own key: never a calibration entry */
     const int dedup = make_base & SEARCH_EVAL_DEDUP;
-    make_base &= 1;
+    make_base = confirm ? 0 : make_base & 1; /* the calibration evaluator's base stays */
     memset(out, 0, sizeof *out);
     /* a mask already in the log: answered from it without moving the base. The log up to here is
      * the same live and replayed, so both take this branch at the same calls and end with the same
@@ -99,6 +101,18 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
         }
         *out = (search_eval){le->score, le->accuracy, le->nll, le->seconds, le->n_samples, le->sample_nll};
         st->replay_pos++;
+    } else if (confirm) {
+        int failed = 0;
+        const search_objective *co = search_confirm_objective(st, &failed, err, errlen);
+        if (!co) {
+            if (!failed) snprintf(err, errlen, "search: no confirmation objective");
+            return -1;
+        }
+        int rc = co->score(co->ctx, &st->cand, 0, out, err, errlen);
+        if (rc) {
+            st->cancelled = rc == SEARCH_CANCELLED;
+            return -1;
+        }
     } else {
         int rc = st->race_inc && search_race_active(st) ? search_race_score(st, make_base, out, err, errlen)
                                                         : search_batch_score(st, make_base, out, err, errlen);
@@ -117,7 +131,7 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
         return -1;
     }
     out->sample_nll = st->log[st->n_log - 1].sample_nll;
-    if (st->eval_observer) st->eval_observer(st, out);
+    if (st->eval_observer && !confirm) st->eval_observer(st, out);
     memcpy(st->last.z, st->cand.z, (size_t)st->L * st->H);
     st->have_last = 1;
     st->stage_evals++;
@@ -146,6 +160,12 @@ int search_eval_cand(search_state *st, int make_base, int stage, int group, int 
         ev.samples = st->race_samples;
         ev.gain = st->race_gain / den;
         ev.gain_se = st->race_gain_se / fabs(den);
+    }
+    if (confirm) { /* another split: no calibration score, accuracy or samples to show */
+        ev.confirm = 1;
+        ev.score = ev.accuracy = NAN;
+        ev.n_samples = ev.samples = 0;
+        ev.sample_nll = NULL;
     }
     if (isfinite(ev.score) && !(ev.best_score >= ev.score)) ev.best_score = ev.score; /* this one included */
     if (st->opt) ev.eval_budget = opt_planned(st->opt);

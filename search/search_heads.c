@@ -396,6 +396,10 @@ int search_heads_refine_begin(search_state *st, char *err, size_t errlen) {
         st->refine_inits = 1;
     }
     if (st->refine_inits == 1) { /* the stage-3 mask is the incumbent start */
+        if (search_confirm_add(st, st->result.z, "stage3")) {
+            snprintf(err, errlen, "search: out of memory");
+            return -1;
+        }
         for (int u = 0; u < n; u++) st->sw_sol[u] = st->result.z[u] == ATTN_SWA;
         st->best_norm = search_normalize(st, st->final_raw);
         st->refine_inits = 2;
@@ -410,6 +414,11 @@ int search_heads_refine_begin(search_state *st, char *err, size_t errlen) {
         search_plan_unit(st, st->plan.phase[st->plan.cur].units_done);
         int r = refine_try_start(st, st->refine_inits, err, errlen);
         if (r < 0) return -1;
+        static const char *const start_name[] = {"", "", "drop", "fisher", "locality", "echo", "start"};
+        if (r == 0 && search_confirm_add(st, st->cand.z, start_name[st->refine_inits])) { /* a finalist */
+            snprintf(err, errlen, "search: out of memory");
+            return -1;
+        }
         st->refine_inits++;
         search_plan_unit_done(st);
         const search_plan_phase *ph = &st->plan.phase[st->plan.cur];

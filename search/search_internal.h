@@ -26,6 +26,7 @@ typedef enum {
     PH_BL_BEGIN,
     PH_BL_EVAL,
     PH_BL_END,
+    PH_CONFIRM,
     PH_FINAL,
     PH_DONE
 } search_phase;
@@ -161,6 +162,21 @@ struct search_state {
     double race_gain, race_gain_se; /* the last raced evaluation's paired gain (raw p units) and se */
     int race_samples;               /* and the samples it was scored on */
 
+    /* the confirmation (search_confirm.c; search_config.confirm_samples): the finalists' bodies
+     * fin[SEARCH_FINALISTS_MAX][L*H] (ATTN_*), what each is, their confirmation scores and per-sample
+     * answer probabilities (for the gains), the next one to score, and the objective: confirm_ext
+     * (search_set_confirm) or the one built from the model (confirm_own over confirm_cs) */
+    uint8_t *fin;
+    const char *fin_what[SEARCH_FINALISTS_MAX];
+    double fin_score[SEARCH_FINALISTS_MAX];
+    double *fin_p[SEARCH_FINALISTS_MAX];
+    int fin_n_p[SEARCH_FINALISTS_MAX];
+    int n_fin, fin_pos, fin_kept;
+    const search_objective *confirm_ext;
+    search_objective confirm_own;
+    int have_confirm_own;
+    calib_set *confirm_cs;
+
     /* batched evaluation (search_batch.c): the answers of the last batch, by mask hash */
     int batch;                     /* look-ahead size (1: none) */
     int n_batch;                   /* answers held */
@@ -194,6 +210,23 @@ search_rank_input search_rank_input_of(const search_state *st);
  * or'ed with SEARCH_EVAL_DEDUP to answer a mask this search already scored from its log (logged
  * again; no objective call). Then calls st->eval_observer, if any. 0 or -1. */
 #define SEARCH_EVAL_DEDUP 2
+/* Or'ed into make_base: score st->cand on the confirmation objective (search_confirm_objective),
+ * never as a base nor from the log's calibration entries, logged under search_confirm_hash. */
+#define SEARCH_EVAL_CONFIRM 4
+
+/* search_confirm.c (the confirmation phase, search_config.confirm_samples). */
+/* Add st->cand (what: "stage3", "drop", ...) to the finalists when the confirmation is on and it is
+ * not one already. 0, or -1 (OOM). */
+int search_confirm_add(search_state *st, const uint8_t *body, const char *what);
+/* One step of PH_CONFIRM: 0 an evaluation was made, 1 done (st->result is the kept finalist, its
+ * calibration score in final_raw), -1 error. */
+int search_confirm_step(search_state *st, char *err, size_t errlen);
+/* The confirmation objective: search_set_confirm's, else the one built from the model (built on
+ * the first call); NULL with no model (the phase is skipped) or -1 on error via *failed. */
+const search_objective *search_confirm_objective(search_state *st, int *failed, char *err, size_t errlen);
+/* The log key of a confirmation evaluation of the mask with hash h (never a calibration key). */
+uint64_t search_confirm_hash(uint64_t h);
+void search_confirm_free(search_state *st);
 int search_eval_cand(search_state *st, int make_base, int stage, int group, int layer, search_eval *out,
                      char *err, size_t errlen);
 

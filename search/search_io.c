@@ -19,7 +19,8 @@
  * pin_full and pin_swa (the pinned heads, "L.H,L.H", search.h search_config.pins) are written only
  * when there are pins, and start ("30x3:" then a digit per KV head, 1 full, 0 SWA: the mask the
  * search starts from, search_config.start_*) only with a start mask, before "log"; a file without
- * them has none.
+ * them has none. confirm_samples and confirm_tokens2 (the confirmation split, search.h) are written
+ * only when confirm_samples > 0; a file without them has no confirmation.
  * granularity (head or layer, search.h) was added to version 2 without a version bump, so files
  * written before it load as head granularity (race, accept_k and calib_tokens2 likewise: racing
  * off, any strict improvement accepted, one calibration length); a program older than the key refuses a file
@@ -61,6 +62,8 @@ static void write_header(FILE *f, const search_state *st) {
     for (int swa = 0; swa <= 1; swa++)
         if (search_pins_format(c, swa, list, sizeof list)[0])
             fprintf(f, "%s %s\n", swa ? "pin_swa" : "pin_full", list);
+    if (c->confirm_samples > 0) /* the confirmation (search.h): only then, so older files stay as they were */
+        fprintf(f, "confirm_samples %d\nconfirm_tokens2 %d\n", c->confirm_samples, c->confirm_tokens2);
     if (c->start_layers > 0) { /* the start mask: LAYERSxHEADS: then z per KV head, 1 full, 0 SWA */
         fprintf(f, "start %dx%d:", c->start_layers, c->start_heads);
         for (int l = 0; l < c->start_layers; l++)

@@ -119,6 +119,22 @@ static const opt_spec specs[SOPT_COUNT] = {
                        100,
                        {0},
                        "take a move only when its paired gain exceeds K standard errors (0: any gain)"},
+    [SOPT_CONFIRM] = {"--confirm",
+                      "N",
+                      K_INT,
+                      0,
+                      100000,
+                      {0},
+                      "score the refinement's finalists on N new samples and keep the best there (0:\n"
+                      "none; bosch_confirm: 4 x --samples; docs/search.md \"Confirming the finalists\")"},
+    [SOPT_CONFIRM_LENGTH] = {"--confirm-length",
+                             "T",
+                             K_TOKENS,
+                             0,
+                             MAX_TOKENS,
+                             {0},
+                             "the confirmation split's second length, tokens: half its samples (0: --length\n"
+                             "only; bosch_confirm: 4 x --length)"},
 };
 
 int search_opts_lookup(const char *name, unsigned which) {
@@ -224,6 +240,11 @@ static void apply_sizes(const search_opts *o, search_config *cfg) {
 /* --window and --sinks, when given, must be shorter than the calibration prompts (both lengths);
  * --length2 at least PROBE_MIN_LENGTH when not 0. */
 static int check_lengths(const search_opts *o, const search_config *cfg, char *err, size_t errlen) {
+    if (cfg->confirm_tokens2 != 0 && cfg->confirm_tokens2 < PROBE_MIN_LENGTH) {
+        base_seterr(err, errlen, "--confirm-length %d: bad value (need 0 or at least %d tokens)",
+                    cfg->confirm_tokens2, PROBE_MIN_LENGTH);
+        return -1;
+    }
     if (cfg->calib_tokens2 != 0 && cfg->calib_tokens2 < PROBE_MIN_LENGTH) {
         base_seterr(err, errlen, "--length2 %d: bad value (need 0 or at least %d tokens)", cfg->calib_tokens2,
                     PROBE_MIN_LENGTH);
@@ -268,6 +289,8 @@ int search_opts_config(const search_opts *o, int n_ctx_train, search_config *cfg
     if (given(o, SOPT_STAGE1_K)) cfg->stage1_k_spec = (int)o->num[SOPT_STAGE1_K];
     if (given(o, SOPT_STAGE2)) cfg->stage2_ranks = (int)o->num[SOPT_STAGE2];
     if (given(o, SOPT_STAGE1)) cfg->stage1_independent = (int)o->num[SOPT_STAGE1];
+    if (given(o, SOPT_CONFIRM)) cfg->confirm_samples = (int)o->num[SOPT_CONFIRM];
+    if (given(o, SOPT_CONFIRM_LENGTH)) cfg->confirm_tokens2 = (int)o->num[SOPT_CONFIRM_LENGTH];
     cfg->n_pins = o->n_pins;
     memcpy(cfg->pins, o->pins, sizeof(search_pin) * (size_t)o->n_pins);
     cfg->start_layers = o->start_layers, cfg->start_heads = o->start_heads;

@@ -7,8 +7,9 @@
  * structure), the preset (--preset, default "default"), --ratio, the size and budget options, the
  * method or BOSCH variant (--method, default "bosch"; after the budgets, because a refinement takes
  * its share of them), --granularity (search_config_set_granularity; layer is for BOSCH only), then
- * the four structure options (--delta, --stage1-k, --stage2, --stage1), which override the
- * variant's and the granularity's.
+ * the four structure options (--delta, --stage1-k, --stage2, --stage1) and the confirmation's
+ * (--confirm, --confirm-length), which override the variant's and the granularity's. A comparison
+ * takes the confirmation from each method's variant.
  */
 #ifndef BOSCH_SEARCH_OPTIONS_H
 #define BOSCH_SEARCH_OPTIONS_H
@@ -44,6 +45,8 @@ typedef enum {
     SOPT_FORCE_SWA,
     SOPT_PINS,
     SOPT_START,
+    SOPT_CONFIRM,
+    SOPT_CONFIRM_LENGTH,
     SOPT_COUNT
 } search_opt_id;
 

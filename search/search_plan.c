@@ -9,7 +9,7 @@
 
 const char *search_phase_kind_name(search_phase_kind k) {
     static const char *const names[] = {"normalize",     "probe_layers", "singles", "assign", "groups",
-                                        "refine_starts", "refine",       "rank",    "final"};
+                                        "refine_starts", "refine",       "rank",    "final",  "confirm"};
     return (unsigned)k < sizeof names / sizeof names[0] ? names[k] : "?";
 }
 
@@ -217,6 +217,28 @@ static void add_refine(search_plan *p, const plan_in *in) {
         c->refine_budget, in->T);
 }
 
+/* The confirmation (search_config.confirm_samples): each finalist once on the confirmation split,
+ * plus the calibration score of the one kept when the race left it without one. */
+static void add_confirm(search_plan *p, const plan_in *in) {
+    const search_config *c = in->cfg;
+    const int fin = 2 + 2 + in->n_attn + (c->start_layers > 0); /* refined, stage 3, the starts */
+    search_plan_phase *ph = add(p, SEARCH_PHASE_CONFIRM, 3, "confirm: finalists on new samples",
+                                SEARCH_UNIT_CANDIDATE, fin, fin + 1, SEARCH_KEEPS_TOTAL);
+    char lengths[64];
+    if (c->confirm_tokens2 > 0)
+        snprintf(lengths, sizeof lengths, "%d and %d tokens", c->calib_tokens, c->confirm_tokens2);
+    else
+        snprintf(lengths, sizeof lengths, "%d tokens", c->calib_tokens);
+    say(ph,
+        "Scores the refinement's finalists (the refined mask, the stage-3 mask and every start cut it "
+        "scored) "
+        "on %d new samples of the calibration's tasks at %s, none of them a calibration sample, and keeps "
+        "the best "
+        "there: every finalist was picked on the calibration samples, so the one that fits them best is "
+        "flattered by them. A kept mask that the race left without a calibration score is scored once more.",
+        c->confirm_samples, lengths);
+}
+
 static void add_baseline(search_plan *p, const plan_in *in) {
     const search_method_info *m = in->m;
     char label[SEARCH_PLAN_LABEL];
@@ -278,6 +300,7 @@ int search_plan_make(search_plan *p, const search_config *cfg, int n_layer, int 
             add_stage3(p, &in);
             if (cfg->stage1_singles && !in.layer_mode && cfg->refine_budget > 0) {
                 add_refine(p, &in);
+                if (cfg->confirm_samples > 0) add_confirm(p, &in);
             } else if (!in.layer_mode) {
                 search_plan_phase *ph = add(p, SEARCH_PHASE_FINAL, 3, "final mask", SEARCH_UNIT_CANDIDATE, 1,
                                             1, SEARCH_KEEPS_RESULT | SEARCH_KEEPS_TOTAL);

@@ -23,6 +23,7 @@
  *   BOSCH                 probe_layers (stage 1; unit layer), [singles (unit head; stage1_singles)],
  *                         assign (stage 2; unit layer, no evaluation), groups (stage 3; unit group),
  *                         [refine_starts (unit candidate), refine (unit swap); refine_budget > 0],
+ *                         [confirm (unit candidate; confirm_samples > 0, with the refinement)],
  *                         [final (unit candidate; without the refinement)]
  *   a baseline            rank (its probes, unit head or layer, or its ranking or pattern, no
  *                         evaluation), final (unit candidate)
@@ -41,6 +42,7 @@ typedef enum {
     SEARCH_PHASE_REFINE,        /* the refinement's swaps over all layers */
     SEARCH_PHASE_RANK,          /* a baseline's probes, ranking or layer pattern */
     SEARCH_PHASE_FINAL,         /* scoring the final mask */
+    SEARCH_PHASE_CONFIRM,       /* the refinement's finalists on the confirmation split */
 } search_phase_kind;
 
 /* What one unit of a phase is. */
@@ -98,7 +100,7 @@ typedef struct {
 } search_plan;
 
 /* "normalize", "probe_layers", "singles", "assign", "groups", "refine_starts", "refine", "rank",
- * "final"; "?" out of range. */
+ * "final", "confirm"; "?" out of range. */
 const char *search_phase_kind_name(search_phase_kind k);
 /* "candidate", "layer", "head", "group", "swap" (singular); "?" out of range. */
 const char *search_unit_name(search_unit u);

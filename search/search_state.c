@@ -60,6 +60,8 @@ static const header_int header_ints[] = {
     CFG_INT("calib_mix", calib_mix, 0, 1),
     CFG_INT("calib_tokens2", calib_tokens2, 0, INT_MAX),
     CFG_INT("race", race, 0, 2),
+    CFG_INT("confirm_samples", confirm_samples, 0, INT_MAX),
+    CFG_INT("confirm_tokens2", confirm_tokens2, 0, INT_MAX),
     {"n_layer", 1, 4096, SIZE_MAX, 0},
     {"n_head_kv", 1, 4096, SIZE_MAX - 1, 0},
 };

@@ -48,8 +48,8 @@
  * scores export's columns, the attention view's rankings. */
 static const char *const form_order[] = {
     "bosch",        "bosch_paper", "bosch_indep", "bosch_marginal", "bosch_ranks", "bosch_heads",
-    "bosch_bucket", "bosch_plus",  "bosch_layer", "rand",           "bme",         "intr",
-    "nll",          "locality",    "echo",        "ablation",       "fisher" FAKE};
+    "bosch_bucket", "bosch_plus",  "bosch_layer", "bosch_confirm",  "rand",        "bme",
+    "intr",         "nll",         "locality",    "echo",           "ablation",    "fisher" FAKE};
 static const char *const compare_order[] = {
     "bosch", "bosch_paper", "bosch_indep", "bosch_heads", "bosch_bucket", "bosch_plus", "bosch_layer", "rand",
     "bme",   "intr",        "nll",         "ablation",    "fisher",       "locality",   "echo" FAKE};
@@ -162,7 +162,7 @@ static void test_help_and_messages(void **st) {
     assert_int_equal(search_variant_apply(&c, "bosch_nope", err, sizeof err), -1);
     assert_non_null(strstr(err, "unknown BOSCH variant 'bosch_nope' (valid: bosch, bosch_paper, bosch_indep, "
                                 "bosch_marginal, bosch_ranks, bosch_heads, bosch_bucket, bosch_plus, "
-                                "bosch_layer)"));
+                                "bosch_layer, bosch_confirm)"));
     search_method m;
     assert_int_equal(search_method_parse("nope", &m, err, sizeof err), -1);
     for (int i = 0; i < N(form_order); i++) /* the methods, not the variants */

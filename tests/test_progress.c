@@ -185,7 +185,9 @@ static void on_event(const search_event *ev, void *user) {
     if (ev->kind == SEARCH_EV_GROUP_END || ev->kind == SEARCH_EV_STAGE_END) c->in_a_group = 0;
     if (ev->kind == SEARCH_EV_EVAL) {
         c->n_evals++, c->secs += ev->seconds, c->n_secs++;
-        if (ev->n_samples != NS || !ev->sample_nll) fail_at(c, ev, "no per-sample NLLs");
+        /* a finalist on the confirmation split: other samples, none given (events.h) */
+        if (ev->confirm && (ev->n_samples != 0 || ev->sample_nll)) fail_at(c, ev, "confirmation samples given");
+        if (!ev->confirm && (ev->n_samples != NS || !ev->sample_nll)) fail_at(c, ev, "no per-sample NLLs");
         if (ev->phase == 0 && ev->unit == 0 && ev->n_samples == NS)
             memcpy(c->full_nll, ev->sample_nll, sizeof c->full_nll), c->have_full = 1;
         /* the reference: d_i = exp(-nll_full_i) - exp(-nll_i), mean, sd / sqrt(n) */

@@ -72,7 +72,7 @@ static void on_event(const search_event *ev, void *user) {
     if (ev->kind != SEARCH_EV_EVAL || !ev->plan || ev->phase < 0 || !ev->mask) return;
     const search_phase_kind k = ev->plan->phase[ev->phase].kind;
     if (k != SEARCH_PHASE_GROUPS && k != SEARCH_PHASE_REFINE_STARTS && k != SEARCH_PHASE_REFINE &&
-        k != SEARCH_PHASE_FINAL)
+        k != SEARCH_PHASE_FINAL && k != SEARCH_PHASE_CONFIRM)
         return; /* measurements: normalizers, stage-1 probes, head scores, a ranking's probes */
     c->evals_chosen++;
     c->broken += !keeps_pins(ev->mask);
@@ -110,7 +110,8 @@ static void test_every_method_keeps_pins(void **state) {
                 continue;
             }
             if (rc) fail_msg("%s at %g: %s", name, ratios[r], err);
-            assert_int_equal(search_run(st, NULL, err, sizeof err), 1);
+            if (search_run(st, NULL, err, sizeof err) != 1)
+                fail_msg("%s at %g: run: %s", name, ratios[r], err);
             const attn_mask *m = search_result_mask(st);
             if (!keeps_pins(m)) fail_msg("%s at %g: the final mask lost a pin", name, ratios[r]);
             if (c.broken)

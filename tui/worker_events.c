@@ -79,6 +79,12 @@ static void on_eval_locked(worker *w, const search_event *ev) {
     if (ev->mask) ex_mask_from(&s->last_mask, ev->mask);
     (void)search_trace_add(&w->trace, ev); /* out of memory: the row is lost */
     const int n_swa = ev->mask ? mask_count_swa(ev->mask) : 0;
+    if (ev->confirm) { /* a finalist on the confirmation split (search.h confirm_samples): no calibration
+                          score */
+        worker_log_locked(w, "eval %ld: finalist %d of %d on the confirmation split: S %.3f, %d SWA, %.2f s",
+                          ev->eval_index, ev->unit + 1, ev->n_units, ev->raw_score, n_swa, ev->seconds);
+        return;
+    }
     if (!isfinite(ev->score)) { /* raced out (search_config.race): no score, its gain and noise */
         if (isfinite(ev->gain) && isfinite(ev->gain_se))
             worker_log_locked(w, "eval %ld: %d SWA, dropped after %d samples: gain %.3f +- %.3f",
