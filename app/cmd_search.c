@@ -310,6 +310,7 @@ static int search_prepare(cmd_env *e, search_cli *o, search_run_state *r, char *
         if (search_create(&r->st, cfg, m->hp.n_layer, m->hp.n_head_kv, obj, m, on_event, &r->lis, err,
                           errlen))
             return -1;
+        search_set_confirm_env(r->st, e->be, NULL); /* the confirmation on --device too */
         return search_set_batch(r->st, batch) ? snprintf(err, errlen, "out of memory"), -1 : 0;
     }
     if (search_load(&r->st, o->state_path, m->hp.n_layer, m->hp.n_head_kv, obj, m, on_event, &r->lis, err,
@@ -326,6 +327,7 @@ static int search_prepare(cmd_env *e, search_cli *o, search_run_state *r, char *
         return -1;
     }
     fprintf(stderr, "resumed %s after %ld evaluations\n", o->state_path, search_n_evals(r->st));
+    search_set_confirm_env(r->st, e->be, NULL);
     return search_set_batch(r->st, batch) ? snprintf(err, errlen, "out of memory"), -1 : 0;
 }
 

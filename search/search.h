@@ -179,8 +179,8 @@ typedef struct {
      * on the calibration samples, so the one that fits those samples best is biased upwards (a winner's
      * curse); an independent split scores each of them without that bias. A finalist replaces the
      * refined mask only when its paired gain there exceeds SEARCH_CONFIRM_K standard errors. The search
-     * builds that objective from the model (on the CPU); without a model and without search_set_confirm the
-     * phase is skipped. Saved in the state when N > 0. */
+     * builds that objective from the model (search_set_confirm_env); without a model and without
+     * search_set_confirm the phase is skipped. Saved in the state when N > 0. */
     int confirm_samples;
     int confirm_tokens2; /* the confirmation split's second length, tokens (0: calib_tokens only) */
     /* Pinned KV heads (docs/search.md "Pinned heads"): pins[0 .. n_pins), each head at most once.
@@ -478,6 +478,11 @@ void search_get_race_stats(const search_state *st, search_race_stats *out);
  * a search without a model and without one skips the phase. Used by tests (a synthetic objective)
  * and by callers that memoize. */
 void search_set_confirm(search_state *st, const search_objective *obj);
+/* Where the confirmation objective the search builds from the model runs (be; NULL: the CPU) and the
+ * flag that cancels its evaluation (NULL: never; evaluator_set_cancel), both borrowed: give those of
+ * the search's calibration objective (the explorer does, so a stop cancels a finalist's evaluation
+ * too; `bosch search` gives its --device). Call before the phase starts. */
+void search_set_confirm_env(search_state *st, const backend *be, const atomic_int *cancel);
 
 /* What the confirmation phase did (search_config.confirm_samples): n_finalists scored on the
  * confirmation split (0: none yet, or no phase), the index of the one kept (0 = the refined mask;

@@ -173,6 +173,8 @@ struct search_state {
     int fin_n_p[SEARCH_FINALISTS_MAX];
     int n_fin, fin_pos, fin_kept;
     const search_objective *confirm_ext;
+    const backend *confirm_be;        /* search_set_confirm_env */
+    const atomic_int *confirm_cancel; /* search_set_confirm_env */
     search_objective confirm_own;
     int have_confirm_own;
     calib_set *confirm_cs;

@@ -95,6 +95,8 @@ int worker_search_setup(worker *w, const search_config *cfg_in, const char *stat
         rc = search_load(&w->search, state_path, L, H, &w->obj, w->m, worker_on_event, w, err, sizeof err);
     else if (rc == 0)
         rc = search_create(&w->search, &cfg, L, H, &w->obj, w->m, worker_on_event, w, err, sizeof err);
+    /* the confirmation's objective (search.h confirm_samples) on the same device, stopped by the same flag */
+    if (rc == 0) search_set_confirm_env(w->search, w->dev, &w->cancel);
     worker_set_busy(w, NULL);
     pthread_mutex_lock(&w->mu);
     if (rc != 0) {
