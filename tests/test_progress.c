@@ -186,7 +186,8 @@ static void on_event(const search_event *ev, void *user) {
     if (ev->kind == SEARCH_EV_EVAL) {
         c->n_evals++, c->secs += ev->seconds, c->n_secs++;
         /* a finalist on the confirmation split: other samples, none given (events.h) */
-        if (ev->confirm && (ev->n_samples != 0 || ev->sample_nll)) fail_at(c, ev, "confirmation samples given");
+        if (ev->confirm && (ev->n_samples != 0 || ev->sample_nll))
+            fail_at(c, ev, "confirmation samples given");
         if (!ev->confirm && (ev->n_samples != NS || !ev->sample_nll)) fail_at(c, ev, "no per-sample NLLs");
         if (ev->phase == 0 && ev->unit == 0 && ev->n_samples == NS)
             memcpy(c->full_nll, ev->sample_nll, sizeof c->full_nll), c->have_full = 1;

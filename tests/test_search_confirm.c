@@ -140,15 +140,22 @@ static void config_start(search_config *cfg, int confirm, const attn_mask *start
     assert_int_equal(search_start_set(cfg, start, err, sizeof err), 0);
 }
 
+/* The dear start mask into *start, and the search from it without the confirmation (*cfg its
+ * config, to which the tests add the confirmation). */
+static search_state *plain_from_start(attn_mask *start, search_config *cfg) {
+    dear_start(start);
+    config_start(cfg, 0, start);
+    search_state *plain;
+    listen l0 = {0};
+    run(&plain, cfg, NULL, NULL, &l0);
+    return plain;
+}
+
 static void test_prefers_a_start(void **state) {
     (void)state;
     attn_mask start;
-    dear_start(&start);
     search_config cfg;
-    config_start(&cfg, 0, &start);
-    search_state *plain;
-    listen l0 = {0};
-    run(&plain, &cfg, NULL, NULL, &l0);
+    search_state *plain = plain_from_start(&start, &cfg);
     /* the hand-worked case needs the start to differ from the refined mask */
     assert_memory_not_equal(start.z, search_result_mask(plain)->z, (size_t)L * H);
 
@@ -223,12 +230,8 @@ static void test_tie_keeps_refined(void **state) {
 static void test_noise_keeps_refined(void **state) {
     (void)state;
     attn_mask start;
-    dear_start(&start);
     search_config cfg;
-    config_start(&cfg, 0, &start);
-    search_state *plain;
-    listen l0 = {0};
-    run(&plain, &cfg, NULL, NULL, &l0);
+    search_state *plain = plain_from_start(&start, &cfg);
     config_start(&cfg, N_CONFIRM, &start);
     confirm_ctx cc = {start.z, 0.55, 0, 1};
     search_objective co = {.score = confirm_score, .ctx = &cc};
