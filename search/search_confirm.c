@@ -74,10 +74,15 @@ static void confirm_event(search_state *st, search_event_kind kind, const char *
  * paired gain over the refined mask (finalist 0) on the confirmation samples exceeds
  * SEARCH_CONFIRM_K standard errors (stats_paired_diff of the per-sample answer probabilities; a
  * strictly higher score when they are not known); else the refined mask. */
-static int confirm_pick(const search_state *st) {
+static int confirm_top(const search_state *st) { /* the highest confirmation score, the earlier on a tie */
     int best = 0;
     for (int i = 1; i < st->n_fin; i++)
         if (st->fin_score[i] > st->fin_score[best]) best = i;
+    return best;
+}
+
+static int confirm_pick(const search_state *st) {
+    const int best = confirm_top(st);
     if (best == 0 || !st->fin_p[best] || !st->fin_p[0] || st->fin_n_p[best] != st->fin_n_p[0]) return best;
     double gain, se;
     stats_paired_diff(st->fin_p[best], st->fin_p[0], st->fin_n_p[0], &gain, &se);
@@ -111,9 +116,7 @@ static void confirm_finish(search_state *st, int k) {
     double gain = NAN, se = NAN;
     if (k > 0 && st->fin_p[k] && st->fin_p[0] && st->fin_n_p[k] == st->fin_n_p[0])
         stats_paired_diff(st->fin_p[k], st->fin_p[0], st->fin_n_p[k], &gain, &se);
-    int top = 0; /* the highest score, kept or not */
-    for (int i = 1; i < st->n_fin; i++)
-        if (st->fin_score[i] > st->fin_score[top]) top = i;
+    const int top = confirm_top(st); /* kept or not */
     if (k == 0 && top > 0 && st->fin_p[top] && st->fin_p[0] && st->fin_n_p[top] == st->fin_n_p[0]) {
         stats_paired_diff(st->fin_p[top], st->fin_p[0], st->fin_n_p[0], &gain, &se);
         snprintf(msg, sizeof msg,
