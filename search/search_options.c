@@ -235,6 +235,9 @@ static void apply_sizes(const search_opts *o, search_config *cfg) {
     if (given(o, SOPT_RACE)) cfg->race = (int)o->num[SOPT_RACE];
     if (given(o, SOPT_ACCEPT_K)) cfg->accept_k = o->accept_k;
     if (given(o, SOPT_LENGTH2)) cfg->calib_tokens2 = (int)o->num[SOPT_LENGTH2];
+    /* a comparison's confirmation (bosch search applies these again after its variant) */
+    if (given(o, SOPT_CONFIRM)) cfg->confirm_samples = (int)o->num[SOPT_CONFIRM];
+    if (given(o, SOPT_CONFIRM_LENGTH)) cfg->confirm_tokens2 = (int)o->num[SOPT_CONFIRM_LENGTH];
 }
 
 /* --window and --sinks, when given, must be shorter than the calibration prompts (both lengths);
