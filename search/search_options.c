@@ -125,8 +125,9 @@ static const opt_spec specs[SOPT_COUNT] = {
                       0,
                       100000,
                       {0},
-                      "score the refinement's finalists on N new samples and keep the best there (0:\n"
-                      "none; bosch_confirm: 4 x --samples; docs/search.md \"Confirming the finalists\")"},
+                      "score the refinement's finalists on N new samples; the best there replaces the\n"
+                      "refined mask when it beats it by 2 standard errors (0: none; bosch_confirm and\n"
+                      "compare's bench preset: 4 x --samples; docs/search.md \"Confirming the finalists\")"},
     [SOPT_CONFIRM_LENGTH] = {"--confirm-length",
                              "T",
                              K_TOKENS,
@@ -134,7 +135,7 @@ static const opt_spec specs[SOPT_COUNT] = {
                              MAX_TOKENS,
                              {0},
                              "the confirmation split's second length, tokens: half its samples (0: --length\n"
-                             "only; bosch_confirm: 4 x --length)"},
+                             "only; bosch_confirm and compare's bench preset: 4 x --length)"},
 };
 
 int search_opts_lookup(const char *name, unsigned which) {
@@ -235,6 +236,9 @@ static void apply_sizes(const search_opts *o, search_config *cfg) {
     if (given(o, SOPT_RACE)) cfg->race = (int)o->num[SOPT_RACE];
     if (given(o, SOPT_ACCEPT_K)) cfg->accept_k = o->accept_k;
     if (given(o, SOPT_LENGTH2)) cfg->calib_tokens2 = (int)o->num[SOPT_LENGTH2];
+    /* a comparison's confirmation (bosch search applies these again after its variant) */
+    if (given(o, SOPT_CONFIRM)) cfg->confirm_samples = (int)o->num[SOPT_CONFIRM];
+    if (given(o, SOPT_CONFIRM_LENGTH)) cfg->confirm_tokens2 = (int)o->num[SOPT_CONFIRM_LENGTH];
 }
 
 /* --window and --sinks, when given, must be shorter than the calibration prompts (both lengths);

@@ -60,7 +60,8 @@ typedef enum {
 #define SOPT_COMPARE                                                                                         \
     (SOPT_BIT(SOPT_WINDOW) | SOPT_BIT(SOPT_SINKS) | SOPT_BIT(SOPT_SEED) | SOPT_BIT(SOPT_BUDGET1) |           \
      SOPT_BIT(SOPT_BUDGET3) | SOPT_BIT(SOPT_SAMPLES) | SOPT_BIT(SOPT_LENGTH) | SOPT_BIT(SOPT_CALIB) |        \
-     SOPT_BIT(SOPT_RACE) | SOPT_BIT(SOPT_ACCEPT_K) | SOPT_BIT(SOPT_LENGTH2))
+     SOPT_BIT(SOPT_RACE) | SOPT_BIT(SOPT_ACCEPT_K) | SOPT_BIT(SOPT_LENGTH2) | SOPT_BIT(SOPT_CONFIRM) |       \
+     SOPT_BIT(SOPT_CONFIRM_LENGTH))
 
 /* Values of the options given (bit SOPT_BIT(id) of given set); the others keep their defaults. */
 typedef struct {
@@ -104,8 +105,9 @@ int search_opts_set(search_opts *o, search_opt_id id, const char *v, char *err, 
 int search_opts_config(const search_opts *o, int n_ctx_train, search_config *cfg, char *err, size_t errlen);
 
 /* Apply only the size and budget options given (window, sinks, seed, budgets, restarts, buckets,
- * samples, length, calib, race, accept-k, length2) to cfg: what a comparison's plan takes. Then the --window
- * / --sinks check against cfg's calibration length. 0, or -1 with a message. */
+ * samples, length, calib, race, accept-k, length2, confirm, confirm-length) to cfg: what a
+ * comparison's plan takes (a method whose variant sets its own confirmation, bosch_confirm, keeps
+ * that). Then the --window / --sinks check against cfg's calibration length. 0, or -1 with a message. */
 int search_opts_apply_sizes(const search_opts *o, search_config *cfg, char *err, size_t errlen);
 
 /* The help lines of the options in `which`, two columns, for a usage text. */

@@ -15,7 +15,9 @@
 #     on the same held-out samples, and its check column follows the 0.9 / 0.1 thresholds;
 #  6. another plan in the same folder is refused (nothing mixed in);
 #  7. the figures beside results.csv (plots/): PNG, SVG, the results' rows in the gnuplot scripts,
-#     and one warning line without gnuplot.
+#     and one warning line without gnuplot;
+#  9. --confirm / --confirm-length in the same folder: only the confirmation's evaluations are made,
+#     bosch's finalists in calibration.csv, and a rerun answers them all from the cache.
 # Env: BOSCH_BIN, BOSCH_MODEL (skips with 77 without the model).
 set -u
 BIN=${BOSCH_BIN:-build/bosch}
@@ -148,4 +150,25 @@ rc=$?
 "$BIN" compare "$MODEL" --preset ci --samples 2 --out "$D" >"$WORK/o4" 2>"$WORK/e4"
 rc=$?
 [[ $rc -eq 1 ]] && grep -q "other settings" "$WORK/e4" && ok "another plan refused" || bad "other plan: exit $rc"
+
+# 9. --confirm and --confirm-length (the bench preset's confirmation; the ci preset has none): in the
+# same folder the cache answers every calibration evaluation and only the confirmation's are made
+# (one per finalist, and one more where the kept finalist is a start the race dropped); bosch at
+# each ratio scores its finalists (calibration.csv confirm_finalists >= 2, confirm_kept named), the
+# methods without a refinement none; a rerun asks the cache for all of them and writes the same file.
+"$BIN" compare "$MODEL" --preset ci --confirm 2 --confirm-length 256 --out "$D" >"$WORK/o6" 2>"$WORK/e6"
+rc=$?
+made=$(sed -n 's/.*done in [0-9]* s (\([0-9]*\) calibration evaluations made.*/\1/p' "$WORK/e6")
+fin=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+  $1 == "bosch" && $c["confirm_finalists"] >= 2 && $c["confirm_kept"] != "" { n += $c["confirm_finalists"]; r++ }
+  $1 != "bosch" && $c["confirm_finalists"] + 0 != 0 { bad++ }
+  END { print (bad || r != 2 ? -1 : n) }' "$D/calibration.csv")
+[[ $rc -eq 0 && $fin -ge 4 && -n "$made" ]] && ((made >= fin && made <= fin + 2)) &&
+  ok "--confirm 2 --confirm-length 256: bosch confirmed $fin finalists, $made evaluations made" ||
+  bad "--confirm: exit $rc, finalists $fin, made '$made': $(tail -2 "$WORK/e6")"
+cp "$D/calibration.csv" "$WORK/cal6"
+"$BIN" compare "$MODEL" --preset ci --confirm 2 --confirm-length 256 --out "$D" >"$WORK/o7" 2>"$WORK/e7"
+grep -q "(0 calibration evaluations made" "$WORK/e7" && cmp -s "$D/calibration.csv" "$WORK/cal6" &&
+  ok "--confirm rerun: every confirmation answered by the cache, calibration.csv identical" ||
+  bad "--confirm rerun: $(grep 'done in' "$WORK/e7")"
 exit $((fails > 0))

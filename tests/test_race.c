@@ -351,6 +351,87 @@ static void test_confirm_after_race(void **state) {
     search_free(st), search_free(plain);
 }
 
+/* A start the race dropped and the confirmation keeps (search_confirm.c's extra evaluation): the
+ * start mask (search_config.start_*) makes the four retrieval heads SWA, so on the calibration
+ * objective its cut costs 16 per sample and the race drops it after its first round; a confirmation
+ * objective that prefers exactly that mask (answer probability 0.9 against 0.5 on every one of its
+ * 4 samples, plus 0.01 * i so the standard error is not 0) makes it the result. The result is then
+ * the start mask with its whole calibration score, made once for it: one evaluation more than the
+ * unconfirmed search and its finalists, and the race shows the drop. */
+typedef struct {
+    int calls;
+    uint8_t want[L * H];
+} prefer;
+
+static int prefer_score(void *ctx, const attn_mask *m, int make_base, search_eval *out, char *err,
+                        size_t errlen) {
+    (void)make_base, (void)err, (void)errlen;
+    prefer *pr = ctx;
+    static double nll[4];
+    const int hit = !memcmp(m->z, pr->want, sizeof pr->want);
+    double mean = 0;
+    for (int i = 0; i < 4; i++) {
+        const double p = (hit ? 0.9 : 0.5) + (hit ? 0.01 * i : 0.0);
+        nll[i] = -log(p);
+        mean += p / 4;
+    }
+    pr->calls++;
+    *out = (search_eval){mean, 1, 0, 0.001, 4, nll};
+    return 0;
+}
+
+static void test_confirm_keeps_dropped_start(void **state) {
+    (void)state;
+    search_config c;
+    config(&c, 1, 0);
+    c.start_layers = L, c.start_heads = H;
+    prefer pr = {0};
+    /* the retrieval heads 2, 7, 13, 22 and the eight cheapest others after them: 12 of 24 (rho 0.5) */
+    const int swa[12] = {2, 7, 13, 22, 0, 1, 3, 4, 5, 6, 8, 9};
+    for (int u = 0; u < L * H; u++) pr.want[u] = ATTN_FULL;
+    for (int i = 0; i < 12; i++) {
+        c.start_swa[swa[i] / 8] |= (uint8_t)(1u << (swa[i] % 8));
+        pr.want[swa[i]] = ATTN_SWA;
+    }
+    synth s0, s;
+    search_objective o0, o;
+    watch w0, w;
+    search_state *plain = run(&c, &s0, &o0, &w0, 0);
+    search_race_stats r;
+    search_get_race_stats(plain, &r);
+    assert_true(r.dropped > 0);
+    c.confirm_samples = 4;
+    synth_init(&s, &o, 0);
+    memset(&w, 0, sizeof w);
+    search_objective co = {.score = prefer_score, .ctx = &pr};
+    search_state *st;
+    char err[256];
+    assert_int_equal(search_create(&st, &c, L, H, &o, NULL, on_event, &w, err, sizeof err), 0);
+    search_set_confirm(st, &co);
+    if (search_run(st, NULL, err, sizeof err) != 1) fail_msg("search: %s", err);
+    search_confirm_stats cs;
+    search_get_confirm_stats(st, &cs);
+    assert_int_equal(cs.n_finalists, pr.calls);
+    assert_true(cs.kept > 0);
+    assert_string_equal(cs.what[cs.kept], "start");
+    assert_memory_equal(search_result_mask(st)->z, pr.want, L * H);
+    /* one calibration evaluation more than the plain search and the finalists: the dropped start's */
+    assert_int_equal(search_n_evals(st) - search_n_evals(plain) - cs.n_finalists, 1);
+    /* its Ŝ: the start mask's whole normalized calibration score, computed here */
+    attn_mask m = {0}, full = {0}, all_swa = {0};
+    assert_int_equal(mask_init(&m, L, H, 16, 0, ATTN_FULL), 0);
+    assert_int_equal(mask_init(&full, L, H, 16, 0, ATTN_FULL), 0);
+    assert_int_equal(mask_init(&all_swa, L, H, 16, 0, ATTN_SWA), 0);
+    memcpy(m.z, pr.want, L * H);
+    search_eval e, ef, es;
+    synth_score(&s, &m, 0, &e, err, sizeof err);
+    synth_score(&s, &full, 0, &ef, err, sizeof err);
+    synth_score(&s, &all_swa, 0, &es, err, sizeof err);
+    assert_true(fabs(search_best_score(st) - (e.score - es.score) / (ef.score - es.score)) < 1e-12);
+    mask_free(&m), mask_free(&full), mask_free(&all_swa);
+    search_free(st), search_free(plain);
+}
+
 static void test_race_resume(void **state) {
     (void)state;
     search_config c;
@@ -426,10 +507,15 @@ static void test_accept_k(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parts_and_order), cmocka_unit_test(test_bound),
-        cmocka_unit_test(test_drop_rules),      cmocka_unit_test(test_accept),
-        cmocka_unit_test(test_search_race),     cmocka_unit_test(test_race_resume),
-        cmocka_unit_test(test_accept_k),        cmocka_unit_test(test_confirm_after_race),
+        cmocka_unit_test(test_parts_and_order),
+        cmocka_unit_test(test_bound),
+        cmocka_unit_test(test_drop_rules),
+        cmocka_unit_test(test_accept),
+        cmocka_unit_test(test_search_race),
+        cmocka_unit_test(test_race_resume),
+        cmocka_unit_test(test_accept_k),
+        cmocka_unit_test(test_confirm_after_race),
+        cmocka_unit_test(test_confirm_keeps_dropped_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -220,6 +220,28 @@ static void test_race_and_length2(void **state) {
     assert_non_null(strstr(err, "--length2 8: bad value (need 0 or at least"));
 }
 
+/* --confirm and --confirm-length reach a comparison's plan (search_opts_apply_sizes) as they reach a
+ * search's config, and a too-short confirmation length is refused there too. */
+static void test_confirm_in_compare(void **state) {
+    (void)state;
+    char err[512];
+    assert_int_equal(search_opts_lookup("--confirm", SOPT_COMPARE), SOPT_CONFIRM);
+    assert_int_equal(search_opts_lookup("--confirm-length", SOPT_COMPARE), SOPT_CONFIRM_LENGTH);
+    search_opts o = {0};
+    assert_int_equal(set(&o, "--confirm", "36", err, sizeof err), 0);
+    assert_int_equal(set(&o, "--confirm-length", "2k", err, sizeof err), 0);
+    search_config cfg;
+    search_config_default(&cfg);
+    cfg.calib_tokens = 256;
+    assert_int_equal(search_opts_apply_sizes(&o, &cfg, err, sizeof err), 0);
+    assert_int_equal(cfg.confirm_samples, 36);
+    assert_int_equal(cfg.confirm_tokens2, 2048);
+    search_opts s = {0};
+    assert_int_equal(set(&s, "--confirm-length", "8", err, sizeof err), 0);
+    assert_int_equal(search_opts_apply_sizes(&s, &cfg, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--confirm-length 8: bad value (need 0 or at least"));
+}
+
 /* Issue 28 item 2: the demo preset (docs/search.md "The demo preset") is a preset like the others:
  * `--preset demo` parses, its values (written out here by hand from the doc's table) reach the
  * configuration, options given after it win, every list of presets names it, and a preset applied
@@ -312,9 +334,13 @@ static void test_base_parsers(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ranges),       cmocka_unit_test(test_config_order),
-        cmocka_unit_test(test_granularity),  cmocka_unit_test(test_length_checks),
-        cmocka_unit_test(test_base_parsers), cmocka_unit_test(test_race_and_length2),
+        cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_config_order),
+        cmocka_unit_test(test_granularity),
+        cmocka_unit_test(test_length_checks),
+        cmocka_unit_test(test_base_parsers),
+        cmocka_unit_test(test_race_and_length2),
+        cmocka_unit_test(test_confirm_in_compare),
         cmocka_unit_test(test_presets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
