@@ -357,7 +357,7 @@ static void test_confirm_after_race(void **state) {
  * objective that prefers exactly that mask (answer probability 0.9 against 0.5 on every one of its
  * 4 samples, plus 0.01 * i so the standard error is not 0) makes it the result. The result is then
  * the start mask with its whole calibration score, made once for it: one evaluation more than the
- * unconfirmed search and its finalists, and the race shows the drop. */
+ * unconfirmed search and its finalists (which only a start without a whole score costs). */
 typedef struct {
     int calls;
     uint8_t want[L * H];
@@ -386,7 +386,7 @@ static void test_confirm_keeps_dropped_start(void **state) {
     config(&c, 1, 0);
     c.start_layers = L, c.start_heads = H;
     prefer pr = {0};
-    /* the retrieval heads 2, 7, 13, 22 and the eight cheapest others after them: 12 of 24 (rho 0.5) */
+    /* the retrieval heads 2, 7, 13, 22 and the first eight others: 12 of 24 (rho 0.5) */
     const int swa[12] = {2, 7, 13, 22, 0, 1, 3, 4, 5, 6, 8, 9};
     for (int u = 0; u < L * H; u++) pr.want[u] = ATTN_FULL;
     for (int i = 0; i < 12; i++) {
