@@ -287,6 +287,23 @@ static void test_search_race(void **state) {
     search_free(st0), search_free(st1), search_free(st2);
 }
 
+/* The search's reported Ŝ is mask z's whole calibration score on s, normalized between all-SWA (0)
+ * and all-full (1), computed here from the synthetic objective. */
+static void assert_whole_score(const search_state *st, synth *s, const uint8_t *z) {
+    char err[256];
+    attn_mask m = {0}, full = {0}, swa = {0};
+    assert_int_equal(mask_init(&m, L, H, 16, 0, ATTN_FULL), 0);
+    assert_int_equal(mask_init(&full, L, H, 16, 0, ATTN_FULL), 0);
+    assert_int_equal(mask_init(&swa, L, H, 16, 0, ATTN_SWA), 0);
+    memcpy(m.z, z, L * H);
+    search_eval e, ef, es;
+    synth_score(s, &m, 0, &e, err, sizeof err);
+    synth_score(s, &full, 0, &ef, err, sizeof err);
+    synth_score(s, &swa, 0, &es, err, sizeof err);
+    assert_true(fabs(search_best_score(st) - (e.score - es.score) / (ef.score - es.score)) < 1e-12);
+    mask_free(&m), mask_free(&full), mask_free(&swa);
+}
+
 /* The confirmation (search.h confirm_samples) after a raced refinement: a confirmation objective
  * whose answer grows with each call keeps the last finalist (a start cut the race may have
  * dropped); the result is that mask with its whole calibration score, made once more when the race
@@ -333,21 +350,11 @@ static void test_confirm_after_race(void **state) {
     assert_int_equal(cs.kept, cs.n_finalists - 1);
     assert_memory_equal(search_result_mask(st)->z, ri.last, L * H);
     /* its normalized whole calibration score, computed here */
-    attn_mask m = {0}, full = {0}, swa = {0};
-    assert_int_equal(mask_init(&m, L, H, 16, 0, ATTN_FULL), 0);
-    assert_int_equal(mask_init(&full, L, H, 16, 0, ATTN_FULL), 0);
-    assert_int_equal(mask_init(&swa, L, H, 16, 0, ATTN_SWA), 0);
-    memcpy(m.z, ri.last, L * H);
-    search_eval e, ef, es;
-    synth_score(&s, &m, 0, &e, err, sizeof err);
-    synth_score(&s, &full, 0, &ef, err, sizeof err);
-    synth_score(&s, &swa, 0, &es, err, sizeof err);
-    assert_true(fabs(search_best_score(st) - (e.score - es.score) / (ef.score - es.score)) < 1e-12);
+    assert_whole_score(st, &s, ri.last);
     const long extra = search_n_evals(st) - search_n_evals(plain) - cs.n_finalists;
     assert_true(extra == 0 || extra == 1);
     fprintf(stderr, "confirm after a race: %d finalists, kept %s, %ld calibration evaluation(s) more\n",
             cs.n_finalists, cs.what[cs.kept], extra);
-    mask_free(&m), mask_free(&full), mask_free(&swa);
     search_free(st), search_free(plain);
 }
 
@@ -357,7 +364,7 @@ static void test_confirm_after_race(void **state) {
  * objective that prefers exactly that mask (answer probability 0.9 against 0.5 on every one of its
  * 4 samples, plus 0.01 * i so the standard error is not 0) makes it the result. The result is then
  * the start mask with its whole calibration score, made once for it: one evaluation more than the
- * unconfirmed search and its finalists, and the race shows the drop. */
+ * unconfirmed search and its finalists (which only a start without a whole score costs). */
 typedef struct {
     int calls;
     uint8_t want[L * H];
@@ -386,7 +393,7 @@ static void test_confirm_keeps_dropped_start(void **state) {
     config(&c, 1, 0);
     c.start_layers = L, c.start_heads = H;
     prefer pr = {0};
-    /* the retrieval heads 2, 7, 13, 22 and the eight cheapest others after them: 12 of 24 (rho 0.5) */
+    /* the retrieval heads 2, 7, 13, 22 and the first eight others: 12 of 24 (rho 0.5) */
     const int swa[12] = {2, 7, 13, 22, 0, 1, 3, 4, 5, 6, 8, 9};
     for (int u = 0; u < L * H; u++) pr.want[u] = ATTN_FULL;
     for (int i = 0; i < 12; i++) {
@@ -418,17 +425,7 @@ static void test_confirm_keeps_dropped_start(void **state) {
     /* one calibration evaluation more than the plain search and the finalists: the dropped start's */
     assert_int_equal(search_n_evals(st) - search_n_evals(plain) - cs.n_finalists, 1);
     /* its Ŝ: the start mask's whole normalized calibration score, computed here */
-    attn_mask m = {0}, full = {0}, all_swa = {0};
-    assert_int_equal(mask_init(&m, L, H, 16, 0, ATTN_FULL), 0);
-    assert_int_equal(mask_init(&full, L, H, 16, 0, ATTN_FULL), 0);
-    assert_int_equal(mask_init(&all_swa, L, H, 16, 0, ATTN_SWA), 0);
-    memcpy(m.z, pr.want, L * H);
-    search_eval e, ef, es;
-    synth_score(&s, &m, 0, &e, err, sizeof err);
-    synth_score(&s, &full, 0, &ef, err, sizeof err);
-    synth_score(&s, &all_swa, 0, &es, err, sizeof err);
-    assert_true(fabs(search_best_score(st) - (e.score - es.score) / (ef.score - es.score)) < 1e-12);
-    mask_free(&m), mask_free(&full), mask_free(&all_swa);
+    assert_whole_score(st, &s, pr.want);
     search_free(st), search_free(plain);
 }
 
