@@ -242,11 +242,19 @@ static void apply_sizes(const search_opts *o, search_config *cfg) {
 }
 
 /* --window and --sinks, when given, must be shorter than the calibration prompts (both lengths);
- * --length2 at least PROBE_MIN_LENGTH when not 0. */
+ * --length2 and --confirm-length at least PROBE_MIN_LENGTH when not 0; --confirm-length only with a
+ * confirmation (confirm_samples > 0), which it would otherwise silently not change. */
 static int check_lengths(const search_opts *o, const search_config *cfg, char *err, size_t errlen) {
     if (cfg->confirm_tokens2 != 0 && cfg->confirm_tokens2 < PROBE_MIN_LENGTH) {
         base_seterr(err, errlen, "--confirm-length %d: bad value (need 0 or at least %d tokens)",
                     cfg->confirm_tokens2, PROBE_MIN_LENGTH);
+        return -1;
+    }
+    if (given(o, SOPT_CONFIRM_LENGTH) && cfg->confirm_tokens2 > 0 && cfg->confirm_samples == 0) {
+        base_seterr(err, errlen,
+                    "--confirm-length %d: nothing to confirm (the confirmation is off here: add --confirm N, "
+                    "or use the method bosch_confirm)",
+                    cfg->confirm_tokens2);
         return -1;
     }
     if (cfg->calib_tokens2 != 0 && cfg->calib_tokens2 < PROBE_MIN_LENGTH) {

@@ -221,7 +221,8 @@ static void test_race_and_length2(void **state) {
 }
 
 /* --confirm and --confirm-length reach a comparison's plan (search_opts_apply_sizes) as they reach a
- * search's config, and a too-short confirmation length is refused there too. */
+ * search's config; a too-short confirmation length is refused there too, and so is a length with
+ * no confirmation to apply it to. */
 static void test_confirm_in_compare(void **state) {
     (void)state;
     char err[512];
@@ -240,6 +241,20 @@ static void test_confirm_in_compare(void **state) {
     assert_int_equal(set(&s, "--confirm-length", "8", err, sizeof err), 0);
     assert_int_equal(search_opts_apply_sizes(&s, &cfg, err, sizeof err), -1);
     assert_non_null(strstr(err, "--confirm-length 8: bad value (need 0 or at least"));
+    /* without a confirmation (the ci preset's plan; bosch search's default method) it is refused,
+     * not ignored; --confirm N or bosch_confirm make it count */
+    search_opts q = {0};
+    assert_int_equal(set(&q, "--confirm-length", "1k", err, sizeof err), 0);
+    search_config_default(&cfg);
+    cfg.calib_tokens = 256;
+    assert_int_equal(search_opts_apply_sizes(&q, &cfg, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--confirm-length 1024: nothing to confirm"));
+    assert_int_equal(search_opts_config(&q, 8192, &cfg, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--confirm-length 1024: nothing to confirm"));
+    assert_int_equal(set(&q, "--method", "bosch_confirm", err, sizeof err), 0);
+    assert_int_equal(search_opts_config(&q, 8192, &cfg, err, sizeof err), 0);
+    assert_int_equal(cfg.confirm_tokens2, 1024);
+    assert_true(cfg.confirm_samples > 0);
 }
 
 /* Issue 28 item 2: the demo preset (docs/search.md "The demo preset") is a preset like the others:
