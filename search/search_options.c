@@ -119,15 +119,16 @@ static const opt_spec specs[SOPT_COUNT] = {
                        100,
                        {0},
                        "take a move only when its paired gain exceeds K standard errors (0: any gain)"},
-    [SOPT_CONFIRM] = {"--confirm",
-                      "N",
-                      K_INT,
-                      0,
-                      100000,
-                      {0},
-                      "score the refinement's finalists on N new samples; the best there replaces the\n"
-                      "refined mask when it beats it by 2 standard errors (0: none; bosch_confirm and\n"
-                      "compare's bench preset: 4 x --samples; docs/search.md \"Confirming the finalists\")"},
+    [SOPT_CONFIRM] =
+        {"--confirm",
+         "N",
+         K_INT,
+         0,
+         100000,
+         {0},
+         "score the refinement's finalists on N new samples; the best there replaces the\n"
+         "refined mask when it beats it by over 2 standard errors (0: none; bosch_confirm\n"
+         "and compare's bench preset: 4 x --samples; docs/search.md \"Confirming the finalists\")"},
     [SOPT_CONFIRM_LENGTH] = {"--confirm-length",
                              "T",
                              K_TOKENS,
@@ -243,7 +244,7 @@ static void apply_sizes(const search_opts *o, search_config *cfg) {
 
 /* --window and --sinks, when given, must be shorter than the calibration prompts (both lengths);
  * --length2 and --confirm-length at least PROBE_MIN_LENGTH when not 0; --confirm-length only with a
- * confirmation (confirm_samples > 0), which it would otherwise silently not change. */
+ * confirmation (confirm_samples > 0): without one it would change nothing, silently. */
 static int check_lengths(const search_opts *o, const search_config *cfg, char *err, size_t errlen) {
     if (cfg->confirm_tokens2 != 0 && cfg->confirm_tokens2 < PROBE_MIN_LENGTH) {
         base_seterr(err, errlen, "--confirm-length %d: bad value (need 0 or at least %d tokens)",
@@ -252,8 +253,8 @@ static int check_lengths(const search_opts *o, const search_config *cfg, char *e
     }
     if (given(o, SOPT_CONFIRM_LENGTH) && cfg->confirm_tokens2 > 0 && cfg->confirm_samples == 0) {
         base_seterr(err, errlen,
-                    "--confirm-length %d: nothing to confirm (the confirmation is off here: add --confirm N, "
-                    "or use the method bosch_confirm)",
+                    "--confirm-length %d: nothing to confirm (the confirmation is off here; give --confirm N "
+                    "too)",
                     cfg->confirm_tokens2);
         return -1;
     }
