@@ -215,8 +215,8 @@ static void run_method(const char *name, double ratio, int with_model, check *c)
     assert_int_equal(search_preset_apply(&cfg, "tiny", 0, err, sizeof err), 0);
     cfg.ratio = ratio, cfg.window = 16, cfg.stage3_budget_per_group = 8;
     assert_int_equal(search_variant_apply(&cfg, name, err, sizeof err), 0);
-    /* bosch_confirm's phase on 2 samples of one length (the real evaluator on the random model), not 16 up to
-     * 2k */
+    /* bosch_confirm's phase on 2 samples of one length (the real evaluator on the random model),
+     * not 16 up to 2k */
     if (cfg.confirm_samples) cfg.confirm_samples = 2, cfg.confirm_tokens2 = 0;
     search_objective obj = {.score = synth_score, .samples = fx.samples, .n_samples = NS};
     memset(c, 0, sizeof *c);
