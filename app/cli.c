@@ -299,28 +299,3 @@ int cli_load_model(const char *cmd, const char *path, const model_opts *opts, mo
     }
     return 0;
 }
-
-volatile sig_atomic_t cli_stop;
-
-static void on_stop_signal(int sig) {
-    (void)sig;
-    cli_stop = 1;
-}
-
-static const int stop_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
-
-void cli_catch_stop_signals(struct sigaction old[3]) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    cli_stop = 0;
-    for (int i = 0; i < 3; i++) {
-        sigaction(stop_sigs[i], NULL, &old[i]);
-        if (stop_sigs[i] != SIGHUP || old[i].sa_handler != SIG_IGN) sigaction(stop_sigs[i], &sa, NULL);
-    }
-}
-
-void cli_restore_stop_signals(const struct sigaction old[3]) {
-    for (int i = 0; i < 3; i++) sigaction(stop_sigs[i], &old[i], NULL);
-}

@@ -72,9 +72,11 @@ int cli_out_dir_holds(const char *dir, const char *const *names, int n, char *fo
 extern volatile sig_atomic_t cli_stop;
 /* Clear cli_stop and catch SIGINT, SIGTERM and SIGHUP, keeping their previous actions in old[3].
  * SIGINT and SIGTERM are always caught (a shell starts background jobs with SIGINT ignored, and
- * `kill -INT` must still stop them); SIGHUP stays ignored under nohup. */
+ * `kill -INT` must still stop them); SIGHUP stays ignored under nohup. The three are blocked in the
+ * calling thread and in every thread it starts afterwards, and taken by one thread of their own
+ * (cli_stop.c says why): call it from the main thread before the model is loaded. */
 void cli_catch_stop_signals(struct sigaction old[3]);
-/* Put back the actions cli_catch_stop_signals saved. */
+/* Put back the actions cli_catch_stop_signals saved, and the calling thread's signal mask. */
 void cli_restore_stop_signals(const struct sigaction old[3]);
 
 /* --precision V: "fp32", "bf16" or "auto" (gemm.h). 0, or -1 with "need fp32, bf16 or auto". */

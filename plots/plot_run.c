@@ -90,8 +90,17 @@ static int run_gnuplot(const char *gnuplot, const char *term, const char *script
     char e_arg[64];
     snprintf(e_arg, sizeof e_arg, "term='%s'", term);
     char *argv[] = {(char *)gnuplot, "-e", e_arg, (char *)script, NULL};
+    /* gnuplot starts with no signal blocked: a stopping command (app/cli_stop.c) blocks SIGINT,
+     * SIGTERM and SIGHUP in this thread, and a child would inherit that */
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK);
     pid_t pid;
-    int sp = posix_spawn(&pid, gnuplot, &fa, NULL, argv, environ);
+    int sp = posix_spawn(&pid, gnuplot, &fa, &at, argv, environ);
+    posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
     close(po[1]);
     close(pe[1]);
