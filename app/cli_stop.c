@@ -2,16 +2,17 @@
  * cli_stop, and only a thread of their own ever takes them.
  *
  * Why a thread of their own: the kernel delivers a signal sent to the process to any one of its
- * threads that does not block it, and runs the handler on that thread's stack. Taken by a thread
- * inside oneDNN 2.6's fp32 GEMM on an AVX2 CPU, even a handler that does nothing corrupts the heap:
- * `bosch compare` stopped with SIGINT died of "double free or corruption (!prev)" in CI twice (a
- * Zen 3 machine, fp32 GEMMs), and with ONEDNN_MAX_CPU_ISA=AVX2 a run sent a no-op SIGUSR1 in a loop
- * aborted inside oneDNN's parallel region within its first evaluation, where the bf16 and AVX-512
- * fp32 GEMMs did not (docs/testing.md "A crash where nobody can look"; where in oneDNN we could not
- * tell). So cli_catch_stop_signals blocks the three signals in the calling thread before the model is
- * loaded, which every thread started afterwards inherits (OpenMP's team, CUDA's), and starts one
- * thread that unblocks them and waits: the handler runs there and nowhere else. A thread started
- * before (Open MPI's progress thread under mpirun) may still take one; it computes nothing.
+ * threads that does not block it, and writes the handler's frame below that thread's stack pointer.
+ * oneDNN's JIT fp32 GEMM kernels (its AVX2 and AVX-512 sgemm; Debian's oneDNN 2.6) point the stack
+ * pointer into a heap buffer while they run, so a signal handled there, even by a handler that does
+ * nothing, overwrites the heap (oneDNN issue 4845, fixed upstream in 2026 by pull request 4855).
+ * `bosch compare` stopped with SIGINT died of "double free or corruption (!prev)" in CI that way
+ * (a Zen 3 machine: fp32 GEMMs on AVX2), and here, with ONEDNN_MAX_CPU_ISA=AVX2, SIGTERM sent in a
+ * loop to `bosch search --precision fp32` aborted 4 runs of 4 (docs/testing.md "A crash where nobody
+ * can look"). So cli_catch_stop_signals blocks the three signals in the calling thread before the
+ * model is loaded, which every thread started afterwards inherits (OpenMP's team, CUDA's), and starts
+ * one thread that unblocks them and waits: the handler runs there and nowhere else. A thread started
+ * before (Open MPI's progress thread under mpirun) may still take one; it runs no GEMM.
  */
 #include <pthread.h>
 #include <signal.h>
