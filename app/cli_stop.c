@@ -7,7 +7,7 @@
  * pointer into a heap buffer while they run, so a signal handled there, even by a handler that does
  * nothing, overwrites the heap (oneDNN issue 4845, fixed upstream in 2026 by pull request 4855).
  * `bosch compare` stopped with SIGINT died of "double free or corruption (!prev)" in CI that way
- * (a Zen 3 machine: fp32 GEMMs on AVX2), and here, with ONEDNN_MAX_CPU_ISA=AVX2, SIGTERM sent in a
+ * (a Zen 2 or 3: fp32 GEMMs on AVX2), and here, with ONEDNN_MAX_CPU_ISA=AVX2, SIGTERM sent in a
  * loop to `bosch search --precision fp32` aborted 4 runs of 4 (docs/testing.md "A crash where nobody
  * can look"). So cli_catch_stop_signals blocks the three signals in the calling thread before the
  * model is loaded, which every thread started afterwards inherits (OpenMP's team, CUDA's), and starts

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test_stop_signals.sh — the stop signals of `bosch search` and `bosch compare` are taken by one
-# thread of their own (app/cli_stop.c), never by a thread that computes. Checks:
+# test_stop_signals.sh — the stop signals of the long commands (search, compare, export) are taken
+# by one thread of their own (app/cli_stop.c), never by a thread that computes. Checks:
 #  1. while `bosch search` evaluates, its main thread blocks SIGINT, SIGTERM and SIGHUP, and exactly
 #     one thread of the process does not (/proc/PID/task/*/status, SigBlk);
 #  2. the crash this prevents: oneDNN held to AVX2 (ONEDNN_MAX_CPU_ISA) with fp32 GEMMs, and SIGTERM
